@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Conventional front end over CMake: `make`, `make check`, `make deps`.
+#   make            build everything into build/ (CLI: build/hwt)
+#   make check      build and run all tests
+#   make asan       build into build-asan/ with ASan+UBSan and run all tests
+#   make fuzz       build the libFuzzer targets into build-fuzz/ and run each
+#                   for FUZZ_SECONDS
+#   make bench      run the benchmarks (bench/run.sh)
+#   make libipt-suite  run libipt's pttc suite against build/hwt
+#   make deps       apt-get install what is missing (Debian bookworm)
+
+BUILD        ?= build
+GENERATOR    ?= $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+CMAKE_FLAGS  ?=
+WERROR       ?= ON
+FUZZ_SECONDS ?= 20
+JOBS         ?= $(shell nproc)
+
+# Debian packages needed to build and test; checked with dpkg before apt-get.
+DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
+           pkg-config yasm dpkg-dev ca-certificates curl
+
+.PHONY: all check asan fuzz bench libipt-suite deps clean configure
+
+all: deps configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+configure:
+	@test -f $(BUILD)/CMakeCache.txt || \
+	  cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DHWT_WERROR=$(WERROR) $(CMAKE_FLAGS)
+
+check: all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan: deps
+	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DHWT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang" check
+
+fuzz: deps
+	@test -f build-fuzz/CMakeCache.txt || \
+	  CC=clang cmake -S . -B build-fuzz -G "$(GENERATOR)" -DHWT_WERROR=$(WERROR) \
+	    -DHWT_FUZZ=ON -DHWT_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug \
+	    -DCMAKE_C_FLAGS="-O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
+	    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+	cmake --build build-fuzz -j $(JOBS)
+	bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+bench: all
+	bash bench/run.sh $(BUILD)
+
+libipt-suite: all
+	bash scripts/libipt-suite.sh $(BUILD)
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
+	fi
+
+clean:
+	rm -rf build build-asan build-fuzz

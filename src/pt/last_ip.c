@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Last-IP: how compressed IP payloads expand (SDM "IP Compression"). */
+#include <hwt/pt.h>
+
+static uint64_t sext48(uint64_t v)
+{
+	return (uint64_t)((int64_t)(v << 16) >> 16);
+}
+
+int hwt_pt_last_ip_update(struct hwt_pt_last_ip *lip, unsigned ipc,
+			  uint64_t payload)
+{
+	uint64_t ip;
+
+	switch (ipc) {
+	case HWT_PT_IPC_SUPPRESSED:
+		lip->suppressed = 1;
+		return 0;
+	case HWT_PT_IPC_UPDATE16:
+		ip = (lip->ip & ~0xffffull) | (payload & 0xffffull);
+		break;
+	case HWT_PT_IPC_UPDATE32:
+		ip = (lip->ip & ~0xffffffffull) | (payload & 0xffffffffull);
+		break;
+	case HWT_PT_IPC_SEXT48:
+		ip = sext48(payload);
+		break;
+	case HWT_PT_IPC_UPDATE48:
+		ip = (lip->ip & ~0xffffffffffffull) |
+		     (payload & 0xffffffffffffull);
+		break;
+	case HWT_PT_IPC_FULL:
+		ip = payload;
+		break;
+	default:
+		return -HWT_ERR_BAD_PACKET;
+	}
+	lip->ip = ip;
+	lip->have_ip = 1;
+	lip->suppressed = 0;
+	return 0;
+}
+
+int hwt_pt_last_ip_query(const struct hwt_pt_last_ip *lip, uint64_t *ip)
+{
+	if (!lip->have_ip)
+		return -HWT_ERR_NOIP;
+	if (lip->suppressed)
+		return -HWT_ERR_IP_SUPPRESSED;
+	if (ip)
+		*ip = lip->ip;
+	return 0;
+}
+
+unsigned hwt_pt_ipc_choose(const struct hwt_pt_last_ip *lip, uint64_t ip,
+			   uint64_t *payload)
+{
+	if (lip->have_ip) {
+		uint64_t diff = lip->ip ^ ip;
+
+		if (!(diff >> 16)) {
+			*payload = ip & 0xffff;
+			return HWT_PT_IPC_UPDATE16;
+		}
+		if (!(diff >> 32)) {
+			*payload = ip & 0xffffffff;
+			return HWT_PT_IPC_UPDATE32;
+		}
+	}
+	if (sext48(ip) == ip) {
+		*payload = ip & 0xffffffffffffull;
+		return HWT_PT_IPC_SEXT48;
+	}
+	if (lip->have_ip && !((lip->ip ^ ip) >> 48)) {
+		*payload = ip & 0xffffffffffffull;
+		return HWT_PT_IPC_UPDATE48;
+	}
+	*payload = ip;
+	return HWT_PT_IPC_FULL;
+}
