@@ -280,6 +280,17 @@ int hwt_pkt_get_sync_offset(const struct hwt_pkt_decoder *decoder,
 int hwt_pkt_next(struct hwt_pkt_decoder *decoder,
 		 struct hwt_pt_packet *packet);
 
+/*
+ * Decode up to @max packets into @packets; *@count is how many. Returns 0
+ * (then *@count < @max means the end of the buffer), or the error that
+ * stopped the batch after *@count good packets, with the position at the
+ * offending packet as for hwt_pkt_next(). For hot loops: the per-packet
+ * work stays in one tight loop.
+ */
+int hwt_pkt_next_batch(struct hwt_pkt_decoder *decoder,
+		       struct hwt_pt_packet *packets, unsigned max,
+		       unsigned *count);
+
 /* ------------------------------------------------------------------ */
 /* CPU identification (for errata)                                     */
 /* ------------------------------------------------------------------ */
@@ -328,6 +339,12 @@ int hwt_pt_cpu_parse(struct hwt_pt_cpu *cpu, const char *str);
  * @errata is 0).
  */
 int hwt_pt_cpu_errata(const struct hwt_pt_cpu *cpu, uint32_t *errata);
+
+/*
+ * Identify the cpu this runs on (ptdump's --cpu auto). Returns 0, or
+ * -HWT_ERR_NOT_SUPPORTED if it is not an Intel x86 cpu.
+ */
+int hwt_pt_cpu_host(struct hwt_pt_cpu *cpu);
 
 /*
  * Time model. TSC packets carry the full TSC; TMA ties it to the crystal

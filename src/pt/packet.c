@@ -504,3 +504,36 @@ int hwt_pkt_next(struct hwt_pkt_decoder *d, struct hwt_pt_packet *pkt)
 	}
 	return size;
 }
+
+int hwt_pkt_next_batch(struct hwt_pkt_decoder *d, struct hwt_pt_packet *pkts,
+		       unsigned max, unsigned *count)
+{
+	const uint8_t *pos, *end;
+	unsigned n = 0;
+	int size = 0;
+
+	if (!d || !pkts || !count)
+		return -HWT_ERR_INVALID;
+	*count = 0;
+	if (!d->pos)
+		return -HWT_ERR_NOSYNC;
+	pos = d->pos;
+	end = d->end;
+	while (n < max && pos < end) {
+		struct hwt_pt_packet *p = &pkts[n];
+
+		size = decode_one(pos, end, d->bip_size, p);
+		if (size < 0)
+			break;
+		pos += size;
+		n++;
+		if (__builtin_expect(p->type == HWT_PT_BBP, 0))
+			d->bip_size = p->u.bbp.sz ? 4 : 8;
+		else if (__builtin_expect(p->type == HWT_PT_BEP ||
+					  p->type == HWT_PT_OVF, 0))
+			d->bip_size = 0;
+	}
+	d->pos = pos;
+	*count = n;
+	return size < 0 ? size : 0;
+}
