@@ -198,13 +198,23 @@ static int fmt_fields(char *b, size_t n, const struct hwt_pt_packet *p)
 	case HWT_PT_PWRE:
 		return snprintf(b, n, "c%u.%u%s", p->u.pwre.state,
 				p->u.pwre.sub_state, p->u.pwre.hw ? " hw" : "");
-	case HWT_PT_PWRX:
-		return snprintf(b, n, "last=c%u deepest=c%u wake=%s%s%s%s",
-				p->u.pwrx.last, p->u.pwrx.deepest,
-				p->u.pwrx.wake & HWT_PT_PWRX_INT ? "int," : "",
-				p->u.pwrx.wake & HWT_PT_PWRX_STORE ? "store," : "",
-				p->u.pwrx.wake & HWT_PT_PWRX_HW ? "hw," : "",
-				p->u.pwrx.wake ? "" : "none");
+	case HWT_PT_PWRX: {
+		static const char *const reason[4] = { "int", "", "store", "hw" };
+		int len = snprintf(b, n, "last=c%u deepest=c%u wake=",
+				   p->u.pwrx.last, p->u.pwrx.deepest);
+		const char *sep = "";
+
+		for (unsigned bit = 0; bit < 4; bit++) {
+			if (!(p->u.pwrx.wake & (1u << bit)) || !*reason[bit])
+				continue;
+			len += snprintf(b + len, n - (size_t)len, "%s%s", sep,
+					reason[bit]);
+			sep = ",";
+		}
+		if (!*sep)
+			len += snprintf(b + len, n - (size_t)len, "none");
+		return len;
+	}
 	case HWT_PT_BBP:
 		return snprintf(b, n, "type=%u bip-size=%u", p->u.bbp.type,
 				p->u.bbp.sz ? 4 : 8);
@@ -471,7 +481,7 @@ static int parse_opts(int argc, char **argv, struct dump_opts *o)
 	o->show_offset = 1;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_LASTIP: o->show_lastip = 1; break;
 		case OPT_NO_PAD: o->no_pad = 1; break;
