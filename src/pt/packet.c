@@ -221,8 +221,9 @@ static int decode_ext(const uint8_t *pos, const uint8_t *end,
 		if (!need(pos, end, 8))
 			return -HWT_ERR_EOS;
 		payload = load_le(pos + 2, 6);
-		if (!payload)
-			return -HWT_ERR_BAD_PACKET;	/* no stop bit */
+		/* No stop bit, or only a stop bit: libipt rejects both. */
+		if (payload <= 1)
+			return -HWT_ERR_BAD_PACKET;
 		pkt->u.tnt.bits = (uint8_t)msb(payload);
 		pkt->u.tnt.payload = payload & ~(1ull << pkt->u.tnt.bits);
 		return fixed(pkt, HWT_PT_TNT64, 8);
@@ -382,12 +383,30 @@ void hwt_pkt_decoder_delete(struct hwt_pkt_decoder *d)
 	free(d);
 }
 
+/*
+ * A PSB is the last 16 bytes of a run of 02 82 pairs, as in libipt's
+ * pt_find_psb(): the packets before a PSB may end in 02 82 themselves
+ * (MTC with CTC 0x02, then TNT-8 0x82), and the first match of the
+ * pattern would then start inside them.
+ */
+static int psb_ends_run(const uint8_t *p, const uint8_t *end)
+{
+	return end - p < HWT_PT_PSB_SIZE + 2 || p[HWT_PT_PSB_SIZE] != 0x02 ||
+	       p[HWT_PT_PSB_SIZE + 1] != 0x82;
+}
+
 const uint8_t *hwt_pt_find_psb(const uint8_t *from, const uint8_t *end)
 {
+	const uint8_t *p;
+
 	if (from >= end)
 		return NULL;
-	return memmem(from, (size_t)(end - from), psb_pattern,
-		      HWT_PT_PSB_SIZE);
+	p = memmem(from, (size_t)(end - from), psb_pattern, HWT_PT_PSB_SIZE);
+	if (!p)
+		return NULL;
+	while (!psb_ends_run(p, end))
+		p += 2;
+	return p;
 }
 
 const uint8_t *hwt_pt_find_psb_backward(const uint8_t *begin,
@@ -400,7 +419,8 @@ const uint8_t *hwt_pt_find_psb_backward(const uint8_t *begin,
 	while (p > begin) {
 		p--;
 		if (*p == 0x02 && end - p >= HWT_PT_PSB_SIZE &&
-		    !memcmp(p, psb_pattern, HWT_PT_PSB_SIZE))
+		    !memcmp(p, psb_pattern, HWT_PT_PSB_SIZE) &&
+		    psb_ends_run(p, end))
 			return p;
 	}
 	return NULL;
@@ -420,9 +440,20 @@ int hwt_pkt_sync_forward(struct hwt_pkt_decoder *d)
 	if (!d)
 		return -HWT_ERR_INVALID;
 	from = d->pos ? d->pos : d->begin;
-	/* Standing on the current sync point: look past it. */
-	if (d->sync && from == d->sync)
-		from += HWT_PT_PSB_SIZE;
+	/*
+	 * As libipt: standing on the sync point, look from the byte after
+	 * it (a sync_set point need not be a PSB, and one may start right
+	 * after it); else from up to 15 bytes back, to find a PSB that the
+	 * packet before (cut short, or misdecoded garbage) ran into.
+	 */
+	if (d->sync && from == d->sync) {
+		if (from == d->end)
+			return -HWT_ERR_EOS;
+		from++;
+	} else {
+		from -= from - d->begin < HWT_PT_PSB_SIZE ?
+			from - d->begin : HWT_PT_PSB_SIZE - 1;
+	}
 	psb = hwt_pt_find_psb(from, d->end);
 	if (!psb)
 		return -HWT_ERR_EOS;
