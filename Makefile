@@ -6,7 +6,7 @@
 #   make fuzz       build the libFuzzer targets into build-fuzz/ and run each
 #                   for FUZZ_SECONDS
 #   make bench      run the benchmarks (bench/run.sh)
-#   make libipt-suite  run libipt's pttc suite against build/hwt
+#   make libipt-suite  run libipt's pttc suite against build/hwt (ptdump, ptxed)
 #   make deps       apt-get install what is missing (Debian bookworm)
 
 BUILD        ?= build
@@ -18,7 +18,8 @@ JOBS         ?= $(shell nproc)
 
 # Debian packages needed to build and test; checked with dpkg before apt-get.
 DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
-           pkg-config yasm dpkg-dev ca-certificates curl
+           pkg-config yasm dpkg-dev ca-certificates curl \
+           libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev
 
 .PHONY: all check asan fuzz bench libipt-suite deps clean configure
 
@@ -48,7 +49,7 @@ bench: all
 	bash bench/run.sh $(BUILD)
 
 libipt-suite: all
-	bash scripts/libipt-suite.sh $(BUILD)
+	bash scripts/libipt-suite.sh --ptxed $(BUILD)
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

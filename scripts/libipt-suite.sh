@@ -8,9 +8,10 @@
 # tool and per `cpu' directive), libipt's script/test.bash runs the tool and
 # diffs. We count the results per expectation ourselves: an expectation
 # passed iff test.bash removed its .diff. Only ptdump expectations count
-# unless --ptxed is given.
+# unless --ptxed is given (`make libipt-suite' gives it).
 #
-# The last line printed is exactly
+# The last lines printed are exactly
+#     libipt-ptxed: N passed, N failed      (with --ptxed)
 #     libipt-ptdump: N passed, N failed
 # and the exit status is non-zero if any expectation failed that is not
 # listed in tests/libipt-exceptions.txt (or if the suite could not run).
@@ -36,8 +37,9 @@
 #   TEST...         only these .ptt tests (names, globs allowed: 'tnt*')
 #
 # Exceptions file: one name per line, `NAME # reason'. NAME is an
-# expectation (`tip-ptdump', `apl11-ptdump-cpu_6_122') or a .ptt test name
-# (`apl11', covering all of its expectations). '#' lines are comments.
+# expectation (`tip-ptdump', `apl11-ptdump-cpu_6_122', `tip-ptxed') or a
+# .ptt test name (`apl11', covering all of its expectations, ptdump's and
+# ptxed's). '#' lines are comments.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,7 +51,8 @@ usage() {
 
 die() {
 	echo "libipt-suite: error: $*" >&2
-	# Keep the contract: the last line states the outcome.
+	# Keep the contract: the last lines state the outcome.
+	[[ ${with_ptxed:-0} -eq 0 ]] || echo "libipt-ptxed: 0 passed, 1 failed"
 	echo "libipt-ptdump: 0 passed, 1 failed"
 	exit 1
 }

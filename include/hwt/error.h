@@ -29,6 +29,14 @@ enum hwt_error {
 	HWT_ERR_BAD_CONFIG,	/* inconsistent configuration */
 	HWT_ERR_NOT_SUPPORTED,
 	HWT_ERR_BAD_FORMAT,	/* input is not in the expected format */
+	HWT_ERR_BAD_CONTEXT,	/* a packet where the protocol allows none */
+	HWT_ERR_BAD_QUERY,	/* the trace does not match the code walked */
+	HWT_ERR_NOMAP,		/* no code image at this address */
+	HWT_ERR_BAD_INSN,	/* an instruction that cannot be decoded */
+	HWT_ERR_NO_ENABLE,	/* trace ended while tracing was disabled */
+	HWT_ERR_EVENT_IGNORED,	/* an event that was not expected here */
+	HWT_ERR_BAD_STATUS_UPDATE, /* PSB+ contradicts the decoder's state */
+	HWT_ERR_OVERFLOW,	/* a counter or buffer would overflow */
 	HWT_ERR_COUNT
 };
 

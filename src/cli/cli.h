@@ -5,14 +5,23 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Each subcommand: argv[0] is the subcommand name. Returns the exit code. */
 int cmd_dump(int argc, char **argv);
 int cmd_ptdump(int argc, char **argv);
+int cmd_ptxed(int argc, char **argv);
+int cmd_flow(int argc, char **argv);
+int cmd_calls(int argc, char **argv);
+int cmd_coverage(int argc, char **argv);
 
 /* One-paragraph help for each subcommand (printed by `hwt help CMD`). */
 void help_dump(void);
 void help_ptdump(void);
+void help_ptxed(void);
+void help_flow(void);
+void help_calls(void);
+void help_coverage(void);
 
 /*
  * A read-only view of (part of) a file, mmap'd. Named as FILE[:from[-to]]
@@ -35,5 +44,91 @@ void cli_input_close(struct cli_input *in);
 
 /* Parse an unsigned integer (C notation) into @value; 0 or -1. */
 int cli_parse_u64(const char *str, uint64_t *value);
+
+/* ---- image options (image_args.c) ---- */
+
+struct hwt_image;
+
+/* --raw FILE[:FROM[-TO]]:BASE. 0, or -1 after a message on stderr. */
+int cli_image_raw(struct hwt_image *image, const char *arg, const char *prog);
+/*
+ * --elf FILE[:ADDR]: with @load_address ADDR is where the lowest segment
+ * goes (ptxed), else a bias added to every segment's address.
+ */
+int cli_image_elf(struct hwt_image *image, const char *arg, const char *prog,
+		  int load_address);
+
+/* ---- libipt's wording (libipt_compat.c) ---- */
+
+struct hwt_event;
+
+/* libipt's pt_errstr() text for the hwt error that stands for it. */
+const char *cli_ipt_errstr(int err);
+/* ptxed's name of an exec mode (enum hwt_exec_mode). */
+const char *cli_ipt_exec_mode(unsigned mode);
+/*
+ * ptxed's text of @ev, without the brackets, offset and time: "enabled",
+ * "exec mode: 64-bit", ... (@print_ip: ptxed's --event:ip). Writes at
+ * most @size bytes including the terminator; returns the length.
+ */
+size_t cli_ipt_event(char *buf, size_t size, const struct hwt_event *ev,
+		     int print_ip);
+
+/* ---- disassembly (disasm.c, Zydis) ---- */
+
+struct cli_disasm;
+
+struct cli_disasm *cli_disasm_new(int att);
+void cli_disasm_delete(struct cli_disasm *d);
+/* Format the instruction in @raw; returns its length or -1. */
+int cli_disasm_format(const struct cli_disasm *d, unsigned mode,
+		      const uint8_t *raw, size_t size, uint64_t ip, char *buf,
+		      size_t len);
+/* Classify by mnemonic (enum hwt_insn_class), or -1 if undecodable. */
+int cli_disasm_class(const struct cli_disasm *d, unsigned mode,
+		     const uint8_t *raw, size_t size, const char **mnemonic);
+/* ptxed's name of an instruction class. */
+const char *cli_iclass_name(unsigned iclass);
+
+/* ---- buffered output (outbuf.c) ---- */
+
+struct cli_out {
+	char *buf;
+	size_t len, cap;
+	FILE *f;		/* NULL: collect in memory */
+	int failed;		/* a write failed */
+};
+
+/* @f NULL: grow in memory. Returns 0 or -1 (out of memory). */
+int cli_out_init(struct cli_out *o, FILE *f);
+void cli_out_fini(struct cli_out *o);	/* flushes */
+void cli_out_flush(struct cli_out *o);
+/* Room for @n more bytes at the returned pointer; then cli_out_commit(). */
+char *cli_out_reserve(struct cli_out *o, size_t n);
+void cli_out_commit(struct cli_out *o, const char *end);
+void cli_out_write(struct cli_out *o, const void *data, size_t n);
+void cli_out_printf(struct cli_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* @v as 16 hex digits, zero padded; returns the end. */
+static inline char *cli_put_hex16(char *p, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (int i = 15; i >= 0; i--, v >>= 4)
+		p[i] = digits[v & 0xf];
+	return p + 16;
+}
+
+/* @v in hex without leading zeros; returns the end. */
+static inline char *cli_put_hex(char *p, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned n = v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;
+
+	for (unsigned i = n; i-- > 0; v >>= 4)
+		p[i] = digits[v & 0xf];
+	return p + n;
+}
 
 #endif

@@ -19,6 +19,14 @@ static const struct subcommand subcommands[] = {
 	  "print the Intel PT packets of a trace, one per line" },
 	{ "ptdump", cmd_ptdump, help_ptdump,
 	  "libipt ptdump drop-in: ptdump's options and output format" },
+	{ "flow", cmd_flow, help_flow,
+	  "the executed instructions, blocks or branches of a trace" },
+	{ "calls", cmd_calls, help_calls,
+	  "function-call history, indented by call depth" },
+	{ "coverage", cmd_coverage, help_coverage,
+	  "AFL-style edge coverage bitmap of a trace" },
+	{ "ptxed", cmd_ptxed, help_ptxed,
+	  "libipt ptxed drop-in: ptxed's options and output format" },
 };
 
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))

@@ -20,6 +20,14 @@ const char *hwt_errstr(int err)
 		[HWT_ERR_BAD_CONFIG] = "bad configuration",
 		[HWT_ERR_NOT_SUPPORTED] = "not supported",
 		[HWT_ERR_BAD_FORMAT] = "bad file format",
+		[HWT_ERR_BAD_CONTEXT] = "unexpected packet context",
+		[HWT_ERR_BAD_QUERY] = "trace does not match the code",
+		[HWT_ERR_NOMAP] = "no memory mapped at this address",
+		[HWT_ERR_BAD_INSN] = "unknown instruction",
+		[HWT_ERR_NO_ENABLE] = "tracing is not enabled",
+		[HWT_ERR_EVENT_IGNORED] = "event ignored",
+		[HWT_ERR_BAD_STATUS_UPDATE] = "bad status update",
+		[HWT_ERR_OVERFLOW] = "overflow",
 	};
 
 	if (err < 0)

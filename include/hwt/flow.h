@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt flow layer: the exact program flow from a trace and the code it ran.
+ *
+ * Two parts:
+ *   hwt_insn_   classify one x86 instruction (Zydis): its length, what
+ *               kind of control flow it is, its direct target.
+ *   hwt_blk_    the block decoder: walks the image with the answers of the
+ *               query layer and returns blocks of sequentially executed
+ *               instructions, with events (enable/disable, overflow,
+ *               interrupts, ...) between them. Decoded blocks are cached by
+ *               address so hot code is decoded once.
+ *
+ * Semantics (what a block is, when an event is reported relative to the
+ * instructions) follow libipt's block decoder (pt_blk_*), the reference
+ * hwt is tested against; the names map one to one.
+ */
+#ifndef HWT_FLOW_H
+#define HWT_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hwt/image.h>
+#include <hwt/query.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Instructions                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Coarse class, as libipt's enum pt_insn_class. */
+enum hwt_insn_class {
+	HWT_IC_UNKNOWN = 0,	/* could not be decoded */
+	HWT_IC_OTHER,		/* no change in flow */
+	HWT_IC_CALL,		/* near call */
+	HWT_IC_RETURN,		/* near return */
+	HWT_IC_JUMP,		/* near unconditional jump */
+	HWT_IC_COND_JUMP,	/* near conditional jump (jcc, loop, jcxz) */
+	HWT_IC_FAR_CALL,	/* call far, int*, syscall, sysenter */
+	HWT_IC_FAR_RETURN,	/* ret far, iret, sysret, sysexit, uiret */
+	HWT_IC_FAR_JUMP,	/* jmp far, vmlaunch, vmresume */
+	HWT_IC_PTWRITE,
+	HWT_IC_INDIRECT		/* reserved */
+};
+
+/*
+ * Details the flow layer needs beyond the class (bit flags). As libipt:
+ * binds to a PIP = far branch or MOV_CR3 or VMENTRY; binds to a VMCS = far
+ * branch or VMPTRLD or VMENTRY; changes CPL = SYSCALL or IRET. Classes as
+ * libipt: vmcall is a far call, vmlaunch/vmresume/uiret are far returns.
+ */
+#define HWT_INSN_DIRECT    0x01u	/* target is in the instruction */
+#define HWT_INSN_MOV_CR3   0x02u	/* mov cr3, reg: binds a PIP */
+#define HWT_INSN_VMENTRY   0x04u	/* vmlaunch/vmresume (far return) */
+#define HWT_INSN_VMPTRLD   0x08u	/* 0f c7 /6 mem (vmptrld/vmclear/vmxon) */
+#define HWT_INSN_SYSCALL   0x10u	/* syscall/sysenter/int n/int3/int1/into */
+#define HWT_INSN_STI_POPF  0x20u	/* sti/cli/popf: may change IF */
+#define HWT_INSN_IRET      0x40u	/* iret/sysret/sysexit (pt_insn_is_iret) */
+#define HWT_INSN_UIRET     0x80u	/* uiret (far return) */
+
+struct hwt_insn_info {
+	/*
+	 * Direct branch target if HWT_INSN_DIRECT: ip + size + displacement
+	 * in 64-bit arithmetic, not truncated to a 16/32-bit operand size
+	 * (as libipt). Otherwise 0.
+	 */
+	uint64_t target;
+	uint8_t size;		/* length in bytes (1..15) */
+	uint8_t iclass;		/* enum hwt_insn_class */
+	uint8_t flags;		/* HWT_INSN_* */
+};
+
+/*
+ * Decode the instruction at @code (@avail bytes readable), executing at
+ * @ip in @mode (enum hwt_exec_mode; HWT_MODE_UNKNOWN decodes as 64-bit).
+ * Returns 0 or -HWT_ERR_BAD_INSN (an invalid instruction, or @avail too
+ * short for it; at most 15 bytes are looked at).
+ */
+int hwt_insn_decode(struct hwt_insn_info *info, const uint8_t *code,
+		    size_t avail, uint64_t ip, unsigned mode);
+
+/* An instruction as reported to users (ptxed's --insn-decoder). */
+struct hwt_insn {
+	uint64_t ip;
+	uint8_t size;
+	uint8_t iclass;
+	uint8_t mode;
+	uint8_t speculative;	/* inside a TSX transaction */
+	uint8_t raw[15];
+};
+
+/* ------------------------------------------------------------------ */
+/* Blocks                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A block: @ninsn instructions executed one after the other without
+ * needing trace to get from one to the next. The first is at @ip, the last
+ * at @end_ip; the ones between follow by decoding each instruction and
+ * taking its fall-through or direct target (see hwt_blk_insn_walk()).
+ */
+struct hwt_block {
+	uint64_t ip;
+	uint64_t end_ip;
+	uint32_t ninsn;
+	uint8_t mode;		/* enum hwt_exec_mode */
+	uint8_t iclass;		/* class of the last instruction */
+	uint8_t speculative;
+	uint8_t truncated;	/* last insn crosses a section end: see raw */
+	uint8_t size;		/* of the last instruction if truncated */
+	uint8_t raw[15];
+};
+
+struct hwt_blk_config {
+	struct hwt_qry_config qry;
+	uint32_t flags;		/* HWT_BLK_* */
+};
+
+#define HWT_BLK_END_ON_CALL 0x1u	/* end a block after a call */
+#define HWT_BLK_END_ON_JUMP 0x2u	/* end a block after a direct jump */
+#define HWT_BLK_ENABLE_TICK 0x4u	/* report HWT_EV_TICK */
+#define HWT_BLK_NO_CACHE    0x8u	/* decode every instruction (testing) */
+
+void hwt_blk_config_init(struct hwt_blk_config *config);
+
+struct hwt_blk_decoder;
+
+/* @image is borrowed and must outlive the decoder. */
+struct hwt_blk_decoder *hwt_blk_new(const struct hwt_blk_config *config,
+				    struct hwt_image *image);
+void hwt_blk_delete(struct hwt_blk_decoder *d);
+
+/* As the query layer; return status bits (HWT_STS_*) or an error. */
+int hwt_blk_sync_forward(struct hwt_blk_decoder *d);
+int hwt_blk_sync_backward(struct hwt_blk_decoder *d);
+int hwt_blk_sync_set(struct hwt_blk_decoder *d, uint64_t offset);
+int hwt_blk_get_offset(const struct hwt_blk_decoder *d, uint64_t *offset);
+int hwt_blk_get_sync_offset(const struct hwt_blk_decoder *d,
+			    uint64_t *offset);
+
+/*
+ * The next block. Returns status bits (HWT_STS_EVENT_PENDING: drain events
+ * with hwt_blk_event() first; HWT_STS_EOS: end of trace) or an error. On an
+ * error the block holds what was executed up to the problem (possibly
+ * ninsn 0) and *@ip_out of hwt_blk_get_ip() names where it happened.
+ */
+int hwt_blk_next(struct hwt_blk_decoder *d, struct hwt_block *block);
+int hwt_blk_event(struct hwt_blk_decoder *d, struct hwt_event *event);
+
+/* The current IP (where decoding stopped, e.g. at an error). */
+int hwt_blk_get_ip(const struct hwt_blk_decoder *d, uint64_t *ip);
+
+int hwt_blk_time(const struct hwt_blk_decoder *d, uint64_t *tsc,
+		 uint32_t *lost_mtc, uint32_t *lost_cyc);
+int hwt_blk_core_bus_ratio(const struct hwt_blk_decoder *d, uint32_t *cbr);
+
+/*
+ * Walk the instructions of a block: with *@ip at one instruction, fill
+ * @insn and advance *@ip to the next one in the block (fall-through or
+ * direct jump/call target). For printing instruction histories.
+ */
+int hwt_blk_insn_walk(const struct hwt_image *image, unsigned mode,
+		      uint64_t *ip, struct hwt_insn *insn);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HWT_FLOW_H */

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt image layer: the memory a trace executed.
+ *
+ * An image is a set of sections, each a range of a file (or of a buffer)
+ * mapped at a virtual address. Files are mmap'd once and shared between
+ * sections; reads hand out pointers into the mapping, never copies.
+ * Sections added later shadow earlier ones where they overlap (as a new
+ * mmap replaces an old one).
+ *
+ * Symbols come from the ELF files' .symtab/.dynsym (elfutils libelf),
+ * demangled for C++ when a demangler is available.
+ *
+ * Prefix: hwt_image_.
+ */
+#ifndef HWT_IMAGE_H
+#define HWT_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hwt/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct hwt_image;
+
+struct hwt_image *hwt_image_new(void);
+void hwt_image_delete(struct hwt_image *image);
+
+/*
+ * Map [@offset, @offset + @size) of the file @path at @vaddr (@size 0:
+ * to the end of the file). As ptxed's --raw file[:from[-to]]:base.
+ */
+int hwt_image_add_file(struct hwt_image *image, const char *path,
+		       uint64_t offset, uint64_t size, uint64_t vaddr);
+
+/* Map a caller-owned buffer (borrowed: must outlive the image). */
+int hwt_image_add_buffer(struct hwt_image *image, const uint8_t *buf,
+			 size_t size, uint64_t vaddr);
+
+/*
+ * Map the PT_LOAD segments of the ELF file @path, each at its p_vaddr +
+ * @bias, and load its function symbols (.symtab and .dynsym). Like
+ * ptxed's --elf, every PT_LOAD segment with file contents is mapped, not
+ * only executable ones; symbols of files mapped earlier that start inside
+ * the new segments are dropped. -HWT_ERR_IO if @path cannot be read,
+ * -HWT_ERR_BAD_FORMAT if it is not an ELF file.
+ */
+int hwt_image_add_elf(struct hwt_image *image, const char *path,
+		      uint64_t bias);
+
+/*
+ * The bytes at @vaddr: *@ptr points at them, *@avail is how many are
+ * contiguous there (to the end of the section). -HWT_ERR_NOMAP if nothing
+ * is mapped at @vaddr. The pointer stays valid for the image's lifetime.
+ */
+int hwt_image_read(const struct hwt_image *image, uint64_t vaddr,
+		   const uint8_t **ptr, size_t *avail);
+
+/* A counter that changes whenever sections are added or removed, so
+ * that caches keyed by address (decoded blocks) know to flush. */
+uint64_t hwt_image_generation(const struct hwt_image *image);
+
+/*
+ * The symbol containing @vaddr: *@name (owned by the image) and the
+ * offset into it. -HWT_ERR_NOMAP if none.
+ */
+int hwt_image_symbol(const struct hwt_image *image, uint64_t vaddr,
+		     const char **name, uint64_t *offset);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HWT_IMAGE_H */

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Disassembly for the CLI (Zydis), and an independent classification of
+ * instructions for ptxed's --check. The flow layer classifies with its own
+ * table (src/flow); this one goes by mnemonic, so --check compares two
+ * derivations rather than one with itself.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <Zydis/Zydis.h>
+
+#include <hwt/flow.h>
+#include <hwt/query.h>
+
+#include "cli/cli.h"
+
+struct cli_disasm {
+	ZydisDecoder dec[4];	/* by enum hwt_exec_mode; [0] unused */
+	ZydisFormatter fmt;
+};
+
+struct cli_disasm *cli_disasm_new(int att)
+{
+	struct cli_disasm *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	if (ZYAN_FAILED(ZydisDecoderInit(&d->dec[HWT_MODE_16],
+					 ZYDIS_MACHINE_MODE_LEGACY_16,
+					 ZYDIS_STACK_WIDTH_16)) ||
+	    ZYAN_FAILED(ZydisDecoderInit(&d->dec[HWT_MODE_32],
+					 ZYDIS_MACHINE_MODE_LEGACY_32,
+					 ZYDIS_STACK_WIDTH_32)) ||
+	    ZYAN_FAILED(ZydisDecoderInit(&d->dec[HWT_MODE_64],
+					 ZYDIS_MACHINE_MODE_LONG_64,
+					 ZYDIS_STACK_WIDTH_64)) ||
+	    ZYAN_FAILED(ZydisFormatterInit(&d->fmt,
+					   att ? ZYDIS_FORMATTER_STYLE_ATT :
+						 ZYDIS_FORMATTER_STYLE_INTEL))) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void cli_disasm_delete(struct cli_disasm *d)
+{
+	free(d);
+}
+
+static const ZydisDecoder *decoder_for(const struct cli_disasm *d,
+				       unsigned mode)
+{
+	if (mode < HWT_MODE_16 || mode > HWT_MODE_64)
+		return NULL;
+	return &d->dec[mode];
+}
+
+int cli_disasm_format(const struct cli_disasm *d, unsigned mode,
+		      const uint8_t *raw, size_t size, uint64_t ip, char *buf,
+		      size_t len)
+{
+	const ZydisDecoder *dec = decoder_for(d, mode);
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (!dec || ZYAN_FAILED(ZydisDecoderDecodeFull(dec, raw, size, &insn,
+						       ops)))
+		return -1;
+	if (ZYAN_FAILED(ZydisFormatterFormatInstruction(
+		    &d->fmt, &insn, ops, insn.operand_count_visible, buf, len,
+		    ip, NULL)))
+		return -1;
+	return insn.length;
+}
+
+/* The class of a mnemonic, as libipt's ptxed derives it from XED's. */
+static int class_of(const ZydisDecodedInstruction *insn)
+{
+	switch (insn->mnemonic) {
+	case ZYDIS_MNEMONIC_CALL:
+		return insn->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ?
+			       HWT_IC_FAR_CALL : HWT_IC_CALL;
+	case ZYDIS_MNEMONIC_RET:
+		return HWT_IC_RETURN;
+	case ZYDIS_MNEMONIC_JMP:
+		return insn->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ?
+			       HWT_IC_FAR_JUMP : HWT_IC_JUMP;
+	case ZYDIS_MNEMONIC_JB: case ZYDIS_MNEMONIC_JBE:
+	case ZYDIS_MNEMONIC_JCXZ: case ZYDIS_MNEMONIC_JECXZ:
+	case ZYDIS_MNEMONIC_JL: case ZYDIS_MNEMONIC_JLE:
+	case ZYDIS_MNEMONIC_JNB: case ZYDIS_MNEMONIC_JNBE:
+	case ZYDIS_MNEMONIC_JNL: case ZYDIS_MNEMONIC_JNLE:
+	case ZYDIS_MNEMONIC_JNO: case ZYDIS_MNEMONIC_JNP:
+	case ZYDIS_MNEMONIC_JNS: case ZYDIS_MNEMONIC_JNZ:
+	case ZYDIS_MNEMONIC_JO: case ZYDIS_MNEMONIC_JP:
+	case ZYDIS_MNEMONIC_JRCXZ: case ZYDIS_MNEMONIC_JS:
+	case ZYDIS_MNEMONIC_JZ: case ZYDIS_MNEMONIC_LOOP:
+	case ZYDIS_MNEMONIC_LOOPE: case ZYDIS_MNEMONIC_LOOPNE:
+		return HWT_IC_COND_JUMP;
+	case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT1:
+	case ZYDIS_MNEMONIC_INT3: case ZYDIS_MNEMONIC_INTO:
+	case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSENTER:
+	case ZYDIS_MNEMONIC_VMCALL:
+		return HWT_IC_FAR_CALL;
+	case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD:
+	case ZYDIS_MNEMONIC_IRETQ: case ZYDIS_MNEMONIC_SYSEXIT:
+	case ZYDIS_MNEMONIC_SYSRET: case ZYDIS_MNEMONIC_UIRET:
+	case ZYDIS_MNEMONIC_VMLAUNCH: case ZYDIS_MNEMONIC_VMRESUME:
+		return HWT_IC_FAR_RETURN;
+	case ZYDIS_MNEMONIC_PTWRITE:
+		return HWT_IC_PTWRITE;
+	default:
+		return HWT_IC_OTHER;
+	}
+}
+
+int cli_disasm_class(const struct cli_disasm *d, unsigned mode,
+		     const uint8_t *raw, size_t size, const char **mnemonic)
+{
+	const ZydisDecoder *dec = decoder_for(d, mode);
+	ZydisDecodedInstruction insn;
+	int iclass;
+
+	if (!dec || ZYAN_FAILED(ZydisDecoderDecodeInstruction(
+			    dec, NULL, raw, size, &insn)))
+		return -1;
+	iclass = class_of(&insn);
+	/* A far return is "ret far" in Zydis: RET with a far branch. */
+	if (insn.mnemonic == ZYDIS_MNEMONIC_RET &&
+	    insn.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+		iclass = HWT_IC_FAR_RETURN;
+	if (mnemonic)
+		*mnemonic = ZydisMnemonicGetString(insn.mnemonic);
+	return iclass;
+}
+
+const char *cli_iclass_name(unsigned iclass)
+{
+	switch (iclass) {
+	case HWT_IC_UNKNOWN: return "unknown";
+	case HWT_IC_OTHER: return "other";
+	case HWT_IC_CALL: return "near call";
+	case HWT_IC_RETURN: return "near return";
+	case HWT_IC_JUMP: return "near jump";
+	case HWT_IC_COND_JUMP: return "cond jump";
+	case HWT_IC_FAR_CALL: return "far call";
+	case HWT_IC_FAR_RETURN: return "far return";
+	case HWT_IC_FAR_JUMP: return "far jump";
+	case HWT_IC_PTWRITE: return "ptwrite";
+	case HWT_IC_INDIRECT: return "indirect";
+	}
+	return "undefined";
+}

@@ -1,0 +1,1330 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt flow, hwt calls, hwt coverage: what a trace executed, from hwt's
+ * block decoder.
+ *
+ *   flow      instruction history (--insn, default), blocks (--blocks),
+ *             taken branches (--branches) or counts (--stat)
+ *   calls     function-call history: one line per function segment,
+ *             indented by call depth (gdb's record function-call-history)
+ *   coverage  an AFL-style 64 KiB edge bitmap and its hash
+ *
+ * Parallel decode (-j N, flow and coverage): the trace is cut at PSBs into
+ * segments that are decoded on N threads and printed in order. A segment
+ * decodes from its PSB until its decoder has read the next segment's PSB
+ * and reports an event there; the next segment starts from that PSB. The
+ * block decoder ends a block at the PSB+ IP, so both sides agree on where
+ * one stops and the other starts. To make -j1 and -jN identical, the
+ * state that does not survive a cut is also dropped at every PSB+ in
+ * single-threaded runs: a branch is resolved at the PSB+ IP, and the AFL
+ * "previous location" restarts. Time can differ after a cut until the
+ * next TSC when it depends on CYC calibration carried across the PSB.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hwt/flow.h>
+#include <hwt/image.h>
+#include <hwt/pt.h>
+
+#include "cli/cli.h"
+
+enum flow_mode {
+	MODE_INSN,
+	MODE_BLOCKS,
+	MODE_BRANCHES,
+	MODE_STAT,
+	MODE_CALLS,
+	MODE_COVERAGE
+};
+
+struct flow_options {
+	const char *prog;
+	const char *trace;
+	const char *bitmap_out;		/* coverage -o */
+	struct hwt_blk_config config;
+	enum flow_mode mode;
+	unsigned jobs;
+	unsigned disasm:1;
+	unsigned time:1;
+	unsigned no_sym:1;
+	unsigned events:1;		/* print events (insn, blocks) */
+};
+
+#define MAP_SIZE (1u << 16)
+
+/* The last instruction of the previous block, for --branches. */
+struct pending {
+	uint64_t ip, fallthrough;
+	uint8_t iclass;
+	uint8_t valid;
+};
+
+/* One function segment of hwt calls. */
+struct call_seg {
+	const char *name;	/* owned by the image; NULL: unknown */
+	uint64_t ip;		/* first instruction, when no name */
+	uint64_t first, ninsn;	/* instruction numbers */
+	uint64_t tsc;
+	int depth;
+	uint8_t has_tsc;
+};
+
+/* Everything one segment of the trace produces. */
+struct seg {
+	uint64_t begin, end;		/* trace offsets: [begin PSB, end PSB) */
+	int first;
+	struct cli_out out;
+	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
+	uint8_t *map;			/* coverage */
+	uint16_t prev_loc;
+	uint64_t psb_ip;		/* where the last PSB+ resumes */
+	uint8_t have_psb_ip;
+	struct pending pend;
+	struct hwt_block pb;		/* canonical block being extended */
+	uint8_t have_pb;
+	/* calls */
+	struct call_seg *calls;
+	size_t ncalls, calls_cap;
+	int depth;
+	uint8_t new_seg;		/* next instruction starts a segment */
+	int done;
+};
+
+struct flow {
+	const struct flow_options *opt;
+	struct hwt_image *image;
+	const uint8_t *trace;
+	size_t size;
+	struct cli_disasm *dis;
+};
+
+/* ------------------------------------------------------------------ */
+/* Output helpers                                                      */
+/* ------------------------------------------------------------------ */
+
+static char *put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	return p;
+}
+
+static char *put_sym(const struct flow *fl, char *p, uint64_t ip)
+{
+	const char *name;
+	uint64_t off;
+
+	if (fl->opt->no_sym ||
+	    hwt_image_symbol(fl->image, ip, &name, &off) < 0)
+		return p;
+	*p++ = ' ';
+	*p++ = ' ';
+	/* Long C++ names are cut; the address is exact anyway. */
+	for (int n = 0; *name && n < 200; n++)
+		*p++ = *name++;
+	*p++ = '+';
+	*p++ = '0';
+	*p++ = 'x';
+	return cli_put_hex(p, off);
+}
+
+static void flush_block(struct flow *fl, struct seg *s);
+
+static void print_error(struct flow *fl, struct seg *s,
+			struct hwt_blk_decoder *dec, uint64_t ip, int err)
+{
+	uint64_t pos = 0;
+
+	flush_block(fl, s);
+	s->nerrors++;
+	if (hwt_blk_get_offset(dec, &pos) < 0)
+		cli_out_printf(&s->out, "[error at offset ?, ip 0x%" PRIx64
+			       ": %s]\n", ip, hwt_errstr(err));
+	else
+		cli_out_printf(&s->out, "[error at offset 0x%" PRIx64
+			       ", ip 0x%" PRIx64 ": %s]\n", pos, ip,
+			       hwt_errstr(err));
+}
+
+/* ------------------------------------------------------------------ */
+/* Branches                                                            */
+/* ------------------------------------------------------------------ */
+
+static void branch_line(struct seg *s, uint64_t from, uint64_t to)
+{
+	char *p = cli_out_reserve(&s->out, 48);
+
+	s->nbranches++;
+	*p++ = '0';
+	*p++ = 'x';
+	p = cli_put_hex(p, from);
+	*p++ = ' ';
+	*p++ = '0';
+	*p++ = 'x';
+	p = cli_put_hex(p, to);
+	*p++ = '\n';
+	cli_out_commit(&s->out, p);
+}
+
+/* The previous block's last instruction went to @next: was it taken? */
+static void resolve(struct seg *s, uint64_t next, int print)
+{
+	struct pending *pd = &s->pend;
+
+	if (!pd->valid)
+		return;
+	pd->valid = 0;
+	switch (pd->iclass) {
+	case HWT_IC_COND_JUMP:
+		if (next == pd->fallthrough)
+			return;
+		break;
+	case HWT_IC_CALL:
+	case HWT_IC_RETURN:
+	case HWT_IC_JUMP:
+	case HWT_IC_FAR_CALL:
+	case HWT_IC_FAR_RETURN:
+	case HWT_IC_FAR_JUMP:
+	case HWT_IC_INDIRECT:
+		break;
+	default:
+		return;
+	}
+	if (print)
+		branch_line(s, pd->ip, next);
+	else
+		s->nbranches++;
+}
+
+/* ------------------------------------------------------------------ */
+/* Blocks                                                              */
+/* ------------------------------------------------------------------ */
+
+#define LINE_MAX_LEN 512
+
+static void insn_line(struct flow *fl, struct seg *s,
+		      const struct hwt_insn *insn, int have_time,
+		      uint64_t tsc)
+{
+	const struct flow_options *opt = fl->opt;
+	char *p = cli_out_reserve(&s->out, LINE_MAX_LEN);
+	char text[160];
+
+	if (opt->time) {
+		if (have_time)
+			p = cli_put_hex16(p, tsc);
+		else
+			p = put_str(p, "????????????????");
+		*p++ = ' ';
+		*p++ = ' ';
+	}
+	if (insn->speculative) {
+		*p++ = '?';
+		*p++ = ' ';
+	}
+	p = cli_put_hex16(p, insn->ip);
+	p = put_sym(fl, p, insn->ip);
+	if (opt->disasm) {
+		*p++ = ' ';
+		*p++ = ' ';
+		if (cli_disasm_format(fl->dis, insn->mode, insn->raw,
+				      insn->size, insn->ip, text,
+				      sizeof(text)) > 0)
+			p = put_str(p, text);
+		else
+			p = put_str(p, "(bad)");
+	}
+	*p++ = '\n';
+	cli_out_commit(&s->out, p);
+}
+
+static void block_line(struct flow *fl, struct seg *s,
+		       const struct hwt_block *b)
+{
+	char *p = cli_out_reserve(&s->out, LINE_MAX_LEN);
+
+	if (b->speculative) {
+		*p++ = '?';
+		*p++ = ' ';
+	}
+	p = cli_put_hex16(p, b->ip);
+	*p++ = ' ';
+	p = cli_put_hex16(p, b->end_ip);
+	p += sprintf(p, " %5" PRIu32, b->ninsn);
+	p = put_sym(fl, p, b->ip);
+	*p++ = '\n';
+	cli_out_commit(&s->out, p);
+}
+
+static void call_new(struct seg *s, const struct flow *fl, uint64_t ip,
+		     int have_time, uint64_t tsc)
+{
+	struct call_seg *c;
+	uint64_t off;
+
+	if (s->ncalls == s->calls_cap) {
+		size_t cap = s->calls_cap ? 2 * s->calls_cap : 256;
+		struct call_seg *n = realloc(s->calls, cap * sizeof(*n));
+
+		if (!n) {
+			fprintf(stderr, "hwt: out of memory\n");
+			exit(1);
+		}
+		s->calls = n;
+		s->calls_cap = cap;
+	}
+	c = &s->calls[s->ncalls++];
+	memset(c, 0, sizeof(*c));
+	if (hwt_image_symbol(fl->image, ip, &c->name, &off) < 0)
+		c->name = NULL;
+	c->ip = ip;
+	c->first = s->ninsn;
+	c->depth = s->depth;
+	c->tsc = tsc;
+	c->has_tsc = (uint8_t)have_time;
+	s->new_seg = 0;
+}
+
+/* A new function segment at @ip unless it continues the current one. */
+static void call_enter(struct seg *s, const struct flow *fl, uint64_t ip,
+		       int have_time, uint64_t tsc)
+{
+	const char *name;
+	uint64_t off;
+
+	if (!s->new_seg && s->ncalls) {
+		/* Same function (a jump within it) or another (tail call,
+		 * jump)? Only the name tells. */
+		if (hwt_image_symbol(fl->image, ip, &name, &off) < 0)
+			name = NULL;
+		if (name == s->calls[s->ncalls - 1].name && name)
+			return;
+		if (!name && !s->calls[s->ncalls - 1].name)
+			return;
+	}
+	call_new(s, fl, ip, have_time, tsc);
+}
+
+/* Walk the instructions of @b: lines, branches, calls. */
+static int walk_block(struct flow *fl, struct seg *s,
+		      const struct hwt_block *b, int have_time, uint64_t tsc)
+{
+	const struct flow_options *opt = fl->opt;
+	struct hwt_insn insn;
+	uint64_t ip = b->ip, next;
+	int err;
+
+	for (uint32_t n = b->ninsn; n > 0; n--) {
+		err = hwt_blk_insn_walk(fl->image, b->mode, &ip, &insn);
+		if (err < 0)
+			return err;
+		insn.speculative = b->speculative;
+		if (opt->mode == MODE_CALLS) {
+			if (s->new_seg || insn.ip == b->ip)
+				call_enter(s, fl, insn.ip, have_time, tsc);
+			s->calls[s->ncalls - 1].ninsn++;
+		} else if (opt->mode == MODE_INSN) {
+			insn_line(fl, s, &insn, have_time, tsc);
+		}
+		s->ninsn++;
+
+		next = insn.ip + insn.size;
+		if (n > 1) {
+			/* Inside a block only direct jumps and calls branch. */
+			if (ip != next) {
+				if (opt->mode == MODE_BRANCHES)
+					branch_line(s, insn.ip, ip);
+				else
+					s->nbranches++;
+			}
+			if (opt->mode == MODE_CALLS) {
+				if (insn.iclass == HWT_IC_CALL) {
+					s->depth++;
+					s->new_seg = 1;
+				} else if (ip != next) {
+					call_enter(s, fl, ip, have_time, tsc);
+				}
+			}
+		} else {
+			s->pend.ip = insn.ip;
+			s->pend.fallthrough = next;
+			s->pend.iclass = insn.iclass;
+			s->pend.valid = 1;
+			if (opt->mode == MODE_CALLS) {
+				switch (insn.iclass) {
+				case HWT_IC_CALL:
+				case HWT_IC_FAR_CALL:
+					s->depth++;
+					s->new_seg = 1;
+					break;
+				case HWT_IC_RETURN:
+				case HWT_IC_FAR_RETURN:
+					s->depth--;
+					s->new_seg = 1;
+					break;
+				default:
+					break;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* AFL's edge: a hash of the location, xor the shifted previous one. */
+static void cover_block(struct seg *s, const struct hwt_block *b)
+{
+	uint16_t cur = (uint16_t)((b->ip * 0x9e3779b97f4a7c15ull) >> 48);
+	uint8_t *cell = &s->map[cur ^ s->prev_loc];
+
+	if (*cell != 0xff)
+		(*cell)++;
+	s->prev_loc = cur >> 1;
+}
+
+/*
+ * The block decoder's block boundaries depend on its cache's history (as
+ * libipt's do, which ptxed reproduces), so --blocks, --stat and coverage
+ * use canonical blocks: runs of instructions that end only at a branch that
+ * needs trace (conditional, indirect, return, far) or at an event. Then the
+ * output is the same whatever the cache saw, and with any -j.
+ */
+static int block_continues(const struct flow *fl, const struct hwt_block *a,
+			   const struct hwt_block *b)
+{
+	struct hwt_insn_info info;
+	const uint8_t *code;
+	size_t avail;
+
+	if (a->mode != b->mode || a->speculative != b->speculative ||
+	    a->truncated || b->truncated)
+		return 0;
+	if (a->iclass != HWT_IC_OTHER && a->iclass != HWT_IC_CALL &&
+	    a->iclass != HWT_IC_JUMP)
+		return 0;
+	if (hwt_image_read(fl->image, a->end_ip, &code, &avail) < 0 ||
+	    hwt_insn_decode(&info, code, avail, a->end_ip, a->mode) < 0)
+		return 0;
+	if (info.iclass == HWT_IC_OTHER)
+		return a->end_ip + info.size == b->ip;
+	return (info.flags & HWT_INSN_DIRECT) && info.target == b->ip;
+}
+
+static void flush_block(struct flow *fl, struct seg *s)
+{
+	if (!s->have_pb)
+		return;
+	s->have_pb = 0;
+	s->nblocks++;
+	if (fl->opt->mode == MODE_BLOCKS)
+		block_line(fl, s, &s->pb);
+	else if (fl->opt->mode == MODE_COVERAGE)
+		cover_block(s, &s->pb);
+}
+
+static int do_block(struct flow *fl, struct seg *s,
+		    struct hwt_blk_decoder *dec, const struct hwt_block *b)
+{
+	const struct flow_options *opt = fl->opt;
+	uint64_t tsc = 0;
+	int have_time = 0;
+
+	switch (opt->mode) {
+	case MODE_STAT:
+	case MODE_BLOCKS:
+	case MODE_COVERAGE:
+		if (!b->ninsn)
+			return 0;
+		s->ninsn += b->ninsn;
+		if (s->have_pb && block_continues(fl, &s->pb, b)) {
+			s->pb.end_ip = b->end_ip;
+			s->pb.ninsn += b->ninsn;
+			s->pb.iclass = b->iclass;
+			return 0;
+		}
+		flush_block(fl, s);
+		if (opt->mode == MODE_COVERAGE) {
+			if (s->have_psb_ip && b->ip == s->psb_ip)
+				s->prev_loc = 0;
+			s->have_psb_ip = 0;
+		}
+		s->pb = *b;
+		s->have_pb = 1;
+		return 0;
+	default:
+		break;
+	}
+	s->nblocks++;
+	if (!b->ninsn)
+		return 0;
+	if (opt->time || opt->mode == MODE_CALLS)
+		have_time = hwt_blk_time(dec, &tsc, NULL, NULL) >= 0;
+	resolve(s, b->ip, opt->mode == MODE_BRANCHES);
+	return walk_block(fl, s, b, have_time, tsc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+/* ------------------------------------------------------------------ */
+
+/* The IP where execution continues after @ev, if it names one. */
+static int event_resume_ip(const struct hwt_event *ev, uint64_t *ip)
+{
+	if (ev->ip_suppressed)
+		return 0;
+	switch (ev->type) {
+	case HWT_EV_ENABLED:
+		*ip = ev->u.enabled.ip;
+		return 1;
+	case HWT_EV_EXEC_MODE:
+		*ip = ev->u.exec_mode.ip;
+		return 1;
+	case HWT_EV_TSX:
+		*ip = ev->u.tsx.ip;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Which events break the flow: no branch or edge across them. */
+static int event_breaks_flow(const struct hwt_event *ev)
+{
+	switch (ev->type) {
+	case HWT_EV_ENABLED:
+	case HWT_EV_DISABLED:
+	case HWT_EV_ASYNC_DISABLED:
+	case HWT_EV_ASYNC_BRANCH:
+	case HWT_EV_OVERFLOW:
+	case HWT_EV_STOP:
+		return 1;
+	case HWT_EV_TSX:
+		return ev->u.tsx.aborted;
+	default:
+		return 0;
+	}
+}
+
+static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
+{
+	flush_block(fl, s);
+	const struct flow_options *opt = fl->opt;
+	uint64_t ip = 0;
+	char text[200];
+
+	s->nevents++;
+	if (ev->status_update) {
+		/*
+		 * PSB+: a cut segment starts at its IP, with no AFL previous
+		 * location; forget it there in every run (see cover_block).
+		 */
+		s->have_psb_ip = (uint8_t)event_resume_ip(ev, &ip);
+		s->psb_ip = ip;
+		return;
+	}
+	if (event_breaks_flow(ev)) {
+		s->pend.valid = 0;
+		s->prev_loc = 0;
+		if (opt->mode == MODE_CALLS)
+			s->new_seg = 1;
+		if (ev->type == HWT_EV_ASYNC_BRANCH && opt->mode == MODE_CALLS)
+			s->depth++;
+	}
+	if (!opt->events || ev->type == HWT_EV_TICK)
+		return;
+	cli_ipt_event(text, sizeof(text), ev, 1);
+	cli_out_printf(&s->out, "[%s]\n", text);
+}
+
+/* ------------------------------------------------------------------ */
+/* Decoding one segment                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Has the decoder reached the next segment? The query layer reports a
+ * PSB+ it runs into as status-update events; their offset says which PSB
+ * it was. (The sync offset only moves on an explicit sync.)
+ */
+static int past_end(const struct seg *s, struct hwt_blk_decoder *dec,
+		    int sync)
+{
+	uint64_t off;
+	int err;
+
+	if (s->end == UINT64_MAX)
+		return 0;
+	err = sync ? hwt_blk_get_sync_offset(dec, &off) :
+		     hwt_blk_get_offset(dec, &off);
+	return err >= 0 && off >= s->end;
+}
+
+static void decode_segment(struct flow *fl, struct seg *s)
+{
+	const struct flow_options *opt = fl->opt;
+	struct hwt_blk_config cfg = opt->config;
+	struct hwt_blk_decoder *dec;
+	struct hwt_block block;
+	struct hwt_event ev;
+	uint64_t ip, stop_ip = 0;
+	int status, started = 0, stopping = 0;
+
+	cfg.qry.begin = fl->trace;
+	cfg.qry.end = fl->trace + fl->size;
+	dec = hwt_blk_new(&cfg, fl->image);
+	if (!dec) {
+		cli_out_printf(&s->out, "[error: cannot allocate a decoder]\n");
+		s->nerrors++;
+		return;
+	}
+
+	memset(&block, 0, sizeof(block));
+	for (;;) {
+		if (!started && !s->first)
+			status = hwt_blk_sync_set(dec, s->begin);
+		else
+			status = hwt_blk_sync_forward(dec);
+		started = 1;
+		flush_block(fl, s);
+		s->pend.valid = 0;
+		s->prev_loc = 0;
+		s->have_psb_ip = 0;
+		s->new_seg = 1;
+		if (status == -HWT_ERR_EOS)
+			break;
+		if (status < 0) {
+			print_error(fl, s, dec, 0, status);
+			break;
+		}
+		if (past_end(s, dec, 1))
+			break;
+
+		for (;;) {
+			while (status & HWT_STS_EVENT_PENDING) {
+				status = hwt_blk_event(dec, &ev);
+				if (status < 0)
+					break;
+				if (stopping) {
+					/* The next segment's PSB+ events. */
+					if (ev.status_update)
+						continue;
+					goto out;
+				}
+				if (ev.status_update && past_end(s, dec, 0)) {
+					/*
+					 * The next segment starts at this
+					 * PSB+'s IP: the blocks up to there
+					 * are still ours.
+					 */
+					if (!event_resume_ip(&ev, &stop_ip))
+						goto out;
+					stopping = 1;
+					continue;
+				}
+				do_event(fl, s, &ev);
+			}
+			if (status < 0)
+				break;
+			if (status & HWT_STS_EOS) {
+				status = -HWT_ERR_EOS;
+				break;
+			}
+			memset(&block, 0, sizeof(block));
+			status = hwt_blk_next(dec, &block);
+			if (stopping && block.ip == stop_ip) {
+				resolve(s, stop_ip, opt->mode == MODE_BRANCHES);
+				goto out;
+			}
+			if (block.ninsn || status >= 0) {
+				int err = do_block(fl, s, dec, &block);
+
+				if (err < 0) {
+					print_error(fl, s, dec, block.ip, err);
+					s->pend.valid = 0;
+				}
+			}
+			if (status < 0)
+				break;
+		}
+		if (status == -HWT_ERR_EOS || stopping)
+			break;
+		/* An error in the next segment's data is the next's. */
+		if (past_end(s, dec, 0))
+			break;
+		if (hwt_blk_get_ip(dec, &ip) < 0)
+			ip = block.ninsn ? block.end_ip : block.ip;
+		print_error(fl, s, dec, ip, status);
+	}
+out:
+	flush_block(fl, s);
+	hwt_blk_delete(dec);
+}
+
+/* ------------------------------------------------------------------ */
+/* Segments and threads                                                */
+/* ------------------------------------------------------------------ */
+
+/* PSB offsets to cut at, about @chunk apart; returns how many (>= 1). */
+static size_t plan_segments(const struct flow *fl, size_t chunk,
+			    uint64_t **cuts)
+{
+	struct hwt_pkt_decoder *pd;
+	uint64_t *c = NULL, off, want;
+	size_t n = 0, cap = 0;
+
+	pd = hwt_pkt_decoder_new(fl->trace, fl->size);
+	if (!pd)
+		goto one;
+	for (want = chunk; want < fl->size; want += chunk) {
+		/* The first PSB at or after @want. */
+		if (hwt_pkt_sync_set(pd, want - 1) < 0 ||
+		    hwt_pkt_sync_forward(pd) < 0 ||
+		    hwt_pkt_get_sync_offset(pd, &off) < 0)
+			break;
+		if (n && off <= c[n - 1])
+			continue;
+		if (n == cap) {
+			uint64_t *nc;
+
+			cap = cap ? 2 * cap : 64;
+			nc = realloc(c, cap * sizeof(*nc));
+			if (!nc)
+				break;
+			c = nc;
+		}
+		c[n++] = off;
+		if (off > want)
+			want = off;
+	}
+	hwt_pkt_decoder_delete(pd);
+one:
+	*cuts = c;
+	return n;
+}
+
+struct pool {
+	struct flow *fl;
+	struct seg *segs;
+	size_t nsegs;
+	size_t next;		/* next segment to decode */
+	size_t printed;		/* segments consumed by the main thread */
+	size_t ahead;		/* how far workers may run ahead */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *pool = arg;
+	size_t k;
+
+	for (;;) {
+		pthread_mutex_lock(&pool->lock);
+		while (pool->next < pool->nsegs &&
+		       pool->next >= pool->printed + pool->ahead)
+			pthread_cond_wait(&pool->cond, &pool->lock);
+		if (pool->next >= pool->nsegs) {
+			pthread_mutex_unlock(&pool->lock);
+			return NULL;
+		}
+		k = pool->next++;
+		pthread_mutex_unlock(&pool->lock);
+
+		decode_segment(pool->fl, &pool->segs[k]);
+
+		pthread_mutex_lock(&pool->lock);
+		pool->segs[k].done = 1;
+		pthread_cond_broadcast(&pool->cond);
+		pthread_mutex_unlock(&pool->lock);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Results                                                             */
+/* ------------------------------------------------------------------ */
+
+struct totals {
+	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
+	uint8_t *map;
+	/* calls: depth of the next segment's start, relative to the first */
+	struct call_seg *calls;
+	size_t ncalls;
+};
+
+/* Fold a finished segment into the totals, print its output. */
+static int consume(struct flow *fl, struct seg *s, struct totals *t,
+		   struct cli_out *out)
+{
+	(void)fl;
+	t->ninsn += s->ninsn;
+	t->nblocks += s->nblocks;
+	t->nbranches += s->nbranches;
+	t->nevents += s->nevents;
+	t->nerrors += s->nerrors;
+	if (s->map && t->map) {
+		for (size_t i = 0; i < MAP_SIZE; i++) {
+			unsigned v = (unsigned)t->map[i] + s->map[i];
+
+			t->map[i] = (uint8_t)(v > 0xff ? 0xff : v);
+		}
+	}
+	if (s->out.len)
+		cli_out_write(out, s->out.buf, s->out.len);
+	free(s->out.buf);
+	s->out.buf = NULL;
+	free(s->map);
+	s->map = NULL;
+	return 0;
+}
+
+static int seg_init(struct flow *fl, struct seg *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (cli_out_init(&s->out, NULL) < 0)
+		return -1;
+	if (fl->opt->mode == MODE_COVERAGE) {
+		s->map = calloc(1, MAP_SIZE);
+		if (!s->map)
+			return -1;
+	}
+	return 0;
+}
+
+static int run(struct flow *fl, struct totals *t, struct cli_out *out)
+{
+	const struct flow_options *opt = fl->opt;
+	unsigned jobs = opt->jobs ? opt->jobs : 1;
+	uint64_t *cuts = NULL;
+	size_t ncuts = 0, chunk;
+	struct pool pool;
+	pthread_t *th;
+	unsigned nth = 0;
+	int ret = 0;
+
+	if (jobs > 1) {
+		/* Several segments per thread balance uneven ones. */
+		chunk = fl->size / (jobs * 8);
+		if (chunk < (64u << 10))
+			chunk = 64u << 10;
+		ncuts = plan_segments(fl, chunk, &cuts);
+	}
+
+	memset(&pool, 0, sizeof(pool));
+	pool.fl = fl;
+	pool.nsegs = ncuts + 1;
+	pool.segs = calloc(pool.nsegs, sizeof(*pool.segs));
+	if (!pool.segs) {
+		free(cuts);
+		return -1;
+	}
+	for (size_t k = 0; k < pool.nsegs; k++) {
+		if (seg_init(fl, &pool.segs[k]) < 0) {
+			fprintf(stderr, "%s: out of memory.\n", opt->prog);
+			exit(1);
+		}
+		pool.segs[k].first = k == 0;
+		pool.segs[k].begin = k ? cuts[k - 1] : 0;
+		pool.segs[k].end = k < ncuts ? cuts[k] : UINT64_MAX;
+	}
+	free(cuts);
+
+	if (pool.nsegs == 1) {
+		/* Single-threaded: print as we go. */
+		struct seg *s = &pool.segs[0];
+
+		cli_out_fini(&s->out);
+		s->out = *out;
+		decode_segment(fl, s);
+		*out = s->out;
+		s->out.buf = NULL;
+		s->out.len = 0;
+		consume(fl, s, t, out);
+		if (opt->mode == MODE_CALLS) {
+			t->calls = s->calls;
+			t->ncalls = s->ncalls;
+		}
+		free(pool.segs);
+		return 0;
+	}
+
+	pool.ahead = 2 * (size_t)jobs;
+	pthread_mutex_init(&pool.lock, NULL);
+	pthread_cond_init(&pool.cond, NULL);
+	th = calloc(jobs, sizeof(*th));
+	for (unsigned i = 0; th && i < jobs; i++) {
+		if (pthread_create(&th[i], NULL, worker, &pool))
+			break;
+		nth++;
+	}
+	if (!nth) {
+		fprintf(stderr, "%s: cannot start threads.\n", opt->prog);
+		ret = -1;
+		/* Decode here instead. */
+		for (size_t k = 0; k < pool.nsegs; k++)
+			decode_segment(fl, &pool.segs[k]),
+				pool.segs[k].done = 1;
+	}
+	for (size_t k = 0; k < pool.nsegs; k++) {
+		pthread_mutex_lock(&pool.lock);
+		while (!pool.segs[k].done)
+			pthread_cond_wait(&pool.cond, &pool.lock);
+		pthread_mutex_unlock(&pool.lock);
+
+		consume(fl, &pool.segs[k], t, out);
+		free(pool.segs[k].calls);
+
+		pthread_mutex_lock(&pool.lock);
+		pool.printed = k + 1;
+		pthread_cond_broadcast(&pool.cond);
+		pthread_mutex_unlock(&pool.lock);
+	}
+	for (unsigned i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+	pthread_mutex_destroy(&pool.lock);
+	pthread_cond_destroy(&pool.cond);
+	free(pool.segs);
+	return ret;
+}
+
+static void print_calls(const struct flow *fl, const struct totals *t,
+			struct cli_out *out)
+{
+	int min = 0;
+
+	for (size_t i = 0; i < t->ncalls; i++)
+		if (t->calls[i].depth < min)
+			min = t->calls[i].depth;
+	for (size_t i = 0; i < t->ncalls; i++) {
+		const struct call_seg *c = &t->calls[i];
+		char *p;
+
+		if (!c->ninsn)
+			continue;
+		p = cli_out_reserve(out, LINE_MAX_LEN + 64);
+		p += sprintf(p, "%zu\t", i + 1);
+		for (int d = c->depth - min; d > 0 && d < 200; d--) {
+			*p++ = ' ';
+			*p++ = ' ';
+		}
+		if (c->name) {
+			const char *n = c->name;
+
+			for (int k = 0; *n && k < 200; k++)
+				*p++ = *n++;
+		} else {
+			*p++ = '?';
+			*p++ = '?';
+			*p++ = ' ';
+			*p++ = '0';
+			*p++ = 'x';
+			p = cli_put_hex(p, c->ip);
+		}
+		p += sprintf(p, "\tinst %" PRIu64 ",%" PRIu64, c->first + 1,
+			     c->first + c->ninsn);
+		if (fl->opt->time) {
+			if (c->has_tsc)
+				p += sprintf(p, "\ttsc %016" PRIx64, c->tsc);
+			else
+				p += sprintf(p, "\ttsc ?");
+		}
+		*p++ = '\n';
+		cli_out_commit(out, p);
+	}
+}
+
+/* FNV-1a, 64 bits. */
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static int finish(struct flow *fl, struct totals *t, struct cli_out *out)
+{
+	const struct flow_options *opt = fl->opt;
+
+	switch (opt->mode) {
+	case MODE_STAT:
+		cli_out_printf(out, "insn: %" PRIu64 "\n", t->ninsn);
+		cli_out_printf(out, "blocks: %" PRIu64 "\n", t->nblocks);
+		cli_out_printf(out, "events: %" PRIu64 "\n", t->nevents);
+		cli_out_printf(out, "errors: %" PRIu64 "\n", t->nerrors);
+		break;
+	case MODE_CALLS:
+		print_calls(fl, t, out);
+		break;
+	case MODE_COVERAGE: {
+		size_t edges = 0;
+
+		for (size_t i = 0; i < MAP_SIZE; i++)
+			edges += t->map[i] != 0;
+		cli_out_printf(out, "edges: %zu\n", edges);
+		cli_out_printf(out, "hash: %016" PRIx64 "\n",
+			       fnv1a(t->map, MAP_SIZE));
+		cli_out_printf(out, "blocks: %" PRIu64 "\n", t->nblocks);
+		cli_out_printf(out, "insn: %" PRIu64 "\n", t->ninsn);
+		cli_out_printf(out, "errors: %" PRIu64 "\n", t->nerrors);
+		if (opt->bitmap_out) {
+			FILE *f = fopen(opt->bitmap_out, "wb");
+
+			if (!f || fwrite(t->map, 1, MAP_SIZE, f) != MAP_SIZE ||
+			    fclose(f)) {
+				fprintf(stderr, "%s: cannot write %s: %s.\n",
+					opt->prog, opt->bitmap_out,
+					strerror(errno));
+				return -1;
+			}
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Command line                                                        */
+/* ------------------------------------------------------------------ */
+
+static const char common_help[] =
+	"image:\n"
+	"  --raw FILE[:FROM[-TO]]:BASE   map (part of) FILE at address BASE\n"
+	"  --elf FILE[:BIAS]             map the loadable segments of an ELF file,\n"
+	"                                each at its address + BIAS; symbols\n"
+	"trace:\n"
+	"  TRACE[:FROM[-TO]]             the Intel PT trace (or a range of it)\n"
+	"  --cpu none|auto|F/M[/S]       decode for this cpu's errata\n"
+	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
+	"                                timing parameters, as for ptxed\n"
+	"  --filter:addrN_cfg/_a/_b V    IP filter configuration, as for ptxed\n";
+
+void help_flow(void)
+{
+	printf("usage: hwt flow [--insn|--blocks|--branches|--stat] [options] "
+	       "TRACE\n\n"
+	       "The program flow of an Intel PT trace.\n"
+	       "  --insn          one line per instruction (default):\n"
+	       "                  [TSC  ]IP  [SYMBOL+0xOFF]  [DISASSEMBLY]\n"
+	       "  --blocks        one line per block: IP END_IP NINSN  "
+	       "[SYMBOL+0xOFF]\n"
+	       "  --branches      one line per taken branch: 0xFROM 0xTO\n"
+	       "                  (instructions' branches; interrupts and\n"
+	       "                  tracing gaps are not branches)\n"
+	       "  --stat          counts only\n"
+	       "  --disasm        disassemble (Zydis, Intel syntax)\n"
+	       "  --time          print the estimated TSC per block\n"
+	       "  --no-sym        no symbol lookup\n"
+	       "  --no-events     do not print events ([enabled], ...)\n"
+	       "  -j N            decode on N threads (same output)\n"
+	       "\n%s\n"
+	       "Events print as ptxed prints them. Errors print as\n"
+	       "[error at offset 0xOFF, ip 0xIP: MESSAGE]; decoding resumes at\n"
+	       "the next PSB. With -j, the trace is cut at PSBs; time may differ\n"
+	       "from -j1 after a cut until the next TSC when CYC calibration\n"
+	       "matters. A branch whose target is only known after a PSB is\n"
+	       "resolved at the PSB's IP, in all modes.\n", common_help);
+}
+
+void help_calls(void)
+{
+	printf("usage: hwt calls [options] TRACE\n\n"
+	       "Function-call history: one line per function segment,\n"
+	       "  N<TAB>[indent]NAME<TAB>inst FIRST,LAST[<TAB>tsc TSC]\n"
+	       "indented two spaces per call level (the lowest level seen is\n"
+	       "0). A segment starts after a call or return, at a jump into\n"
+	       "another symbol, after an interrupt and after a gap in the\n"
+	       "trace. Instructions are numbered from 1.\n"
+	       "  --time          the TSC at the segment's start\n"
+	       "\n%s\n"
+	       "Decoding is single-threaded (-j is accepted and ignored: call\n"
+	       "depth does not survive a cut).\n", common_help);
+}
+
+void help_coverage(void)
+{
+	printf("usage: hwt coverage [-o FILE] [options] TRACE\n\n"
+	       "AFL-style edge coverage: a 64 KiB bitmap of (from, to) block\n"
+	       "transitions, index = hash(to) ^ (hash(from) >> 1), counters\n"
+	       "saturating at 255. Blocks end at every branch. Prints the\n"
+	       "number of edges (non-zero cells) and the FNV-1a 64 hash of the\n"
+	       "bitmap. No edge crosses a PSB, an enable, a disable or an\n"
+	       "overflow, so -j N gives the same bitmap as -j1.\n"
+	       "  -o FILE         write the bitmap (65536 bytes) to FILE\n"
+	       "  -j N            decode on N threads\n"
+	       "\n%s", common_help);
+}
+
+static int get_num(const char *prog, const char *opt, const char *arg,
+		   uint64_t max, uint64_t *v)
+{
+	if (!arg || cli_parse_u64(arg, v) || *v > max) {
+		fprintf(stderr, "%s: %s: bad or missing argument%s%s.\n", prog,
+			opt, arg ? ": " : "", arg ? arg : "");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct flow_options *opt,
+		      struct hwt_image *image, void (*help)(void))
+{
+	const char *prog = argv[0];
+	struct hwt_qry_config *q = &opt->config.qry;
+	uint64_t v;
+	int nimages = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			help();
+			return 1;
+		} else if (a[0] != '-' || !strcmp(a, "-")) {
+			if (opt->trace) {
+				fprintf(stderr, "%s: more than one trace: %s.\n",
+					prog, a);
+				return -1;
+			}
+			opt->trace = a;
+		} else if (!strcmp(a, "--raw") || !strcmp(a, "--elf")) {
+			if (!next) {
+				fprintf(stderr, "%s: %s: missing argument.\n",
+					prog, a);
+				return -1;
+			}
+			if (a[2] == 'r' ? cli_image_raw(image, next, prog) :
+					  cli_image_elf(image, next, prog, 0))
+				return -1;
+			nimages++;
+			i++;
+		} else if (opt->mode <= MODE_STAT &&
+			   (!strcmp(a, "--insn") || !strcmp(a, "--blocks") ||
+			    !strcmp(a, "--branches") || !strcmp(a, "--stat"))) {
+			opt->mode = a[2] == 'i' ? MODE_INSN :
+				    a[3] == 'l' ? MODE_BLOCKS :
+				    a[3] == 'r' ? MODE_BRANCHES : MODE_STAT;
+		} else if (opt->mode == MODE_INSN && !strcmp(a, "--disasm")) {
+			opt->disasm = 1;
+		} else if (!strcmp(a, "--time")) {
+			opt->time = 1;
+		} else if (!strcmp(a, "--no-sym")) {
+			opt->no_sym = 1;
+		} else if (!strcmp(a, "--no-events")) {
+			opt->events = 0;
+		} else if (!strcmp(a, "-j") || !strncmp(a, "-j", 2)) {
+			const char *n = a[2] ? a + 2 : next;
+
+			if (!n || cli_parse_u64(n, &v) || !v || v > 1024) {
+				fprintf(stderr, "%s: -j: want 1..1024 threads.\n",
+					prog);
+				return -1;
+			}
+			opt->jobs = (unsigned)v;
+			if (!a[2])
+				i++;
+		} else if (opt->mode == MODE_COVERAGE && !strcmp(a, "-o")) {
+			if (!next) {
+				fprintf(stderr, "%s: -o: missing argument.\n",
+					prog);
+				return -1;
+			}
+			opt->bitmap_out = next;
+			i++;
+		} else if (!strcmp(a, "--cpu")) {
+			if (!next) {
+				fprintf(stderr, "%s: --cpu: missing argument.\n",
+					prog);
+				return -1;
+			}
+			if (!strcmp(next, "none")) {
+				memset(&q->cpu, 0, sizeof(q->cpu));
+			} else if (!strcmp(next, "auto")) {
+				if (hwt_pt_cpu_host(&q->cpu) < 0) {
+					fprintf(stderr, "%s: --cpu auto: not an "
+						"Intel cpu.\n", prog);
+					return -1;
+				}
+			} else if (hwt_pt_cpu_parse(&q->cpu, next) < 0) {
+				fprintf(stderr, "%s: cpu must be specified as "
+					"f/m[/s]\n", prog);
+				return -1;
+			}
+			i++;
+		} else if (!strcmp(a, "--mtc-freq") ||
+			   !strcmp(a, "--nom-freq")) {
+			if (get_num(prog, a, next, UINT8_MAX, &v))
+				return -1;
+			if (a[2] == 'm')
+				q->time.mtc_freq = (uint8_t)v;
+			else
+				q->time.nom_freq = (uint8_t)v;
+			i++;
+		} else if (!strcmp(a, "--cpuid-0x15.eax") ||
+			   !strcmp(a, "--cpuid-0x15.ebx")) {
+			if (get_num(prog, a, next, UINT32_MAX, &v))
+				return -1;
+			if (a[14] == 'a')
+				q->time.cpuid_0x15_eax = (uint32_t)v;
+			else
+				q->time.cpuid_0x15_ebx = (uint32_t)v;
+			i++;
+		} else if (!strncmp(a, "--filter:addr", 13) && a[13] >= '0' &&
+			   a[13] <= '3' && a[14] == '_') {
+			unsigned n = (unsigned)(a[13] - '0');
+
+			if (get_num(prog, a, next,
+				    !strcmp(a + 15, "cfg") ? 15 : UINT64_MAX,
+				    &v))
+				return -1;
+			if (!strcmp(a + 15, "cfg"))
+				q->addr_filter[n].cfg = (uint8_t)v;
+			else if (!strcmp(a + 15, "a"))
+				q->addr_filter[n].a = v;
+			else if (!strcmp(a + 15, "b"))
+				q->addr_filter[n].b = v;
+			else
+				goto unknown;
+			i++;
+		} else {
+unknown:
+			fprintf(stderr, "%s: unknown option: %s (see 'hwt help "
+				"%s').\n", prog, a, prog);
+			return -1;
+		}
+	}
+	if (!opt->trace) {
+		fprintf(stderr, "%s: no trace file given (see 'hwt help %s').\n",
+			prog, prog);
+		return -1;
+	}
+	if (!nimages)
+		fprintf(stderr, "%s: warning: no --raw or --elf image: every "
+			"instruction will be missing.\n", prog);
+	return 0;
+}
+
+static int flow_main(int argc, char **argv, enum flow_mode mode,
+		     void (*help)(void))
+{
+	const char *prog = argv[0];
+	struct flow_options opt;
+	struct cli_input in;
+	struct cli_out out;
+	struct totals t;
+	struct flow fl;
+	uint32_t errata = 0;
+	int ret;
+
+	memset(&opt, 0, sizeof(opt));
+	memset(&fl, 0, sizeof(fl));
+	memset(&t, 0, sizeof(t));
+	hwt_blk_config_init(&opt.config);
+	opt.prog = prog;
+	opt.mode = mode;
+	opt.events = 1;
+	opt.jobs = 1;
+
+	fl.image = hwt_image_new();
+	if (!fl.image) {
+		fprintf(stderr, "%s: out of memory.\n", prog);
+		return 1;
+	}
+	ret = parse_args(argc, argv, &opt, fl.image, help);
+	if (ret) {
+		hwt_image_delete(fl.image);
+		return ret > 0 ? 0 : 1;
+	}
+	if (opt.mode == MODE_CALLS)
+		opt.jobs = 1;
+	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_BRANCHES ||
+	    opt.mode == MODE_STAT || opt.mode == MODE_CALLS)
+		opt.events = 0;
+	if (opt.mode == MODE_COVERAGE)
+		opt.config.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
+	if (opt.config.qry.cpu.vendor &&
+	    hwt_pt_cpu_errata(&opt.config.qry.cpu, &errata) < 0)
+		fprintf(stderr, "%s: warning: no errata known for this cpu.\n",
+			prog);
+	opt.config.qry.errata = errata;
+	opt.config.qry.time.errata = errata;
+
+	if (cli_input_open(&in, opt.trace, prog) < 0) {
+		hwt_image_delete(fl.image);
+		return 1;
+	}
+	fl.opt = &opt;
+	fl.trace = in.data;
+	fl.size = in.size;
+	ret = 1;
+	if (cli_out_init(&out, stdout) < 0)
+		goto out;
+	if (opt.disasm) {
+		fl.dis = cli_disasm_new(0);
+		if (!fl.dis) {
+			fprintf(stderr, "%s: cannot set up the disassembler.\n",
+				prog);
+			goto out;
+		}
+	}
+	if (opt.mode == MODE_COVERAGE) {
+		t.map = calloc(1, MAP_SIZE);
+		if (!t.map) {
+			fprintf(stderr, "%s: out of memory.\n", prog);
+			goto out;
+		}
+	}
+	/* Symbols may be loaded lazily: not on several threads at once. */
+	{
+		const char *name;
+		uint64_t off;
+
+		(void)hwt_image_symbol(fl.image, 0, &name, &off);
+	}
+	if (run(&fl, &t, &out) == 0 && finish(&fl, &t, &out) == 0)
+		ret = 0;
+	if (!t.nblocks && !t.nevents && !t.nerrors)
+		fprintf(stderr, "%s: warning: no PSB in %s: not an Intel PT "
+			"trace?\n", prog, opt.trace);
+
+out:
+	cli_out_fini(&out);
+	if (out.failed || fflush(stdout)) {
+		fprintf(stderr, "%s: error writing output: %s\n", prog,
+			strerror(errno));
+		ret = 1;
+	}
+	free(t.map);
+	free(t.calls);
+	cli_disasm_delete(fl.dis);
+	hwt_image_delete(fl.image);
+	cli_input_close(&in);
+	return ret;
+}
+
+int cmd_flow(int argc, char **argv)
+{
+	return flow_main(argc, argv, MODE_INSN, help_flow);
+}
+
+int cmd_calls(int argc, char **argv)
+{
+	return flow_main(argc, argv, MODE_CALLS, help_calls);
+}
+
+int cmd_coverage(int argc, char **argv)
+{
+	return flow_main(argc, argv, MODE_COVERAGE, help_coverage);
+}

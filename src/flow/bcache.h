@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The block cache: decoded code keyed by IP, so the block decoder decodes
+ * hot code once.
+ *
+ * It works as libipt's block cache does (libipt's block boundaries depend
+ * on its cache state, and we reproduce them): an entry at @ip says "the
+ * next @ninsn instructions need no trace; the last one is at @ip + @disp;
+ * then do @qual". Entries are made while decoding a block for the first
+ * time, chained from the end backwards, and hold at most 255 instructions
+ * and a 16-bit displacement, as libipt's. We also keep the decoded last
+ * instruction, so that "decode" entries need no second decode.
+ */
+#ifndef HWT_FLOW_BCACHE_H
+#define HWT_FLOW_BCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum hwt_bc_qual {
+	HWT_BCQ_AGAIN = 1,	/* continue at the last instruction's IP */
+	HWT_BCQ_COND,		/* the last one is a conditional branch */
+	HWT_BCQ_DECODE,		/* handle the last one as decoded */
+	HWT_BCQ_IND_CALL,	/* ... an indirect call */
+	HWT_BCQ_RETURN,		/* ... a near return */
+	HWT_BCQ_INDIRECT	/* ... another branch needing a TIP */
+};
+
+struct hwt_bc_entry {
+	uint64_t ip;		/* key */
+	uint64_t target;	/* the last instruction's direct target */
+	uint64_t sec_end;	/* section identity: end address ... */
+	uintptr_t sec_delta;	/* ... and host pointer minus address */
+	int32_t disp;		/* last instruction's IP - @ip */
+	uint16_t ninsn;		/* 1..255; 0: free slot */
+	uint8_t mode;
+	uint8_t qual;		/* enum hwt_bc_qual */
+	uint8_t size;		/* of the last instruction */
+	uint8_t iclass;
+	uint8_t flags;		/* HWT_INSN_* */
+	uint8_t kind;		/* block.c's BLK_K_* */
+	uint8_t truncated;	/* the last one crosses a section end */
+};
+
+struct hwt_bcache {
+	struct hwt_bc_entry *slots;
+	size_t mask;		/* capacity - 1 (a power of two) */
+	size_t used;
+	uint64_t generation;	/* of the image the entries were made from */
+};
+
+int hwt_bcache_init(struct hwt_bcache *bc);
+void hwt_bcache_fini(struct hwt_bcache *bc);
+void hwt_bcache_clear(struct hwt_bcache *bc);
+
+/* The entry at @ip, or NULL. */
+static inline const struct hwt_bc_entry *
+hwt_bcache_lookup(const struct hwt_bcache *bc, uint64_t ip)
+{
+	size_t i;
+
+	/* Nearby code gets nearby slots (cache lines are shared by the
+	 * instructions of a block); high bits spread far-apart modules. */
+	i = (size_t) (ip ^ (ip >> 21) ^ (ip >> 42)) & bc->mask;
+	for (;;) {
+		const struct hwt_bc_entry *e = &bc->slots[i];
+
+		if (!e->ninsn)
+			return NULL;
+		if (e->ip == ip)
+			return e;
+		i = (i + 1) & bc->mask;
+	}
+}
+
+/* Store @entry (replacing one at the same IP); grows the table. */
+int hwt_bcache_add(struct hwt_bcache *bc, const struct hwt_bc_entry *entry);
+
+#endif /* HWT_FLOW_BCACHE_H */

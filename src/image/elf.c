@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ELF files: loadable segments become sections, .symtab/.dynsym function
+ * symbols become the image's symbols. libelf parses the headers; section
+ * bytes and symbol names point into the image's own mapping of the file,
+ * so nothing outlives the Elf handle by accident.
+ */
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef HWT_HAVE_DEMANGLE
+#include <libiberty/demangle.h>
+#endif
+
+#include "image/image_int.h"
+
+/* An ELF section's address range (biased), for unsized symbols. */
+struct elf_scn_range {
+	uint64_t begin;
+	uint64_t end;
+};
+
+struct elf_load {
+	struct hwt_image *image;
+	const struct img_file *file;
+	Elf *elf;
+	uint64_t bias;
+	struct elf_scn_range *scns;	/* by section index; end 0: none */
+	size_t nscns;
+	struct img_sym *syms;
+	size_t nsyms, capsyms;
+};
+
+/*
+ * As ptxed's load_elf: every PT_LOAD segment with file contents, at
+ * p_vaddr + bias, in program header order (a later segment shadows an
+ * earlier one). Segments are cut at the end of the file, like libipt's
+ * sections; .bss-like tails (p_memsz > p_filesz) are not mapped.
+ */
+static int elf_add_segments(struct elf_load *ld)
+{
+	const struct img_file *f = ld->file;
+	GElf_Phdr phdr;
+	size_t n, i;
+	uint64_t size, vaddr;
+	int err;
+
+	if (elf_getphdrnum(ld->elf, &n))
+		return -HWT_ERR_BAD_FORMAT;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(ld->elf, (int)i, &phdr))
+			return -HWT_ERR_BAD_FORMAT;
+		if (phdr.p_type != PT_LOAD || !phdr.p_filesz ||
+		    phdr.p_offset >= f->size)
+			continue;
+		size = phdr.p_filesz;
+		if (size > f->size - phdr.p_offset)
+			size = f->size - phdr.p_offset;
+		vaddr = phdr.p_vaddr + ld->bias;
+		if (vaddr + size <= vaddr)
+			continue;
+		/* The new file's symbols replace old ones it covers. */
+		img_sym_drop_range(ld->image, vaddr, vaddr + size);
+		err = img_add_section(ld->image, f->map + phdr.p_offset, size,
+				      vaddr);
+		if (err == -HWT_ERR_NOMEM)
+			return err;
+	}
+	return 0;
+}
+
+static int elf_read_scns(struct elf_load *ld)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t n;
+
+	if (elf_getshdrnum(ld->elf, &n))
+		return -HWT_ERR_BAD_FORMAT;
+	ld->scns = calloc(n ? n : 1, sizeof(*ld->scns));
+	if (!ld->scns)
+		return -HWT_ERR_NOMEM;
+	ld->nscns = n;
+	while ((scn = elf_nextscn(ld->elf, scn))) {
+		size_t idx = elf_ndxscn(scn);
+
+		if (idx >= n || !gelf_getshdr(scn, &shdr))
+			continue;
+		if (!(shdr.sh_flags & SHF_ALLOC) || !shdr.sh_size)
+			continue;
+		ld->scns[idx].begin = shdr.sh_addr + ld->bias;
+		ld->scns[idx].end = shdr.sh_addr + shdr.sh_size + ld->bias;
+		if (ld->scns[idx].end < ld->scns[idx].begin)
+			ld->scns[idx].end = 0;
+	}
+	return 0;
+}
+
+/*
+ * The higher, the better a name for an address several symbols share: a
+ * sized function, global, without reserved-looking leading underscores.
+ */
+static uint32_t sym_rank(const GElf_Sym *sym, const char *name)
+{
+	uint32_t rank = 0, us = 0;
+
+	if (sym->st_size)
+		rank |= 1u << 8;
+	switch (GELF_ST_TYPE(sym->st_info)) {
+	case STT_FUNC:
+		rank |= 3u << 6;
+		break;
+	case STT_GNU_IFUNC:
+		rank |= 2u << 6;
+		break;
+	default:
+		rank |= 1u << 6;
+		break;
+	}
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		rank |= 3u << 4;
+		break;
+	case STB_WEAK:
+		rank |= 2u << 4;
+		break;
+	default:
+		rank |= 1u << 4;
+		break;
+	}
+	while (us < 3 && name[us] == '_')
+		us++;
+	return rank | (3 - us);
+}
+
+/* The NUL-terminated string at @off of string table section @idx. */
+static const char *elf_str(const struct elf_load *ld, size_t idx,
+			   uint64_t off)
+{
+	const struct img_file *f = ld->file;
+	Elf_Scn *scn = elf_getscn(ld->elf, idx);
+	GElf_Shdr shdr;
+	const char *s;
+
+	if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_STRTAB)
+		return NULL;
+	if (shdr.sh_offset > f->size || shdr.sh_size > f->size - shdr.sh_offset ||
+	    off >= shdr.sh_size)
+		return NULL;
+	s = (const char *)f->map + shdr.sh_offset + off;
+	if (!memchr(s, '\0', shdr.sh_size - off))
+		return NULL;
+	return s;
+}
+
+static int elf_push_sym(struct elf_load *ld, const GElf_Sym *sym,
+			const char *name)
+{
+	struct img_sym *s;
+	uint64_t begin = sym->st_value + ld->bias, end;
+	unsigned int type = GELF_ST_TYPE(sym->st_info);
+	int err;
+
+	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+		return 0;
+	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
+		return 0;
+	if (sym->st_size) {
+		end = begin + sym->st_size;
+		if (end < begin)
+			return 0;
+	} else {
+		/* Unsized: up to the end of its section. */
+		if (type != STT_FUNC || sym->st_shndx >= ld->nscns)
+			return 0;
+		end = ld->scns[sym->st_shndx].end;
+		if (begin < ld->scns[sym->st_shndx].begin || begin >= end)
+			return 0;
+	}
+	err = img_reserve((void **)&ld->syms, &ld->capsyms, ld->nsyms + 1,
+			  sizeof(*ld->syms));
+	if (err < 0)
+		return err;
+	s = &ld->syms[ld->nsyms++];
+	s->begin = begin;
+	s->end = end;
+	s->maxend = end;
+	s->name = name;
+	s->rank = sym_rank(sym, name);
+	return 0;
+}
+
+static int elf_read_symtab(struct elf_load *ld, Elf_Scn *scn,
+			   const GElf_Shdr *shdr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t symsz = gelf_fsize(ld->elf, ELF_T_SYM, 1, EV_CURRENT);
+	size_t i, n;
+	GElf_Sym sym;
+	int err;
+
+	if (!data || !symsz)
+		return 0;
+	n = data->d_size / symsz;
+	for (i = 0; i < n; i++) {
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &sym) || !sym.st_name)
+			continue;
+		name = elf_str(ld, shdr->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		err = elf_push_sym(ld, &sym, name);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+#ifdef HWT_HAVE_DEMANGLE
+/* Once per symbol at load time, so lookups stay allocation-free. */
+static void elf_demangle(struct elf_load *ld)
+{
+	size_t i;
+
+	for (i = 0; i < ld->nsyms; i++) {
+		const char *name = ld->syms[i].name;
+		char *d;
+
+		if (name[0] != '_' || name[1] != 'Z')
+			continue;
+		d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+		if (!d)
+			continue;
+		if (img_own(ld->image, d) < 0) {
+			free(d);
+			continue;
+		}
+		ld->syms[i].name = d;
+	}
+}
+#else
+static void elf_demangle(struct elf_load *ld)
+{
+	(void)ld;
+}
+#endif
+
+static int elf_add_symbols(struct elf_load *ld)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr ehdr;
+	GElf_Shdr shdr;
+	int err;
+
+	/* Relocatable files' symbol values are section offsets. */
+	if (!gelf_getehdr(ld->elf, &ehdr) ||
+	    (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN))
+		return 0;
+	err = elf_read_scns(ld);
+	if (err < 0)
+		return err;
+	while ((scn = elf_nextscn(ld->elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM)
+			continue;
+		err = elf_read_symtab(ld, scn, &shdr);
+		if (err < 0)
+			return err;
+	}
+	ld->nsyms = img_sym_sort_unique(ld->syms, ld->nsyms);
+	elf_demangle(ld);
+	return img_sym_add(ld->image, ld->syms, ld->nsyms);
+}
+
+int hwt_image_add_elf(struct hwt_image *image, const char *path,
+		      uint64_t bias)
+{
+	struct elf_load ld = { .image = image, .bias = bias };
+	int fd, err;
+
+	if (!image || !path)
+		return -HWT_ERR_INVALID;
+	err = img_file_open(image, path, &ld.file, &fd);
+	if (err < 0)
+		return err;
+	if (ld.file->size < EI_NIDENT ||
+	    memcmp(ld.file->map, ELFMAG, SELFMAG)) {
+		err = -HWT_ERR_BAD_FORMAT;
+		goto out;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		err = -HWT_ERR_INTERNAL;
+		goto out;
+	}
+	ld.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!ld.elf || elf_kind(ld.elf) != ELF_K_ELF) {
+		err = -HWT_ERR_BAD_FORMAT;
+		goto out;
+	}
+	err = elf_add_segments(&ld);
+	if (err >= 0)
+		err = elf_add_symbols(&ld);
+out:
+	if (ld.elf)
+		elf_end(ld.elf);
+	free(ld.scns);
+	free(ld.syms);
+	close(fd);
+	return err;
+}

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Image sections: a sorted array of non-overlapping address ranges, each
+ * pointing into a file mapping or a caller's buffer.
+ *
+ * Overlaps follow libipt's pt_image_add: the newest section wins and an
+ * older one it overlaps keeps only the parts in front of and behind it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image/image_int.h"
+
+int img_reserve(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 8;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / elem)
+			return -HWT_ERR_NOMEM;
+		ncap *= 2;
+	}
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return -HWT_ERR_NOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+struct hwt_image *hwt_image_new(void)
+{
+	struct hwt_image *image = calloc(1, sizeof(*image));
+
+	if (!image)
+		return NULL;
+	atomic_init(&image->last, 0);
+	/* A zeroed cache (generation 0) must never look current. */
+	image->generation = 1;
+	return image;
+}
+
+void hwt_image_delete(struct hwt_image *image)
+{
+	size_t i;
+
+	if (!image)
+		return;
+	for (i = 0; i < image->nfiles; i++)
+		if (image->files[i].size)
+			munmap((void *)image->files[i].map,
+			       image->files[i].size);
+	for (i = 0; i < image->nowned; i++)
+		free(image->owned[i]);
+	free(image->files);
+	free(image->secs);
+	free(image->syms);
+	free(image->owned);
+	free(image);
+}
+
+int img_own(struct hwt_image *image, char *s)
+{
+	int err;
+
+	err = img_reserve((void **)&image->owned, &image->capowned,
+			  image->nowned + 1, sizeof(*image->owned));
+	if (err < 0)
+		return err;
+	image->owned[image->nowned++] = s;
+	return 0;
+}
+
+int img_file_open(struct hwt_image *image, const char *path,
+		  const struct img_file **file, int *fdp)
+{
+	struct img_file *f;
+	struct stat st;
+	void *map;
+	size_t i;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -HWT_ERR_IO;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err = -HWT_ERR_IO;
+		goto out_close;
+	}
+	for (i = 0; i < image->nfiles; i++) {
+		f = &image->files[i];
+		if (f->dev == st.st_dev && f->ino == st.st_ino)
+			goto found;
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		err = -HWT_ERR_NOMEM;
+		goto out_close;
+	}
+	err = img_reserve((void **)&image->files, &image->capfiles,
+			  image->nfiles + 1, sizeof(*image->files));
+	if (err < 0)
+		goto out_close;
+	map = NULL;
+	if (st.st_size) {
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			   fd, 0);
+		if (map == MAP_FAILED) {
+			err = errno == ENOMEM ? -HWT_ERR_NOMEM : -HWT_ERR_IO;
+			goto out_close;
+		}
+	}
+	f = &image->files[image->nfiles++];
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->map = map;
+	f->size = (size_t)st.st_size;
+	f->refs = 0;
+found:
+	f->refs++;
+	*file = f;
+	if (fdp) {
+		*fdp = fd;
+		return 0;
+	}
+	err = 0;
+out_close:
+	close(fd);
+	return err;
+}
+
+/* The first section ending after @vaddr (sections are sorted both ways). */
+static size_t sec_first_end_after(const struct hwt_image *image,
+				  uint64_t vaddr)
+{
+	size_t lo = 0, hi = image->nsecs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (image->secs[mid].end <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int img_add_section(struct hwt_image *image, const uint8_t *data,
+		    uint64_t size, uint64_t vaddr)
+{
+	struct img_section front, back, *s;
+	size_t lo, hi, n, nnew;
+	uint64_t end;
+	int err, has_front = 0, has_back = 0;
+
+	/* The end must be representable: nothing reaches 2^64. */
+	if (!size || vaddr + size <= vaddr || size > SIZE_MAX)
+		return -HWT_ERR_INVALID;
+	end = vaddr + size;
+
+	/* Reserve first so that a failure leaves the image unchanged. */
+	err = img_reserve((void **)&image->secs, &image->capsecs,
+			  image->nsecs + 3, sizeof(*image->secs));
+	if (err < 0)
+		return err;
+
+	lo = sec_first_end_after(image, vaddr);
+	for (hi = lo; hi < image->nsecs && image->secs[hi].begin < end; hi++)
+		;
+	if (lo < hi && image->secs[lo].begin < vaddr) {
+		front = image->secs[lo];
+		front.end = vaddr;
+		has_front = 1;
+	}
+	if (lo < hi && image->secs[hi - 1].end > end) {
+		back = image->secs[hi - 1];
+		back.data += end - back.begin;
+		back.begin = end;
+		has_back = 1;
+	}
+
+	nnew = (size_t)has_front + 1 + (size_t)has_back;
+	n = image->nsecs;
+	memmove(&image->secs[lo + nnew], &image->secs[hi],
+		(n - hi) * sizeof(*image->secs));
+	s = &image->secs[lo];
+	if (has_front)
+		*s++ = front;
+	s->begin = vaddr;
+	s->end = end;
+	s->data = data;
+	s++;
+	if (has_back)
+		*s = back;
+	image->nsecs = n - (hi - lo) + nnew;
+
+	atomic_store_explicit(&image->last, lo + (size_t)has_front,
+			      memory_order_relaxed);
+	image->generation++;
+	return 0;
+}
+
+int hwt_image_add_file(struct hwt_image *image, const char *path,
+		       uint64_t offset, uint64_t size, uint64_t vaddr)
+{
+	const struct img_file *f;
+	int err;
+
+	if (!image || !path)
+		return -HWT_ERR_INVALID;
+	err = img_file_open(image, path, &f, NULL);
+	if (err < 0)
+		return err;
+	if (offset >= f->size)
+		return -HWT_ERR_INVALID;
+	/* Like libipt: a range running past the end of the file is cut. */
+	if (!size || size > f->size - offset)
+		size = f->size - offset;
+	return img_add_section(image, f->map + offset, size, vaddr);
+}
+
+int hwt_image_add_buffer(struct hwt_image *image, const uint8_t *buf,
+			 size_t size, uint64_t vaddr)
+{
+	if (!image || !buf)
+		return -HWT_ERR_INVALID;
+	return img_add_section(image, buf, size, vaddr);
+}
+
+/* The section containing @vaddr, or SIZE_MAX. */
+static size_t sec_find(const struct hwt_image *image, uint64_t vaddr)
+{
+	size_t i = sec_first_end_after(image, vaddr);
+
+	if (i < image->nsecs && image->secs[i].begin <= vaddr)
+		return i;
+	return SIZE_MAX;
+}
+
+int hwt_image_read(const struct hwt_image *image, uint64_t vaddr,
+		   const uint8_t **ptr, size_t *avail)
+{
+	struct hwt_image *mut = (struct hwt_image *)image;
+	const struct img_section *s;
+	size_t i;
+
+	if (!image || !ptr || !avail)
+		return -HWT_ERR_INVALID;
+
+	/* Consecutive reads almost always hit the same section. */
+	i = atomic_load_explicit(&mut->last, memory_order_relaxed);
+	if (i < image->nsecs) {
+		s = &image->secs[i];
+		if (vaddr - s->begin < s->end - s->begin)
+			goto hit;
+	}
+	i = sec_find(image, vaddr);
+	if (i == SIZE_MAX)
+		return -HWT_ERR_NOMAP;
+	atomic_store_explicit(&mut->last, i, memory_order_relaxed);
+	s = &image->secs[i];
+hit:
+	*ptr = s->data + (vaddr - s->begin);
+	*avail = (size_t)(s->end - vaddr);
+	return 0;
+}
+
+uint64_t hwt_image_generation(const struct hwt_image *image)
+{
+	return image ? image->generation : 0;
+}

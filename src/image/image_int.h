@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Internals of the image layer, shared by image.c (sections, files) and
+ * elf.c (ELF segments, symbols).
+ */
+#ifndef HWT_IMAGE_INT_H
+#define HWT_IMAGE_INT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <hwt/image.h>
+
+/*
+ * A file mapped read-only, whole, once per image. Mappings are kept until
+ * the image is deleted even when every section using them was shadowed:
+ * hwt_image_read promises its pointers live as long as the image.
+ */
+struct img_file {
+	dev_t dev;
+	ino_t ino;
+	const uint8_t *map;
+	size_t size;
+	unsigned int refs;	/* hwt_image_add_* calls that used it */
+};
+
+/*
+ * [begin, end) at @data. Sections never overlap: adding one clips the
+ * older ones it covers, so a lookup is one binary search.
+ */
+struct img_section {
+	uint64_t begin;
+	uint64_t end;
+	const uint8_t *data;
+};
+
+/*
+ * A function symbol covering [begin, end). @maxend is the largest end of
+ * this and every earlier symbol in the sorted array: a backwards scan for
+ * a symbol containing an address can stop once maxend <= address.
+ */
+struct img_sym {
+	uint64_t begin;
+	uint64_t end;
+	uint64_t maxend;
+	const char *name;
+	uint32_t rank;		/* higher wins among symbols at one address */
+};
+
+struct hwt_image {
+	struct img_section *secs;
+	size_t nsecs, capsecs;
+	/* The section of the last hit; mutable from const readers. */
+	_Atomic size_t last;
+	uint64_t generation;
+
+	struct img_file *files;
+	size_t nfiles, capfiles;
+
+	struct img_sym *syms;
+	size_t nsyms, capsyms;
+
+	/* Strings the image allocated (demangled names). */
+	char **owned;
+	size_t nowned, capowned;
+};
+
+/* Grow *@arr (of @elem-byte items, @cap of them) to hold @need items. */
+int img_reserve(void **arr, size_t *cap, size_t need, size_t elem);
+
+/* Map @path (or find it already mapped); *@fdp gets an open fd if given. */
+int img_file_open(struct hwt_image *image, const char *path,
+		  const struct img_file **file, int *fdp);
+
+/* Map [@data, @data + @size) at @vaddr, shadowing what it overlaps. */
+int img_add_section(struct hwt_image *image, const uint8_t *data,
+		    uint64_t size, uint64_t vaddr);
+
+/* Drop the symbols starting in [@begin, @end). */
+void img_sym_drop_range(struct hwt_image *image, uint64_t begin,
+			uint64_t end);
+
+/*
+ * Sort @s by address, keep the best-ranked symbol at each address and set
+ * maxend. Returns the new count.
+ */
+size_t img_sym_sort_unique(struct img_sym *s, size_t n);
+
+/* Add @n symbols (sorted afterwards); takes no ownership of names. */
+int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
+		size_t n);
+
+/* Keep @s until the image is deleted. */
+int img_own(struct hwt_image *image, char *s);
+
+#endif /* HWT_IMAGE_INT_H */

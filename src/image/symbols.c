@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Symbol lookup: one array sorted by address, one symbol per address, and
+ * a running maximum of the ends so that nested or unsized symbols are
+ * found without scanning far back.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "image/image_int.h"
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct img_sym *x = a, *y = b;
+
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	/* Deterministic among equals, whatever the input order. */
+	return strcmp(x->name, y->name);
+}
+
+size_t img_sym_sort_unique(struct img_sym *s, size_t nsyms)
+{
+	uint64_t maxend = 0;
+	size_t i, n = 0;
+
+	qsort(s, nsyms, sizeof(*s), sym_cmp);
+	for (i = 0; i < nsyms; i++) {
+		if (n && s[n - 1].begin == s[i].begin)
+			continue;
+		s[n] = s[i];
+		if (s[n].end > maxend)
+			maxend = s[n].end;
+		s[n].maxend = maxend;
+		n++;
+	}
+	return n;
+}
+
+static void sym_finish(struct hwt_image *image)
+{
+	image->nsyms = img_sym_sort_unique(image->syms, image->nsyms);
+}
+
+void img_sym_drop_range(struct hwt_image *image, uint64_t begin,
+			uint64_t end)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < image->nsyms; i++)
+		if (image->syms[i].begin < begin || image->syms[i].begin >= end)
+			image->syms[n++] = image->syms[i];
+	if (n != image->nsyms) {
+		image->nsyms = n;
+		sym_finish(image);
+	}
+}
+
+int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
+		size_t n)
+{
+	int err;
+
+	if (!n)
+		return 0;
+	err = img_reserve((void **)&image->syms, &image->capsyms,
+			  image->nsyms + n, sizeof(*image->syms));
+	if (err < 0)
+		return err;
+	memcpy(&image->syms[image->nsyms], syms, n * sizeof(*syms));
+	image->nsyms += n;
+	sym_finish(image);
+	return 0;
+}
+
+int hwt_image_symbol(const struct hwt_image *image, uint64_t vaddr,
+		     const char **name, uint64_t *offset)
+{
+	const struct img_sym *s;
+	size_t lo, hi;
+
+	if (!image || !name || !offset)
+		return -HWT_ERR_INVALID;
+
+	/* hi: the number of symbols starting at or below @vaddr. */
+	lo = 0;
+	hi = image->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (image->syms[mid].begin <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (hi--) {
+		s = &image->syms[hi];
+		if (s->maxend <= vaddr)
+			break;
+		if (vaddr < s->end) {
+			*name = s->name;
+			*offset = vaddr - s->begin;
+			return 0;
+		}
+	}
+	return -HWT_ERR_NOMAP;
+}

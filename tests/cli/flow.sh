@@ -1,0 +1,371 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Golden tests of `hwt ptxed`, `hwt flow`, `hwt calls` and `hwt coverage`
+# on a tiny program (assembled with yasm here) and traces written by
+# ptgen (tests/tools/ptgen.c, hwt's own packet encoder): instruction by
+# instruction, with and without return compression, with filtering (a
+# disable/enable gap), an overflow and a corrupted byte in the middle, and
+# code that is not in the image. -j N must print what -j1 prints.
+#
+#   bash tests/cli/flow.sh path/to/hwt BUILD_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 HWT BUILD_DIR" >&2
+	exit 2
+fi
+hwt=$1
+ptgen=$2/ptgen
+if ! command -v yasm >/dev/null; then
+	echo "flow.sh: yasm is not installed; skipped" >&2
+	exit 0
+fi
+if [ ! -x "$ptgen" ]; then
+	echo "flow.sh: $ptgen not built" >&2
+	exit 1
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-flow.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+
+# The program: a loop calling a function twice, then two indirect jumps.
+#   1000 mov ecx, 2      1005 call f     100a dec ecx    100c jnz 1005
+#   100e jmp rax         1020 f: nop     1021 ret        1030 nop
+#   1031 jmp rbx
+cat >"$tmp/prog.asm" <<'EOF'
+bits 64
+org 0x1000
+start:
+	mov ecx, 2
+again:
+	call func
+	dec ecx
+	jnz again
+	jmp rax
+	times 0x20 - ($ - $$) db 0xcc
+func:
+	nop
+	ret
+	times 0x30 - ($ - $$) db 0xcc
+done:
+	nop
+	jmp rbx
+EOF
+yasm -f bin -o "$tmp/prog.bin" "$tmp/prog.asm" || exit 1
+raw="$tmp/prog.bin:0x1000"
+
+# trace NAME PACKETS...: write $tmp/NAME.pt
+trace() {
+	local name=$1
+	shift
+	printf '%s\n' "$@" | "$ptgen" "$tmp/$name.pt" || {
+		echo "FAIL: ptgen $name" >&2
+		exit 1
+	}
+}
+
+# check DESC CMD... <<EXPECTED: stdout must be EXPECTED, exit code 0.
+check() {
+	local desc=$1
+	shift
+	checks=$((checks + 1))
+	cat >"$tmp/want"
+	timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ $rc -ne 0 ] || ! cmp -s "$tmp/want" "$tmp/out"; then
+		echo "FAIL: $desc (exit $rc)" >&2
+		diff -u "$tmp/want" "$tmp/out" | head -n 40 >&2
+		head -n 5 "$tmp/err" >&2
+		failures=$((failures + 1))
+	fi
+}
+
+# Compressed returns: the ret's TNT bit is taken.
+trace ret psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!!." \
+	"tip 0x1030" "tip.pgd -"
+# Uncompressed returns: a TIP each.
+trace tipret psb psbend "mode.exec 64" "tip.pge 0x1000" "tip 0x100a" \
+	"tnt !" "tip 0x100a" "tnt ." "tip 0x1030" "tip.pgd -"
+# Filtering: f is outside the traced range.
+trace filter psb psbend "mode.exec 64" "tip.pge 0x1000" "tip.pgd 0x1020" \
+	"tip.pge 0x100a" "tnt ." "tip 0x1030" "tip.pgd -"
+# An overflow after the first return.
+trace ovf psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" ovf \
+	"fup 0x100a" "tnt ." "tip 0x1030" "tip.pgd -"
+# A corrupted byte; decoding resumes at the next PSB.
+trace corrupt psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" \
+	"raw 0xd9" "tnt ..." psb "mode.exec 64" "fup 0x100a" psbend "tnt ." \
+	"tip 0x1030" "tip.pgd -"
+
+check "ptxed, compressed returns" "$hwt" ptxed --raw "$raw" \
+	--pt "$tmp/ret.pt" --no-inst <<'EOF'
+[enabled]
+[exec mode: 64-bit]
+0000000000001000
+0000000000001005
+0000000000001020
+0000000000001021
+000000000000100a
+000000000000100c
+0000000000001005
+0000000000001020
+0000000000001021
+000000000000100a
+000000000000100c
+000000000000100e
+0000000000001030
+0000000000001031
+[disabled]
+EOF
+
+check "ptxed, uncompressed returns, --insn-decoder --stat" "$hwt" ptxed \
+	--insn-decoder --raw "$raw" --pt "$tmp/tipret.pt" --no-inst --stat <<'EOF'
+[enabled]
+[exec mode: 64-bit]
+0000000000001000
+0000000000001005
+0000000000001020
+0000000000001021
+000000000000100a
+000000000000100c
+0000000000001005
+0000000000001020
+0000000000001021
+000000000000100a
+000000000000100c
+000000000000100e
+0000000000001030
+0000000000001031
+[disabled]
+insn: 14.
+EOF
+
+check "ptxed, disassembly" "$hwt" ptxed --raw "$raw" --pt "$tmp/filter.pt" <<'EOF'
+[enabled]
+[exec mode: 64-bit]
+0000000000001000  mov ecx, 0x02
+0000000000001005  call 0x0000000000001020
+[disabled]
+[enabled]
+000000000000100a  dec ecx
+000000000000100c  jnz 0x0000000000001005
+000000000000100e  jmp rax
+0000000000001030  nop
+0000000000001031  jmp rbx
+[disabled]
+EOF
+
+check "ptxed, overflow" "$hwt" ptxed --raw "$raw" --pt "$tmp/ovf.pt" \
+	--no-inst --event:ip <<'EOF'
+[enabled, ip: 0000000000001000]
+[exec mode: 64-bit, ip: 0000000000001000]
+0000000000001000
+0000000000001005
+0000000000001020
+0000000000001021
+000000000000100a
+000000000000100c
+[overflow, ip: 000000000000100a]
+000000000000100a
+000000000000100c
+000000000000100e
+0000000000001030
+0000000000001031
+[disabled]
+EOF
+
+check "ptxed, corrupted byte" "$hwt" ptxed --raw "$raw" \
+	--pt "$tmp/corrupt.pt" --no-inst <<'EOF'
+[enabled]
+[exec mode: 64-bit]
+0000000000001000
+0000000000001005
+0000000000001020
+0000000000001021
+000000000000100a
+000000000000100c
+[1c, 100c: error: unknown opcode]
+000000000000100a
+000000000000100c
+000000000000100e
+0000000000001030
+0000000000001031
+[disabled]
+EOF
+
+check "flow --branches" "$hwt" flow --branches --raw "$raw" \
+	"$tmp/ret.pt" <<'EOF'
+0x1005 0x1020
+0x1021 0x100a
+0x100c 0x1005
+0x1005 0x1020
+0x1021 0x100a
+0x100e 0x1030
+EOF
+
+check "flow --branches, uncompressed returns" "$hwt" flow --branches \
+	--raw "$raw" "$tmp/tipret.pt" <<'EOF'
+0x1005 0x1020
+0x1021 0x100a
+0x100c 0x1005
+0x1005 0x1020
+0x1021 0x100a
+0x100e 0x1030
+EOF
+
+check "flow --branches, filtered" "$hwt" flow --branches --raw "$raw" \
+	"$tmp/filter.pt" <<'EOF'
+0x100e 0x1030
+EOF
+
+check "flow, corrupted byte" "$hwt" flow --disasm --raw "$raw" \
+	"$tmp/corrupt.pt" <<'EOF'
+[enabled, ip: 0000000000001000]
+[exec mode: 64-bit, ip: 0000000000001000]
+0000000000001000  mov ecx, 0x02
+0000000000001005  call 0x0000000000001020
+0000000000001020  nop
+0000000000001021  ret
+000000000000100a  dec ecx
+000000000000100c  jnz 0x0000000000001005
+[error at offset 0x1c, ip 0x1005: unknown packet opcode]
+000000000000100a  dec ecx
+000000000000100c  jnz 0x0000000000001005
+000000000000100e  jmp rax
+0000000000001030  nop
+0000000000001031  jmp rbx
+[disabled]
+EOF
+
+check "flow --blocks, overflow" "$hwt" flow --blocks --raw "$raw" \
+	"$tmp/ovf.pt" <<'EOF'
+[enabled, ip: 0000000000001000]
+[exec mode: 64-bit, ip: 0000000000001000]
+0000000000001000 0000000000001021     4
+000000000000100a 000000000000100c     2
+[overflow, ip: 000000000000100a]
+000000000000100a 000000000000100c     2
+000000000000100e 000000000000100e     1
+0000000000001030 0000000000001031     2
+[disabled]
+EOF
+
+check "flow --stat" "$hwt" flow --stat --raw "$raw" "$tmp/ret.pt" <<'EOF'
+insn: 14
+blocks: 6
+events: 4
+errors: 0
+EOF
+
+check "calls" "$hwt" calls --raw "$raw" "$tmp/ret.pt" <<'EOF'
+1	?? 0x1000	inst 1,2
+2	  ?? 0x1020	inst 3,4
+3	?? 0x100a	inst 5,7
+4	  ?? 0x1020	inst 8,9
+5	?? 0x100a	inst 10,14
+EOF
+
+check "coverage" "$hwt" coverage -o "$tmp/map" --raw "$raw" \
+	"$tmp/ret.pt" <<'EOF'
+edges: 6
+hash: f578e2c4a9c01ddd
+blocks: 6
+insn: 14
+errors: 0
+EOF
+checks=$((checks + 1))
+if [ "$(stat -c %s "$tmp/map" 2>/dev/null)" != 65536 ]; then
+	echo "FAIL: coverage -o: no 64 KiB bitmap" >&2
+	failures=$((failures + 1))
+fi
+
+# Code that is not in the image: the error names the IP; decoding goes on
+# at the next PSB.
+trace nomap psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!!." \
+	"tip 0x5000" "tnt !!" pad pad pad pad pad pad pad pad pad pad pad pad \
+	pad pad pad pad psb "mode.exec 64" "fup 0x1030" psbend "tip.pgd -"
+# Where the decoder stands at the error is its own business: mask it.
+check "flow, missing image" sh -c '"$0" flow --no-events --raw "$1" "$2" |
+	sed "s/offset 0x[0-9a-f]*/offset X/"' "$hwt" "$raw" \
+	"$tmp/nomap.pt" <<'EOF'
+0000000000001000
+0000000000001005
+0000000000001020
+0000000000001021
+000000000000100a
+000000000000100c
+0000000000001005
+0000000000001020
+0000000000001021
+000000000000100a
+000000000000100c
+000000000000100e
+[error at offset X, ip 0x5000: no memory mapped at this address]
+0000000000001030
+0000000000001031
+EOF
+
+# -j: a long trace with a PSB every 97 loop iterations, overflows and
+# corrupted bytes; every output mode must match the single-threaded one.
+cat >"$tmp/loop.asm" <<'EOF'
+bits 64
+org 0x1000
+top:
+	dec ecx
+	jnz top
+	call f
+	jmp short top
+	times 0x20 - ($ - $$) db 0xcc
+f:
+	nop
+	ret
+EOF
+yasm -f bin -o "$tmp/loop.bin" "$tmp/loop.asm" || exit 1
+awk 'BEGIN {
+	print "psb"; print "tsc 0x1000"; print "mode.exec 64"; print "psbend"
+	print "tip.pge 0x1000"
+	for (i = 0; i < 60000; i++) {
+		if (i && i % 97 == 0) {
+			print "psb"; printf "tsc %d\n", 4096 + i * 100
+			print "mode.exec 64"; print "fup 0x1000"; print "psbend"
+		}
+		if (i % 5003 == 2500) print "raw 0xd9 0x02 0x03"
+		else if (i % 7919 == 4000) { print "ovf"; print "fup 0x1000" }
+		print "tnt !!!.!"
+	}
+	print "tip.pgd -"
+}' | "$ptgen" "$tmp/long.pt" || exit 1
+for mode in --insn --blocks --branches --stat; do
+	"$hwt" flow $mode --raw "$tmp/loop.bin:0x1000" "$tmp/long.pt" \
+		>"$tmp/j1" 2>&1
+	for j in 2 3 7; do
+		checks=$((checks + 1))
+		"$hwt" flow $mode -j$j --raw "$tmp/loop.bin:0x1000" \
+			"$tmp/long.pt" >"$tmp/jn" 2>&1
+		if ! cmp -s "$tmp/j1" "$tmp/jn"; then
+			echo "FAIL: flow $mode -j$j differs from -j1" >&2
+			diff "$tmp/j1" "$tmp/jn" | head -n 10 >&2
+			failures=$((failures + 1))
+		fi
+	done
+done
+"$hwt" coverage --raw "$tmp/loop.bin:0x1000" "$tmp/long.pt" >"$tmp/j1"
+"$hwt" coverage -j3 --raw "$tmp/loop.bin:0x1000" "$tmp/long.pt" >"$tmp/jn"
+checks=$((checks + 1))
+cmp -s "$tmp/j1" "$tmp/jn" || {
+	echo "FAIL: coverage -j3 differs from -j1" >&2
+	failures=$((failures + 1))
+}
+# The long trace has errors and overflows, but no instruction is lost.
+"$hwt" ptxed --raw "$tmp/loop.bin:0x1000" --pt "$tmp/long.pt" --quiet \
+	--stat:insn >"$tmp/px"
+checks=$((checks + 1))
+want=$(grep '^insn:' "$tmp/j1")
+got=$(sed -n 's/^insn: \([0-9]*\)\.$/insn: \1/p' "$tmp/px")
+[ "$want" = "$got" ] || {
+	echo "FAIL: ptxed --stat:insn '$got' != coverage '$want'" >&2
+	failures=$((failures + 1))
+}
+
+echo "flow.sh: $checks checks, $failures failures"
+[ "$failures" -eq 0 ]

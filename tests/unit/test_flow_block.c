@@ -1,0 +1,670 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Block decoder tests: tiny x86-64 programs as raw bytes in a buffer image
+ * and the PT our encoder writes for them. Each run is rendered as text (one
+ * line per instruction, "[...]" per event, ptxed-like) and compared.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <hwt/flow.h>
+#include <hwt/pt.h>
+
+/* ------------------------------------------------------------------ */
+/* Trace builder                                                       */
+/* ------------------------------------------------------------------ */
+
+struct trace {
+	uint8_t buf[8192];
+	size_t len;
+};
+
+static void put(struct trace *t, const struct hwt_pt_packet *p)
+{
+	int n = hwt_pt_encode(t->buf + t->len, t->buf + sizeof(t->buf), p);
+
+	assert_true(n > 0);
+	t->len += (size_t) n;
+}
+
+static void psb(struct trace *t, uint64_t fup)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_PSB;
+	put(t, &p);
+	p.type = HWT_PT_MODE_EXEC;
+	p.u.exec = HWT_PT_EXEC_CSL;
+	put(t, &p);
+	if (fup) {
+		memset(&p, 0, sizeof(p));
+		p.type = HWT_PT_FUP;
+		p.u.ip.ipc = HWT_PT_IPC_SEXT48;
+		p.u.ip.ip = fup;
+		put(t, &p);
+	}
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_PSBEND;
+	put(t, &p);
+}
+
+static void ip_pkt(struct trace *t, unsigned type, uint64_t ip)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = (uint8_t) type;
+	p.u.ip.ipc = ip ? HWT_PT_IPC_SEXT48 : HWT_PT_IPC_SUPPRESSED;
+	p.u.ip.ip = ip;
+	put(t, &p);
+}
+
+/* "tn.t": oldest first, as pttc writes them. */
+static void tnt(struct trace *t, const char *bits)
+{
+	struct hwt_pt_packet p;
+	size_t n = strlen(bits), i;
+
+	memset(&p, 0, sizeof(p));
+	p.type = n <= 6 ? HWT_PT_TNT8 : HWT_PT_TNT64;
+	p.u.tnt.bits = (uint8_t) n;
+	for (i = 0; i < n; ++i)
+		p.u.tnt.payload = (p.u.tnt.payload << 1) | (bits[i] == 't');
+	put(t, &p);
+}
+
+static void simple(struct trace *t, unsigned type)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = (uint8_t) type;
+	put(t, &p);
+}
+
+static void pip(struct trace *t, uint64_t cr3)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_PIP;
+	p.u.pip.cr3 = cr3;
+	put(t, &p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Running the decoder into text                                       */
+/* ------------------------------------------------------------------ */
+
+struct out {
+	char text[1 << 16];
+	size_t len;
+	uint64_t ninsn, nblocks;
+};
+
+static void emit(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(o->text + o->len, sizeof(o->text) - o->len, fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t) n < sizeof(o->text) - o->len)
+		o->len += (size_t) n;
+}
+
+static void emit_event(struct out *o, const struct hwt_event *ev)
+{
+	if (ev->status_update)
+		return;
+
+	switch (ev->type) {
+	case HWT_EV_ENABLED:
+		emit(o, "[enabled%s]\n", ev->u.enabled.resumed ? " resumed" : "");
+		break;
+	case HWT_EV_DISABLED:
+		emit(o, "[disabled]\n");
+		break;
+	case HWT_EV_ASYNC_DISABLED:
+		emit(o, "[disabled at %llx]\n",
+		     (unsigned long long) ev->u.async_disabled.at);
+		break;
+	case HWT_EV_ASYNC_BRANCH:
+		emit(o, "[interrupt %llx -> %llx]\n",
+		     (unsigned long long) ev->u.async_branch.from,
+		     (unsigned long long) ev->u.async_branch.to);
+		break;
+	case HWT_EV_OVERFLOW:
+		emit(o, "[overflow %llx]\n",
+		     (unsigned long long) ev->u.overflow.ip);
+		break;
+	case HWT_EV_PAGING:
+		emit(o, "[paging %llx]\n", (unsigned long long) ev->u.paging.cr3);
+		break;
+	default:
+		emit(o, "[event %u]\n", ev->type);
+		break;
+	}
+}
+
+static int drain(struct hwt_blk_decoder *d, struct out *o, int status)
+{
+	while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
+		struct hwt_event ev;
+
+		status = hwt_blk_event(d, &ev);
+		if (status >= 0)
+			emit_event(o, &ev);
+	}
+	return status;
+}
+
+static void emit_block(const struct hwt_image *image, struct out *o,
+		       const struct hwt_block *b, int show_blocks)
+{
+	uint64_t ip = b->ip;
+	uint32_t i;
+
+	if (show_blocks)
+		emit(o, "[block]\n");
+	for (i = 0; i < b->ninsn; ++i) {
+		struct hwt_insn insn;
+
+		assert_int_equal(hwt_blk_insn_walk(image, b->mode, &ip, &insn),
+				 0);
+		emit(o, "%llx\n", (unsigned long long) insn.ip);
+		if (i + 1 == b->ninsn)
+			assert_true(insn.ip == b->end_ip);
+	}
+	o->ninsn += b->ninsn;
+	o->nblocks += 1;
+}
+
+/* Decode the whole trace, as ptxed does (resync after errors). */
+static void run(struct hwt_image *image, const struct trace *t,
+		uint32_t flags, struct out *o, int show_blocks)
+{
+	struct hwt_blk_config cfg;
+	struct hwt_blk_decoder *d;
+
+	memset(o, 0, sizeof(*o));
+	hwt_blk_config_init(&cfg);
+	cfg.qry.begin = t->buf;
+	cfg.qry.end = t->buf + t->len;
+	cfg.flags = flags;
+	d = hwt_blk_new(&cfg, image);
+	assert_non_null(d);
+
+	for (;;) {
+		int status = hwt_blk_sync_forward(d);
+
+		if (status == -HWT_ERR_EOS)
+			break;
+		assert_true(status >= 0);
+
+		for (;;) {
+			struct hwt_block b;
+
+			status = drain(d, o, status);
+			if (status < 0)
+				break;
+			if (status & HWT_STS_EOS) {
+				if (!(status & HWT_STS_IP_SUPPRESSED))
+					emit(o, "[end of trace]\n");
+				status = -HWT_ERR_EOS;
+				break;
+			}
+
+			status = hwt_blk_next(d, &b);
+			if (b.ninsn)
+				emit_block(image, o, &b, show_blocks);
+			if (status < 0)
+				break;
+		}
+		if (status == -HWT_ERR_EOS)
+			break;
+
+		{
+			uint64_t ip = 0;
+
+			hwt_blk_get_ip(d, &ip);
+			emit(o, "[error %s at %llx]\n", hwt_errstr(status),
+			     (unsigned long long) ip);
+		}
+	}
+	hwt_blk_delete(d);
+}
+
+static void check(struct hwt_image *image, const struct trace *t,
+		  const char *expected)
+{
+	static struct out cached, cold;
+
+	run(image, t, 0, &cached, 0);
+	if (strcmp(cached.text, expected))
+		fprintf(stderr, "got:\n%s\nexpected:\n%s\n", cached.text,
+			expected);
+	assert_string_equal(cached.text, expected);
+
+	run(image, t, HWT_BLK_NO_CACHE, &cold, 0);
+	assert_string_equal(cold.text, expected);
+}
+
+static struct hwt_image *image1(uint64_t va, const uint8_t *code, size_t n)
+{
+	struct hwt_image *image = hwt_image_new();
+
+	assert_non_null(image);
+	assert_int_equal(hwt_image_add_buffer(image, code, n, va), 0);
+	return image;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+/* nop; je +2; nop; nop; nop; jmp rax */
+static const uint8_t code_cond[] = {
+	0x90, 0x74, 0x02, 0x90, 0x90, 0x90, 0xff, 0xe0
+};
+
+static void test_cond_taken(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_cond, sizeof(code_cond));
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	psb(&t, 0x1000);
+	tnt(&t, "t");
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0x3000);
+	check(image, &t, "1000\n1001\n1005\n1006\n[disabled]\n");
+	hwt_image_delete(image);
+}
+
+static void test_cond_not_taken(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_cond, sizeof(code_cond));
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	psb(&t, 0x1000);
+	tnt(&t, "n");
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	check(image, &t, "1000\n1001\n1003\n1004\n1005\n1006\n[disabled]\n");
+	hwt_image_delete(image);
+}
+
+/* 1000: call 1010; 1005: nop; jmp rax; 1010: nop; ret */
+static uint8_t code_call[0x20] = {
+	0xe8, 0x0b, 0x00, 0x00, 0x00, 0x90, 0xff, 0xe0,
+	[0x10] = 0x90, [0x11] = 0xc3
+};
+
+static void test_call_ret_compressed(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_call, sizeof(code_call));
+	struct trace t = { .len = 0 };
+	static struct out o;
+
+	(void) state;
+	psb(&t, 0x1000);
+	tnt(&t, "t");
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0x3000);
+	check(image, &t, "1000\n1010\n1011\n1005\n1006\n[disabled]\n");
+
+	/* As libipt's: decoding code for the first time, a direct call
+	 * ends the block (see test_block_boundaries). */
+	run(image, &t, 0, &o, 1);
+	assert_string_equal(o.text, "[block]\n1000\n[block]\n1010\n1011\n"
+			    "[block]\n1005\n1006\n[disabled]\n");
+	run(image, &t, HWT_BLK_END_ON_CALL, &o, 1);
+	assert_string_equal(o.text, "[block]\n1000\n[block]\n1010\n1011\n"
+			    "[block]\n1005\n1006\n[disabled]\n");
+	hwt_image_delete(image);
+}
+
+static void test_call_ret_uncompressed(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_call, sizeof(code_call));
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	psb(&t, 0x1000);
+	ip_pkt(&t, HWT_PT_TIP, 0x1005);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0x3000);
+	check(image, &t, "1000\n1010\n1011\n1005\n1006\n[disabled]\n");
+	hwt_image_delete(image);
+}
+
+/* A compressed return with nothing on the call stack is an error. */
+static void test_ret_compressed_empty_stack(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_call, sizeof(code_call));
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	psb(&t, 0x1010);
+	tnt(&t, "t");
+	check(image, &t, "1010\n1011\n[error trace does not match the code "
+	      "at 1011]\n");
+	hwt_image_delete(image);
+}
+
+/* 1000: call rax; 1002: nop; jmp rax; 1010: nop; ret */
+static uint8_t code_icall[0x20] = {
+	0xff, 0xd0, 0x90, 0xff, 0xe0, [0x10] = 0x90, [0x11] = 0xc3
+};
+
+static void test_indirect_call_ret(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_icall,
+					 sizeof(code_icall));
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	psb(&t, 0x1000);
+	ip_pkt(&t, HWT_PT_TIP, 0x1010);
+	tnt(&t, "t");
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0x3000);
+	check(image, &t, "1000\n1010\n1011\n1002\n1003\n[disabled]\n");
+
+	t.len = 0;
+	psb(&t, 0x1000);
+	ip_pkt(&t, HWT_PT_TIP, 0x1010);
+	ip_pkt(&t, HWT_PT_TIP, 0x1002);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	check(image, &t, "1000\n1010\n1011\n1002\n1003\n[disabled]\n");
+	hwt_image_delete(image);
+}
+
+/* 1000: nop; jmp rax ... 2000: nop; nop; jmp rax */
+static uint8_t code_two[0x1010] = {
+	0x90, 0xff, 0xe0, [0x1000] = 0x90, [0x1001] = 0x90,
+	[0x1002] = 0xff, [0x1003] = 0xe0
+};
+
+static void test_pgd_pge(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_two, sizeof(code_two));
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	psb(&t, 0x1000);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0x5000);
+	ip_pkt(&t, HWT_PT_TIP_PGE, 0x2000);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	check(image, &t, "1000\n1001\n[disabled]\n[enabled]\n"
+	      "2000\n2001\n2002\n[disabled]\n");
+	hwt_image_delete(image);
+}
+
+/* 1000: nop x3; jmp rax. FUP 1002 + TIP 2000: an interrupt at 1002. */
+static uint8_t code_irq[0x1010] = {
+	0x90, 0x90, 0x90, 0xff, 0xe0, [0x1000] = 0x90, [0x1001] = 0x90,
+	[0x1002] = 0xff, [0x1003] = 0xe0
+};
+
+static void test_fup_tip_interrupt(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_irq, sizeof(code_irq));
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	psb(&t, 0x1000);
+	ip_pkt(&t, HWT_PT_FUP, 0x1002);
+	ip_pkt(&t, HWT_PT_TIP, 0x2000);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	check(image, &t, "1000\n1001\n[interrupt 1002 -> 2000]\n"
+	      "2000\n2001\n2002\n[disabled]\n");
+
+	/* FUP + TIP.PGD: asynchronous disable at 1002. */
+	t.len = 0;
+	psb(&t, 0x1000);
+	ip_pkt(&t, HWT_PT_FUP, 0x1002);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	check(image, &t, "1000\n1001\n[disabled at 1002]\n");
+	hwt_image_delete(image);
+}
+
+static void test_overflow(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_cond, sizeof(code_cond));
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	psb(&t, 0x1000);
+	tnt(&t, "n");
+	simple(&t, HWT_PT_OVF);
+	ip_pkt(&t, HWT_PT_FUP, 0x1005);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	check(image, &t, "1000\n1001\n[overflow 1005]\n1005\n1006\n"
+	      "[disabled]\n");
+	hwt_image_delete(image);
+}
+
+/* 1000: nop; mov cr3, rax; nop; jmp rax */
+static const uint8_t code_cr3[] = {
+	0x90, 0x0f, 0x22, 0xd8, 0x90, 0xff, 0xe0
+};
+
+static void test_paging_binds_to_mov_cr3(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_cr3, sizeof(code_cr3));
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	psb(&t, 0x1000);
+	pip(&t, 0xabc000);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0x3000);
+	check(image, &t, "1000\n1001\n[paging abc000]\n1004\n1005\n"
+	      "[disabled]\n");
+
+	/* Without an IP, the disable binds to the MOV CR3 as well. */
+	t.len = 0;
+	psb(&t, 0x1000);
+	pip(&t, 0xabc000);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	check(image, &t, "1000\n1001\n[paging abc000]\n[disabled]\n");
+	hwt_image_delete(image);
+}
+
+/* As libipt's pip-pip_mov_cr3-fail: the second PIP finds no MOV CR3
+ * before the code ends. */
+static void test_pip_pip_mov_cr3_fail(void **state)
+{
+	static const uint8_t code[] = { 0x0f, 0x22, 0xd8, 0xf4 };
+	struct hwt_image *image = image1(0x100000, code, sizeof(code));
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	psb(&t, 0x100000);
+	pip(&t, 0xa000);
+	pip(&t, 0xb000);
+	check(image, &t, "100000\n[paging a000]\n100003\n[error no memory "
+	      "mapped at this address at 100004]\n");
+	hwt_image_delete(image);
+}
+
+/* Running off the mapped code: NOMAP with the IP; resync at the next PSB
+ * continues. */
+static void test_nomap_resync(void **state)
+{
+	static const uint8_t nops[] = { 0x90, 0x90 };
+	struct hwt_image *image = hwt_image_new();
+	struct trace t = { .len = 0 };
+
+	(void) state;
+	assert_int_equal(hwt_image_add_buffer(image, nops, 2, 0x1000), 0);
+	assert_int_equal(hwt_image_add_buffer(image, code_two + 0x1000, 4,
+					      0x2000), 0);
+	/* Two TNTs: the query layer's read-ahead stops before the second
+	 * PSB, so the resync finds it (as libipt 2.1.2's, checked). */
+	psb(&t, 0x1000);
+	tnt(&t, "t");
+	tnt(&t, "t");
+	psb(&t, 0x2000);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	check(image, &t, "1000\n1001\n[error no memory mapped at this address "
+	      "at 1002]\n2000\n2001\n2002\n[disabled]\n");
+	hwt_image_delete(image);
+}
+
+/*
+ * 1000: add rax, 1; cmp rax, 3; jb 1000; call 1020; jmp 1000
+ * 1020: nop; ret
+ */
+static uint8_t code_loop[0x30] = {
+	0x48, 0x83, 0xc0, 0x01, 0x48, 0x83, 0xf8, 0x03, 0x72, 0xf6,
+	0xe8, 0x11, 0x00, 0x00, 0x00, 0xeb, 0xef,
+	[0x20] = 0x90, [0x21] = 0xc3
+};
+
+/*
+ * Block boundaries as libipt's, which depend on its block cache: code seen
+ * for the first time ends a block after a direct call and a backward
+ * jump; the second time through it does not. (Checked against libipt
+ * 2.1.2 on the same program and trace.)
+ */
+static void test_block_boundaries(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_loop, sizeof(code_loop));
+	struct trace t = { .len = 0 };
+	static struct out o;
+
+	(void) state;
+	psb(&t, 0x1000);
+	tnt(&t, "ntnt");
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	run(image, &t, 0, &o, 1);
+	assert_string_equal(o.text,
+			    "[block]\n1000\n1004\n1008\n"
+			    "[block]\n100a\n"
+			    "[block]\n1020\n1021\n"
+			    "[block]\n100f\n"
+			    "[block]\n1000\n1004\n1008\n"
+			    "[block]\n100a\n1020\n1021\n"
+			    "[block]\n100f\n1000\n1004\n1008\n"
+			    "[disabled]\n");
+	hwt_image_delete(image);
+}
+
+static void test_cache_equals_cold(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_loop, sizeof(code_loop));
+	static struct out a, b;
+	struct trace t = { .len = 0 };
+	char bits[64];
+	unsigned seed = 12345, i, n = 0;
+	uint32_t flags[] = { 0, HWT_BLK_END_ON_CALL, HWT_BLK_END_ON_JUMP,
+			     HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP };
+
+	(void) state;
+	psb(&t, 0x1000);
+	/* Loop bits; after each exit the compressed return's bit. */
+	for (i = 0; i < 600; ++i) {
+		seed = seed * 1103515245u + 12345u;
+		bits[n++] = (seed >> 16) & 3 ? 't' : 'n';
+		if (bits[n - 1] == 'n')
+			bits[n++] = 't';
+		if (n >= 40) {
+			bits[n] = 0;
+			tnt(&t, bits);
+			n = 0;
+		}
+	}
+	if (n) {
+		bits[n] = 0;
+		tnt(&t, bits);
+	}
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+
+	/* The same flow; block boundaries may differ: the cold decoder does
+	 * not mimic libipt's cache-dependent ones. */
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); ++i) {
+		run(image, &t, flags[i], &a, 0);
+		run(image, &t, flags[i] | HWT_BLK_NO_CACHE, &b, 0);
+		assert_true(a.ninsn > 600);
+		assert_int_equal(a.ninsn, b.ninsn);
+		assert_string_equal(a.text, b.text);
+		assert_non_null(strstr(a.text, "[disabled]\n"));
+	}
+	hwt_image_delete(image);
+}
+
+/* An instruction split over two sections is completed across them. */
+static void test_truncated_insn(void **state)
+{
+	static const uint8_t lo[] = { 0x90, 0x48, 0x83 };
+	static const uint8_t hi[] = { 0xc0, 0x01, 0xff, 0xe0 };
+	struct hwt_image *image = hwt_image_new();
+	struct trace t = { .len = 0 };
+	static struct out o;
+
+	(void) state;
+	assert_int_equal(hwt_image_add_buffer(image, lo, sizeof(lo), 0x1000),
+			 0);
+	assert_int_equal(hwt_image_add_buffer(image, hi, sizeof(hi), 0x1003),
+			 0);
+	psb(&t, 0x1000);
+	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	check(image, &t, "1000\n1001\n1005\n[disabled]\n");
+
+	/* The truncated instruction ends its block. */
+	run(image, &t, 0, &o, 1);
+	assert_string_equal(o.text, "[block]\n1000\n1001\n[block]\n1005\n"
+			    "[disabled]\n");
+	hwt_image_delete(image);
+}
+
+static void test_insn_walk(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_call, sizeof(code_call));
+	struct hwt_insn insn;
+	uint64_t ip = 0x1000;
+
+	(void) state;
+	assert_int_equal(hwt_blk_insn_walk(image, HWT_MODE_64, &ip, &insn), 0);
+	assert_int_equal(insn.size, 5);
+	assert_int_equal(insn.iclass, HWT_IC_CALL);
+	assert_int_equal(insn.raw[0], 0xe8);
+	assert_true(ip == 0x1010);
+	assert_int_equal(hwt_blk_insn_walk(image, HWT_MODE_64, &ip, &insn), 0);
+	assert_true(ip == 0x1011);
+	ip = 0x9000;
+	assert_int_equal(hwt_blk_insn_walk(image, HWT_MODE_64, &ip, &insn),
+			 -HWT_ERR_NOMAP);
+	hwt_image_delete(image);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cond_taken),
+		cmocka_unit_test(test_cond_not_taken),
+		cmocka_unit_test(test_call_ret_compressed),
+		cmocka_unit_test(test_call_ret_uncompressed),
+		cmocka_unit_test(test_ret_compressed_empty_stack),
+		cmocka_unit_test(test_indirect_call_ret),
+		cmocka_unit_test(test_pgd_pge),
+		cmocka_unit_test(test_fup_tip_interrupt),
+		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_paging_binds_to_mov_cr3),
+		cmocka_unit_test(test_pip_pip_mov_cr3_fail),
+		cmocka_unit_test(test_nomap_resync),
+		cmocka_unit_test(test_block_boundaries),
+		cmocka_unit_test(test_cache_equals_cold),
+		cmocka_unit_test(test_truncated_insn),
+		cmocka_unit_test(test_insn_walk),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The image layer: sections from buffers and files, libipt's shadowing of
+ * overlapping sections (checked against a byte-level model), and ELF
+ * loading and symbols, using this test's own executable.
+ */
+#include <link.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <hwt/image.h>
+
+/* ---- functions whose symbols the ELF tests look up ---- */
+
+int hwt_image_test_probe(int x);
+int hwt_image_test_probe(int x)
+{
+	return x * 3 + 1;
+}
+
+/* A C++-mangled name: hwt_mangled_probe(int). */
+int hwt_mangled_probe(int x) __asm__("_Z17hwt_mangled_probei");
+int hwt_mangled_probe(int x)
+{
+	return x - 7;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define HAVE_UNSIZED 1
+/* A function symbol without a size, as hand-written assembly has. */
+__asm__(".text\n"
+	".globl hwt_unsized_label\n"
+	".type hwt_unsized_label, @function\n"
+	"hwt_unsized_label:\n"
+	"\tret\n\tnop\n\tnop\n\tnop\n");
+void hwt_unsized_label(void);
+#endif
+
+static uint64_t rnd(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void expect_read(const struct hwt_image *image, uint64_t vaddr,
+			const uint8_t *ptr, size_t avail)
+{
+	const uint8_t *p = NULL;
+	size_t n = 0;
+
+	assert_int_equal(hwt_image_read(image, vaddr, &p, &n), 0);
+	assert_ptr_equal(p, ptr);
+	assert_int_equal(n, avail);
+}
+
+static void expect_nomap(const struct hwt_image *image, uint64_t vaddr)
+{
+	const uint8_t *p;
+	size_t n;
+
+	assert_int_equal(hwt_image_read(image, vaddr, &p, &n),
+			 -HWT_ERR_NOMAP);
+}
+
+/* ---- sections ---- */
+
+static void test_empty(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	const char *name;
+	uint64_t off;
+
+	(void)state;
+	assert_non_null(image);
+	expect_nomap(image, 0);
+	expect_nomap(image, UINT64_MAX);
+	assert_int_equal(hwt_image_symbol(image, 0x1000, &name, &off),
+			 -HWT_ERR_NOMAP);
+	hwt_image_delete(image);
+	hwt_image_delete(NULL);
+}
+
+static void test_buffer(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	uint8_t buf[16];
+	uint64_t gen;
+
+	(void)state;
+	gen = hwt_image_generation(image);
+	assert_int_equal(hwt_image_add_buffer(image, buf, sizeof(buf), 0x1000),
+			 0);
+	assert_int_not_equal(hwt_image_generation(image), gen);
+	expect_read(image, 0x1000, buf, 16);
+	expect_read(image, 0x1007, buf + 7, 9);
+	expect_read(image, 0x100f, buf + 15, 1);
+	expect_nomap(image, 0x1010);
+	expect_nomap(image, 0xfff);
+	expect_nomap(image, 0);
+
+	/* Empty and address-wrapping sections are refused. */
+	assert_int_equal(hwt_image_add_buffer(image, buf, 0, 0x2000),
+			 -HWT_ERR_INVALID);
+	assert_int_equal(hwt_image_add_buffer(image, buf, 16, UINT64_MAX - 4),
+			 -HWT_ERR_INVALID);
+	assert_int_equal(hwt_image_add_buffer(NULL, buf, 16, 0),
+			 -HWT_ERR_INVALID);
+
+	/* Sections end below 2^64 (their end must be representable). */
+	assert_int_equal(hwt_image_add_buffer(image, buf, 16,
+					      UINT64_MAX - 15),
+			 -HWT_ERR_INVALID);
+	assert_int_equal(hwt_image_add_buffer(image, buf, 16,
+					      UINT64_MAX - 16), 0);
+	expect_read(image, UINT64_MAX - 1, buf + 15, 1);
+	expect_nomap(image, UINT64_MAX);
+	expect_read(image, 0x1000, buf, 16);
+	hwt_image_delete(image);
+}
+
+static void test_shadow(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	uint8_t a[0x100], b[0x20], c[0x300], d[0x10];
+
+	(void)state;
+	assert_int_equal(hwt_image_add_buffer(image, a, sizeof(a), 0x1000), 0);
+	/* Inside: a is split around b. */
+	assert_int_equal(hwt_image_add_buffer(image, b, sizeof(b), 0x1040), 0);
+	expect_read(image, 0x1000, a, 0x40);
+	expect_read(image, 0x103f, a + 0x3f, 1);
+	expect_read(image, 0x1040, b, 0x20);
+	expect_read(image, 0x105f, b + 0x1f, 1);
+	expect_read(image, 0x1060, a + 0x60, 0xa0);
+	expect_read(image, 0x10ff, a + 0xff, 1);
+	expect_nomap(image, 0x1100);
+
+	/* Over the front of a's first piece and the start of nothing. */
+	assert_int_equal(hwt_image_add_buffer(image, d, sizeof(d), 0xff8), 0);
+	expect_read(image, 0xff8, d, 0x10);
+	expect_read(image, 0x1008, a + 8, 0x38);
+
+	/* Over the tail of b and the head of a's back piece. */
+	assert_int_equal(hwt_image_add_buffer(image, d, sizeof(d), 0x1058), 0);
+	expect_read(image, 0x1040, b, 0x18);
+	expect_read(image, 0x1058, d, 0x10);
+	expect_read(image, 0x1068, a + 0x68, 0x98);
+
+	/* Exactly over an existing piece. */
+	assert_int_equal(hwt_image_add_buffer(image, b, 0x18, 0x1040), 0);
+	expect_read(image, 0x1040, b, 0x18);
+
+	/* Covering everything. */
+	assert_int_equal(hwt_image_add_buffer(image, c, sizeof(c), 0xf00), 0);
+	expect_read(image, 0xf00, c, 0x300);
+	expect_read(image, 0x1058, c + 0x158, 0x1a8);
+	expect_nomap(image, 0xeff);
+	expect_nomap(image, 0x1200);
+
+	/* The old pieces come back nowhere. */
+	assert_int_equal(hwt_image_add_buffer(image, a, sizeof(a), 0x1200), 0);
+	expect_read(image, 0x11ff, c + 0x2ff, 1);
+	expect_read(image, 0x1200, a, 0x100);
+	hwt_image_delete(image);
+}
+
+/*
+ * Random overlapping adds against a model holding, per address, which add
+ * mapped it and at which pointer. A section runs as long as the same add
+ * continues (an add's pieces are never adjacent: something is between).
+ */
+#define MODEL_SPAN 512
+#define MODEL_BASE 0x7fff0000ull
+
+static void test_shadow_model(void **state)
+{
+	static uint8_t pool[MODEL_SPAN];
+	const uint8_t *mptr[MODEL_SPAN];
+	int madd[MODEL_SPAN];
+	uint64_t seed = 42;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 200; round++) {
+		struct hwt_image *image = hwt_image_new();
+		int add, i, nadds = 1 + (int)(rnd(&seed) % 12);
+
+		for (i = 0; i < MODEL_SPAN; i++)
+			madd[i] = -1;
+		for (add = 0; add < nadds; add++) {
+			uint64_t begin = rnd(&seed) % MODEL_SPAN;
+			uint64_t size = 1 + rnd(&seed) % (MODEL_SPAN - begin);
+			const uint8_t *buf = pool + rnd(&seed) % 64;
+			uint64_t k;
+
+			if (size > MODEL_SPAN - 64)
+				size = MODEL_SPAN - 64;
+			if (begin + size > MODEL_SPAN)
+				size = MODEL_SPAN - begin;
+			assert_int_equal(hwt_image_add_buffer(image, buf, size,
+							      MODEL_BASE + begin),
+					 0);
+			for (k = 0; k < size; k++) {
+				madd[begin + k] = add;
+				mptr[begin + k] = buf + k;
+			}
+		}
+		/* In random order, so the last-hit cache is exercised too. */
+		for (i = 0; i < 4 * MODEL_SPAN; i++) {
+			int at = i < MODEL_SPAN ? i : (int)(rnd(&seed) % MODEL_SPAN);
+			size_t run;
+
+			if (madd[at] < 0) {
+				expect_nomap(image, MODEL_BASE + (uint64_t)at);
+				continue;
+			}
+			for (run = 1; at + run < MODEL_SPAN &&
+			     madd[at + run] == madd[at]; run++)
+				;
+			expect_read(image, MODEL_BASE + (uint64_t)at, mptr[at],
+				    run);
+		}
+		expect_nomap(image, MODEL_BASE - 1);
+		expect_nomap(image, MODEL_BASE + MODEL_SPAN);
+		hwt_image_delete(image);
+	}
+}
+
+/* ---- files ---- */
+
+struct tmpfile {
+	char path[64];
+	uint8_t data[100];
+};
+
+static void tmpfile_make(struct tmpfile *t, size_t size)
+{
+	size_t i;
+	int fd;
+
+	strcpy(t->path, "/tmp/hwt_test_image_XXXXXX");
+	fd = mkstemp(t->path);
+	assert_true(fd >= 0);
+	for (i = 0; i < sizeof(t->data); i++)
+		t->data[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(write(fd, t->data, size), (ssize_t)size);
+	close(fd);
+}
+
+static void test_file(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	const uint8_t *p, *q;
+	struct tmpfile t;
+	size_t n;
+
+	(void)state;
+	tmpfile_make(&t, 100);
+
+	/* Size 0: to the end of the file. */
+	assert_int_equal(hwt_image_add_file(image, t.path, 3, 0, 0x5000), 0);
+	assert_int_equal(hwt_image_read(image, 0x5000, &p, &n), 0);
+	assert_int_equal(n, 97);
+	assert_memory_equal(p, t.data + 3, 97);
+	expect_nomap(image, 0x5000 + 97);
+
+	/* A range; the same file is mapped once. */
+	assert_int_equal(hwt_image_add_file(image, t.path, 10, 4, 0x9000), 0);
+	assert_int_equal(hwt_image_read(image, 0x9000, &q, &n), 0);
+	assert_int_equal(n, 4);
+	assert_memory_equal(q, t.data + 10, 4);
+	assert_ptr_equal(q, p + 7);
+	expect_nomap(image, 0x9004);
+
+	/* A range past the end is cut at the end, as in libipt. */
+	assert_int_equal(hwt_image_add_file(image, t.path, 90, 50, 0xa000), 0);
+	expect_read(image, 0xa000, p + 87, 10);
+
+	/* An offset at or past the end maps nothing. */
+	assert_int_equal(hwt_image_add_file(image, t.path, 100, 0, 0xb000),
+			 -HWT_ERR_INVALID);
+	expect_nomap(image, 0xb000);
+
+	/* Neither a missing file nor a directory. */
+	assert_int_equal(hwt_image_add_file(image, "/nonexistent/hwt.bin", 0,
+					    0, 0xc000), -HWT_ERR_IO);
+	assert_int_equal(hwt_image_add_file(image, "/tmp", 0, 0, 0xc000),
+			 -HWT_ERR_IO);
+	expect_nomap(image, 0xc000);
+
+	unlink(t.path);
+	/* The mapping outlives the file's name. */
+	expect_read(image, 0x5000, p, 97);
+	assert_int_equal(p[50], t.data[53]);
+	hwt_image_delete(image);
+}
+
+static void test_elf_errors(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	struct tmpfile t;
+
+	(void)state;
+	assert_int_equal(hwt_image_add_elf(image, "/nonexistent/hwt.elf", 0),
+			 -HWT_ERR_IO);
+
+	tmpfile_make(&t, 100);
+	assert_int_equal(hwt_image_add_elf(image, t.path, 0),
+			 -HWT_ERR_BAD_FORMAT);
+	unlink(t.path);
+
+	tmpfile_make(&t, 0);
+	assert_int_equal(hwt_image_add_elf(image, t.path, 0),
+			 -HWT_ERR_BAD_FORMAT);
+	unlink(t.path);
+
+	/* An ELF magic with garbage behind it. */
+	tmpfile_make(&t, 0);
+	{
+		FILE *f = fopen(t.path, "wb");
+		static const char junk[] = "\177ELF\377\377\377junkjunkjunk";
+
+		assert_non_null(f);
+		assert_int_equal(fwrite(junk, sizeof(junk), 1, f), 1);
+		fclose(f);
+	}
+	assert_int_equal(hwt_image_add_elf(image, t.path, 0),
+			 -HWT_ERR_BAD_FORMAT);
+	unlink(t.path);
+	expect_nomap(image, 0);
+	hwt_image_delete(image);
+}
+
+/* ---- ELF: this test's own executable ---- */
+
+static int find_main_bias(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	/* The main program comes first, with an empty name. */
+	*(uint64_t *)arg = info->dlpi_addr;
+	return 1;
+}
+
+static uint64_t self_bias(void)
+{
+	uint64_t bias = 0;
+
+	dl_iterate_phdr(find_main_bias, &bias);
+	return bias;
+}
+
+static void expect_symbol(const struct hwt_image *image, uint64_t vaddr,
+			  const char *want, uint64_t want_off)
+{
+	const char *name = NULL;
+	uint64_t off = ~0ull;
+
+	assert_int_equal(hwt_image_symbol(image, vaddr, &name, &off), 0);
+	assert_string_equal(name, want);
+	assert_int_equal(off, want_off);
+}
+
+static void test_elf_self(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	uint64_t probe = (uint64_t)(uintptr_t)&hwt_image_test_probe;
+	const uint8_t *p;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(hwt_image_add_elf(image, "/proc/self/exe",
+					   self_bias()), 0);
+
+	/* The code the image maps is the code that runs. */
+	assert_int_equal(hwt_image_read(image, probe, &p, &n), 0);
+	assert_true(n >= 8);
+	assert_memory_equal(p, (const void *)(uintptr_t)probe, 8);
+
+	expect_symbol(image, probe, "hwt_image_test_probe", 0);
+	expect_symbol(image, probe + 3, "hwt_image_test_probe", 3);
+	expect_symbol(image, (uint64_t)(uintptr_t)&test_elf_self,
+		      "test_elf_self", 0);
+	/* A library function linked into the test. */
+	expect_symbol(image, (uint64_t)(uintptr_t)&hwt_image_read,
+		      "hwt_image_read", 0);
+
+#if defined(__has_include)
+#if __has_include(<libiberty/demangle.h>)
+	expect_symbol(image, (uint64_t)(uintptr_t)&hwt_mangled_probe,
+		      "hwt_mangled_probe(int)", 0);
+#else
+	expect_symbol(image, (uint64_t)(uintptr_t)&hwt_mangled_probe,
+		      "_Z17hwt_mangled_probei", 0);
+#endif
+#endif
+
+#ifdef HAVE_UNSIZED
+	/* Unsized: the nearest symbol below, within its section. */
+	expect_symbol(image, (uint64_t)(uintptr_t)&hwt_unsized_label + 2,
+		      "hwt_unsized_label", 2);
+#endif
+	{
+		const char *name;
+		uint64_t off;
+
+		assert_int_equal(hwt_image_symbol(image, 0x10, &name, &off),
+				 -HWT_ERR_NOMAP);
+	}
+
+	/* Loading it again at the same place changes nothing visible. */
+	assert_int_equal(hwt_image_add_elf(image, "/proc/self/exe",
+					   self_bias()), 0);
+	expect_symbol(image, probe + 1, "hwt_image_test_probe", 1);
+	expect_read(image, probe, p, n);
+	hwt_image_delete(image);
+}
+
+static void test_elf_bias(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	uint64_t probe = (uint64_t)(uintptr_t)&hwt_image_test_probe;
+	uint64_t bias = self_bias(), moved = 0x100000000000ull;
+	const uint8_t *p, *q;
+	size_t n, m;
+
+	(void)state;
+	assert_int_equal(hwt_image_add_elf(image, "/proc/self/exe", bias), 0);
+	assert_int_equal(hwt_image_add_elf(image, "/proc/self/exe",
+					   bias + moved), 0);
+	/* Both copies share one mapping of the file. */
+	assert_int_equal(hwt_image_read(image, probe, &p, &n), 0);
+	assert_int_equal(hwt_image_read(image, probe + moved, &q, &m), 0);
+	assert_ptr_equal(p, q);
+	assert_int_equal(n, m);
+	expect_symbol(image, probe + moved + 2, "hwt_image_test_probe", 2);
+	expect_symbol(image, probe + 2, "hwt_image_test_probe", 2);
+
+	/* A raw section over the code shadows the ELF's bytes. */
+	{
+		static const uint8_t nops[4] = { 0x90, 0x90, 0x90, 0x90 };
+
+		assert_int_equal(hwt_image_add_buffer(image, nops, 4, probe),
+				 0);
+		expect_read(image, probe, nops, 4);
+		expect_read(image, probe + 4, p + 4, n - 4);
+	}
+	hwt_image_delete(image);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_buffer),
+		cmocka_unit_test(test_shadow),
+		cmocka_unit_test(test_shadow_model),
+		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_elf_errors),
+		cmocka_unit_test(test_elf_self),
+		cmocka_unit_test(test_elf_bias),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

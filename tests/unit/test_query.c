@@ -1,0 +1,1178 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The query decoder: small traces built with the encoder, checked against
+ * the exact sequence of answers (status bits, TNT bits, TIP targets,
+ * events with their IPs and times) that libipt's query decoder gives for
+ * the same packets (the cases follow the semantics of libipt's ptunit
+ * query tests: sync at PSB+, TNT across packets, deferred TIPs, FUP
+ * binding, OVF, event ordering, errata, timing on events).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <hwt/query.h>
+
+/* ------------------------------------------------------------------ */
+/* Trace builder                                                       */
+/* ------------------------------------------------------------------ */
+
+struct trace {
+	uint8_t buf[2048];
+	size_t len;
+};
+
+static void put(struct trace *t, const struct hwt_pt_packet *p)
+{
+	int n = hwt_pt_encode(t->buf + t->len, t->buf + sizeof(t->buf), p);
+
+	assert_true(n > 0);
+	t->len += (size_t)n;
+}
+
+static void simple(struct trace *t, uint8_t type)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	put(t, &p);
+}
+
+static void psb(struct trace *t) { simple(t, HWT_PT_PSB); }
+static void psbend(struct trace *t) { simple(t, HWT_PT_PSBEND); }
+static void ovf(struct trace *t) { simple(t, HWT_PT_OVF); }
+static void stop(struct trace *t) { simple(t, HWT_PT_STOP); }
+static void pad(struct trace *t) { simple(t, HWT_PT_PAD); }
+
+/* An IP packet with a full (sign-extended 48-bit) IP, or suppressed. */
+static void ipp(struct trace *t, uint8_t type, uint64_t ip)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	p.u.ip.ipc = HWT_PT_IPC_SEXT48;
+	p.u.ip.ip = ip & 0xffffffffffffull;
+	put(t, &p);
+}
+
+static void ipp_supp(struct trace *t, uint8_t type)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	p.u.ip.ipc = HWT_PT_IPC_SUPPRESSED;
+	put(t, &p);
+}
+
+/* @bits branches given as a string, oldest first: "!." = taken, not. */
+static void tnt(struct trace *t, const char *s)
+{
+	struct hwt_pt_packet p;
+	size_t n = strlen(s);
+
+	memset(&p, 0, sizeof(p));
+	p.type = n <= 6 ? HWT_PT_TNT8 : HWT_PT_TNT64;
+	p.u.tnt.bits = (uint8_t)n;
+	for (size_t i = 0; i < n; i++)
+		p.u.tnt.payload = (p.u.tnt.payload << 1) | (s[i] == '!');
+	put(t, &p);
+}
+
+static void mode_exec(struct trace *t, uint8_t bits)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_MODE_EXEC;
+	p.u.exec = bits;
+	put(t, &p);
+}
+
+static void mode_tsx(struct trace *t, uint8_t bits)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_MODE_TSX;
+	p.u.tsx = bits;
+	put(t, &p);
+}
+
+static void tsc(struct trace *t, uint64_t v)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_TSC;
+	p.u.tsc = v;
+	put(t, &p);
+}
+
+static void cbr(struct trace *t, uint8_t v)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_CBR;
+	p.u.cbr = v;
+	put(t, &p);
+}
+
+static void pip(struct trace *t, uint64_t cr3, uint8_t nr)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_PIP;
+	p.u.pip.cr3 = cr3;
+	p.u.pip.nr = nr;
+	put(t, &p);
+}
+
+static void vmcs(struct trace *t, uint64_t base)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_VMCS;
+	p.u.vmcs = base;
+	put(t, &p);
+}
+
+static void ptw(struct trace *t, uint64_t payload, uint8_t ip)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_PTW;
+	p.u.ptw.plc = 1;
+	p.u.ptw.ip = ip;
+	p.u.ptw.payload = payload;
+	put(t, &p);
+}
+
+static void exstop(struct trace *t, uint8_t ip)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_EXSTOP;
+	p.u.exstop_ip = ip;
+	put(t, &p);
+}
+
+static void mwait(struct trace *t, uint32_t hints, uint32_t ext)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_MWAIT;
+	p.u.mwait.hints = hints;
+	p.u.mwait.ext = ext;
+	put(t, &p);
+}
+
+static void cfe(struct trace *t, uint8_t type, uint8_t vector, uint8_t ip)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_CFE;
+	p.u.cfe.type = type;
+	p.u.cfe.vector = vector;
+	p.u.cfe.ip = ip;
+	put(t, &p);
+}
+
+static void evd(struct trace *t, uint8_t type, uint64_t payload)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_EVD;
+	p.u.evd.type = type;
+	p.u.evd.payload = payload;
+	put(t, &p);
+}
+
+/* PSB, FUP @ip (or none), MODE.Exec 64-bit, PSBEND. */
+static void psbplus(struct trace *t, uint64_t ip)
+{
+	psb(t);
+	mode_exec(t, HWT_PT_EXEC_CSL);
+	if (ip)
+		ipp(t, HWT_PT_FUP, ip);
+	psbend(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Decoder helpers                                                     */
+/* ------------------------------------------------------------------ */
+
+static struct hwt_qry_decoder *new_dec(const struct trace *t, uint32_t errata,
+				       uint32_t flags)
+{
+	struct hwt_qry_config cfg;
+	struct hwt_qry_decoder *d;
+
+	hwt_qry_config_init(&cfg);
+	cfg.begin = t->buf;
+	cfg.end = t->buf + t->len;
+	cfg.errata = errata;
+	cfg.flags = flags;
+	d = hwt_qry_new(&cfg);
+	assert_non_null(d);
+	return d;
+}
+
+/* Next event, which must be of @type; returns the status. */
+static int expect_event(struct hwt_qry_decoder *d, unsigned type,
+			struct hwt_event *ev)
+{
+	int st = hwt_qry_event(d, ev);
+
+	assert_true(st >= 0);
+	assert_int_equal(ev->type, type);
+	return st;
+}
+
+static int branch(struct hwt_qry_decoder *d, int want)
+{
+	int taken = -1, st = hwt_qry_cond_branch(d, &taken);
+
+	assert_true(st >= 0);
+	assert_int_equal(taken, want);
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Synchronisation                                                     */
+/* ------------------------------------------------------------------ */
+
+static void test_sync_none(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	uint64_t ip = 0;
+
+	(void)state;
+	pad(&t);
+	pad(&t);
+	d = new_dec(&t, 0, 0);
+	assert_int_equal(hwt_qry_sync_forward(d, &ip), -HWT_ERR_EOS);
+	assert_int_equal(hwt_qry_sync_backward(d, &ip), -HWT_ERR_EOS);
+	hwt_qry_delete(d);
+}
+
+static void test_sync_enabled(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	uint64_t ip = 0, off;
+	int st;
+
+	(void)state;
+	psbplus(&t, 0x401000);
+	d = new_dec(&t, 0, 0);
+	st = hwt_qry_sync_forward(d, &ip);
+	assert_int_equal(st, HWT_STS_EVENT_PENDING);
+	assert_int_equal(ip, 0x401000);
+	assert_int_equal(hwt_qry_get_sync_offset(d, &off), 0);
+	assert_int_equal(off, 0);
+
+	/* The status events: enabled first, then the mode. */
+	st = expect_event(d, HWT_EV_ENABLED, &ev);
+	assert_int_equal(st, HWT_STS_EVENT_PENDING);
+	assert_true(ev.status_update);
+	assert_false(ev.ip_suppressed);
+	assert_int_equal(ev.u.enabled.ip, 0x401000);
+	st = expect_event(d, HWT_EV_EXEC_MODE, &ev);
+	assert_int_equal(st, HWT_STS_EOS);
+	assert_true(ev.status_update);
+	assert_int_equal(ev.u.exec_mode.mode, HWT_MODE_64);
+	assert_int_equal(ev.u.exec_mode.ip, 0x401000);
+	assert_int_equal(hwt_qry_event(d, &ev), -HWT_ERR_EOS);
+	hwt_qry_delete(d);
+}
+
+static void test_sync_disabled(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	uint64_t ip = 0x1234;
+	int st;
+
+	(void)state;
+	psb(&t);
+	psbend(&t);
+	ipp(&t, HWT_PT_TIP_PGE, 0x2000);
+	d = new_dec(&t, 0, 0);
+	st = hwt_qry_sync_forward(d, &ip);
+	assert_int_equal(st, HWT_STS_EVENT_PENDING | HWT_STS_IP_SUPPRESSED);
+	assert_int_equal(ip, 0x1234);
+	st = expect_event(d, HWT_EV_DISABLED, &ev);
+	assert_true(ev.status_update);
+	assert_true(ev.ip_suppressed);
+	assert_int_equal(st, HWT_STS_EVENT_PENDING);
+	st = expect_event(d, HWT_EV_ENABLED, &ev);
+	assert_false(ev.status_update);
+	assert_int_equal(ev.u.enabled.ip, 0x2000);
+	assert_int_equal(st, HWT_STS_EOS);
+	hwt_qry_delete(d);
+}
+
+static void test_sync_backward_set(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	uint64_t ip = 0, off = 0, second;
+	int st;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	tnt(&t, "!");
+	second = t.len;
+	psbplus(&t, 0x2000);
+	tnt(&t, ".");
+	d = new_dec(&t, 0, 0);
+
+	st = hwt_qry_sync_backward(d, &ip);
+	assert_true(st >= 0);
+	assert_int_equal(ip, 0x2000);
+	assert_int_equal(hwt_qry_get_sync_offset(d, &off), 0);
+	assert_int_equal(off, second);
+
+	st = hwt_qry_sync_backward(d, &ip);
+	assert_true(st >= 0);
+	assert_int_equal(ip, 0x1000);
+	assert_int_equal(hwt_qry_get_sync_offset(d, &off), 0);
+	assert_int_equal(off, 0);
+
+	st = hwt_qry_sync_forward(d, &ip);
+	assert_true(st >= 0);
+	assert_int_equal(ip, 0x2000);
+
+	st = hwt_qry_sync_set(d, &ip, 0);
+	assert_true(st >= 0);
+	assert_int_equal(ip, 0x1000);
+	/* Not a PSB there. */
+	assert_int_equal(hwt_qry_sync_set(d, &ip, 1), -HWT_ERR_NOSYNC);
+	assert_int_equal(hwt_qry_sync_set(d, &ip, t.len + 1), -HWT_ERR_EOS);
+	hwt_qry_delete(d);
+}
+
+/*
+ * Skip the @n PSB+ status events after a sync (2 after psbplus(): enabled
+ * and exec mode; 1 after a bare PSB, PSBEND: disabled).
+ */
+static void drain(struct hwt_qry_decoder *d, int st, int n)
+{
+	struct hwt_event ev;
+
+	while (n-- > 0) {
+		assert_true(st & HWT_STS_EVENT_PENDING);
+		st = hwt_qry_event(d, &ev);
+		assert_true(st >= 0);
+		assert_true(ev.status_update);
+	}
+}
+
+static struct hwt_qry_decoder *start_n(const struct trace *t, uint32_t errata,
+				       uint32_t flags, int n)
+{
+	struct hwt_qry_decoder *d = new_dec(t, errata, flags);
+	uint64_t ip;
+	int st = hwt_qry_sync_forward(d, &ip);
+
+	assert_true(st >= 0);
+	drain(d, st, n);
+	return d;
+}
+
+static struct hwt_qry_decoder *start(const struct trace *t, uint32_t errata,
+				     uint32_t flags)
+{
+	return start_n(t, errata, flags, 2);
+}
+
+/* ------------------------------------------------------------------ */
+/* Branches                                                            */
+/* ------------------------------------------------------------------ */
+
+static void test_tnt_across_packets(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	int taken;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	tnt(&t, "!.!");
+	pad(&t);
+	tnt(&t, ".!!!!!..!.!!!!!..!");	/* TNT-64 */
+	d = start(&t, 0, 0);
+	assert_int_equal(branch(d, 1), 0);
+	assert_int_equal(branch(d, 0), 0);
+	assert_int_equal(branch(d, 1), 0);
+	for (const char *s = ".!!!!!..!.!!!!!..!"; *s; s++)
+		assert_int_equal(branch(d, *s == '!'),
+				 s[1] ? 0 : HWT_STS_EOS);
+	assert_int_equal(hwt_qry_cond_branch(d, &taken), -HWT_ERR_EOS);
+	hwt_qry_delete(d);
+}
+
+static void test_indirect(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	uint64_t ip = 0;
+	int taken;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	ipp(&t, HWT_PT_TIP, 0x5000);
+	ipp_supp(&t, HWT_PT_TIP);
+	tnt(&t, "!");
+	d = start(&t, 0, 0);
+	/* No TNT: a conditional branch query does not match. */
+	assert_int_equal(hwt_qry_cond_branch(d, &taken), -HWT_ERR_BAD_QUERY);
+	assert_int_equal(hwt_qry_indirect_branch(d, &ip), 0);
+	assert_int_equal(ip, 0x5000);
+	ip = 0;
+	assert_int_equal(hwt_qry_indirect_branch(d, &ip),
+			 HWT_STS_IP_SUPPRESSED);
+	assert_int_equal(ip, 0);
+	/* The TNT is cached looking for a TIP; the end is reported. */
+	assert_int_equal(hwt_qry_indirect_branch(d, &ip), -HWT_ERR_EOS);
+	assert_int_equal(branch(d, 1), HWT_STS_EOS);
+	hwt_qry_delete(d);
+}
+
+/* A TIP deferred behind TNT bits: found while the bits are unused. */
+static void test_deferred_tip(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	uint64_t ip = 0;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	tnt(&t, "!.");
+	ipp(&t, HWT_PT_TIP, 0x7000);
+	tnt(&t, "!");
+	d = start(&t, 0, 0);
+	assert_int_equal(hwt_qry_indirect_branch(d, &ip), 0);
+	assert_int_equal(ip, 0x7000);
+	assert_int_equal(branch(d, 1), 0);
+	assert_int_equal(branch(d, 0), 0);
+	assert_int_equal(branch(d, 1), HWT_STS_EOS);
+	hwt_qry_delete(d);
+}
+
+/* Events wait for the TNT bits before them to be used. */
+static void test_event_after_tnt(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	tnt(&t, "!!");
+	ipp(&t, HWT_PT_TIP_PGD, 0x3000);
+	d = start(&t, 0, 0);
+	assert_int_equal(branch(d, 1), 0);
+	assert_int_equal(hwt_qry_event(d, &ev), -HWT_ERR_BAD_QUERY);
+	assert_int_equal(branch(d, 1), HWT_STS_EVENT_PENDING);
+	assert_int_equal(expect_event(d, HWT_EV_DISABLED, &ev), HWT_STS_EOS);
+	assert_false(ev.ip_suppressed);
+	assert_int_equal(ev.u.disabled.ip, 0x3000);
+	hwt_qry_delete(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* FUP binding                                                         */
+/* ------------------------------------------------------------------ */
+
+static void test_async_branch(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	int taken;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	tnt(&t, "!");
+	ipp(&t, HWT_PT_FUP, 0x1010);
+	ipp(&t, HWT_PT_TIP, 0x9000);
+	d = start(&t, 0, 0);
+	assert_int_equal(branch(d, 1), HWT_STS_EVENT_PENDING);
+	assert_int_equal(expect_event(d, HWT_EV_ASYNC_BRANCH, &ev),
+			 HWT_STS_EOS);
+	assert_int_equal(ev.u.async_branch.from, 0x1010);
+	assert_int_equal(ev.u.async_branch.to, 0x9000);
+	assert_int_equal(hwt_qry_cond_branch(d, &taken), -HWT_ERR_EOS);
+	hwt_qry_delete(d);
+}
+
+static void test_async_disabled(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	ipp(&t, HWT_PT_FUP, 0x1010);
+	ipp_supp(&t, HWT_PT_TIP_PGD);
+	ipp(&t, HWT_PT_TIP_PGE, 0x2000);
+	d = start(&t, 0, 0);
+	expect_event(d, HWT_EV_ASYNC_DISABLED, &ev);
+	assert_int_equal(ev.u.async_disabled.at, 0x1010);
+	assert_true(ev.ip_suppressed);
+	assert_int_equal(expect_event(d, HWT_EV_ENABLED, &ev), HWT_STS_EOS);
+	assert_int_equal(ev.u.enabled.ip, 0x2000);
+	hwt_qry_delete(d);
+}
+
+/* PIP and VMCS between FUP and TIP: async branch, VMCS, paging. */
+static void test_async_paging_vmcs(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	ipp(&t, HWT_PT_FUP, 0x1010);
+	pip(&t, 0xcafe000, 1);
+	vmcs(&t, 0xabc000);
+	ipp(&t, HWT_PT_TIP, 0x9000);
+	pip(&t, 0xbeef000, 0);
+	d = start(&t, 0, 0);
+	expect_event(d, HWT_EV_ASYNC_BRANCH, &ev);
+	assert_int_equal(ev.u.async_branch.to, 0x9000);
+	expect_event(d, HWT_EV_ASYNC_VMCS, &ev);
+	assert_int_equal(ev.u.async_vmcs.base, 0xabc000);
+	assert_int_equal(ev.u.async_vmcs.ip, 0x9000);
+	expect_event(d, HWT_EV_ASYNC_PAGING, &ev);
+	assert_int_equal(ev.u.async_paging.cr3, 0xcafe000);
+	assert_int_equal(ev.u.async_paging.non_root, 1);
+	assert_int_equal(ev.u.async_paging.ip, 0x9000);
+	/* A PIP on its own binds to a MOV CR3 the flow layer finds. */
+	assert_int_equal(expect_event(d, HWT_EV_PAGING, &ev), HWT_STS_EOS);
+	assert_int_equal(ev.u.paging.cr3, 0xbeef000);
+	hwt_qry_delete(d);
+}
+
+/* MODE.Exec binds to the next TIP (after the TIP event itself). */
+static void test_mode_exec_tip(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	uint64_t ip;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	mode_exec(&t, HWT_PT_EXEC_CSD);
+	ipp(&t, HWT_PT_TIP, 0x8000);
+	/* The same mode again: nothing to report, the TIP stays a TIP. */
+	mode_exec(&t, HWT_PT_EXEC_CSD);
+	ipp(&t, HWT_PT_TIP, 0x8800);
+	d = start(&t, 0, 0);
+	assert_int_equal(hwt_qry_indirect_branch(d, &ip),
+			 HWT_STS_EVENT_PENDING);
+	assert_int_equal(ip, 0x8000);
+	assert_int_equal(expect_event(d, HWT_EV_EXEC_MODE, &ev), 0);
+	assert_int_equal(ev.u.exec_mode.mode, HWT_MODE_32);
+	assert_int_equal(ev.u.exec_mode.ip, 0x8000);
+	assert_int_equal(hwt_qry_indirect_branch(d, &ip), HWT_STS_EOS);
+	assert_int_equal(ip, 0x8800);
+	hwt_qry_delete(d);
+}
+
+/* TIP.PGE: the enable first, then what binds to it. */
+static void test_tip_pge_mode(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+
+	(void)state;
+	psb(&t);
+	psbend(&t);
+	mode_exec(&t, HWT_PT_EXEC_CSL);
+	ipp(&t, HWT_PT_TIP_PGE, 0x4000);
+	tnt(&t, ".");
+	d = start_n(&t, 0, 0, 1);
+	expect_event(d, HWT_EV_ENABLED, &ev);
+	assert_int_equal(ev.u.enabled.ip, 0x4000);
+	assert_int_equal(expect_event(d, HWT_EV_EXEC_MODE, &ev), 0);
+	assert_int_equal(ev.u.exec_mode.mode, HWT_MODE_64);
+	assert_int_equal(ev.u.exec_mode.ip, 0x4000);
+	assert_int_equal(branch(d, 0), HWT_STS_EOS);
+	hwt_qry_delete(d);
+}
+
+static void test_tsx(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	mode_tsx(&t, HWT_PT_TSX_INTX);
+	ipp(&t, HWT_PT_FUP, 0x1100);
+	/* An abort: MODE.TSX, FUP, TIP is an async branch too. */
+	mode_tsx(&t, HWT_PT_TSX_ABORT);
+	ipp(&t, HWT_PT_FUP, 0x1200);
+	ipp(&t, HWT_PT_TIP, 0x1300);
+	d = start(&t, 0, 0);
+	expect_event(d, HWT_EV_TSX, &ev);
+	assert_int_equal(ev.u.tsx.ip, 0x1100);
+	assert_int_equal(ev.u.tsx.speculative, 1);
+	assert_int_equal(ev.u.tsx.aborted, 0);
+	expect_event(d, HWT_EV_TSX, &ev);
+	assert_int_equal(ev.u.tsx.ip, 0x1200);
+	assert_int_equal(ev.u.tsx.aborted, 1);
+	assert_int_equal(expect_event(d, HWT_EV_ASYNC_BRANCH, &ev),
+			 HWT_STS_EOS);
+	assert_int_equal(ev.u.async_branch.from, 0x1200);
+	assert_int_equal(ev.u.async_branch.to, 0x1300);
+	hwt_qry_delete(d);
+}
+
+static void test_ptw_exstop_mwait(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	ptw(&t, 0x42, 1);
+	ipp(&t, HWT_PT_FUP, 0x1004);
+	ptw(&t, 0x43, 0);
+	mwait(&t, 5, 1);
+	exstop(&t, 1);
+	ipp(&t, HWT_PT_FUP, 0x1008);
+	mwait(&t, 6, 0);
+	exstop(&t, 0);
+	d = start(&t, 0, 0);
+	expect_event(d, HWT_EV_PTWRITE, &ev);
+	assert_int_equal(ev.u.ptwrite.payload, 0x42);
+	assert_int_equal(ev.u.ptwrite.size, 8);
+	assert_int_equal(ev.u.ptwrite.ip, 0x1004);
+	assert_false(ev.ip_suppressed);
+	expect_event(d, HWT_EV_PTWRITE, &ev);
+	assert_int_equal(ev.u.ptwrite.payload, 0x43);
+	assert_true(ev.ip_suppressed);
+	expect_event(d, HWT_EV_MWAIT, &ev);
+	assert_int_equal(ev.u.mwait.hints, 5);
+	assert_int_equal(ev.u.mwait.ip, 0x1008);
+	expect_event(d, HWT_EV_EXSTOP, &ev);
+	assert_int_equal(ev.u.exstop.ip, 0x1008);
+	expect_event(d, HWT_EV_MWAIT, &ev);
+	assert_true(ev.ip_suppressed);
+	assert_int_equal(ev.u.mwait.hints, 6);
+	assert_int_equal(expect_event(d, HWT_EV_EXSTOP, &ev), HWT_STS_EOS);
+	assert_true(ev.ip_suppressed);
+	hwt_qry_delete(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Overflow                                                            */
+/* ------------------------------------------------------------------ */
+
+static void test_ovf_fup(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	tsc(&t, 0x5000);
+	ovf(&t);
+	tsc(&t, 0x6000);
+	ipp(&t, HWT_PT_FUP, 0x2000);
+	tnt(&t, "!");
+	d = start(&t, 0, 0);
+	expect_event(d, HWT_EV_OVERFLOW, &ev);
+	assert_false(ev.ip_suppressed);
+	assert_int_equal(ev.u.overflow.ip, 0x2000);
+	/* The time of the OVF, not of the FUP. */
+	assert_true(ev.has_tsc);
+	assert_int_equal(ev.tsc, 0x5000);
+	assert_int_equal(branch(d, 1), HWT_STS_EOS);
+	hwt_qry_delete(d);
+}
+
+static void test_ovf_disabled(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	ovf(&t);
+	pip(&t, 0x1000, 0);
+	ipp(&t, HWT_PT_TIP_PGE, 0x3000);
+	d = start(&t, 0, 0);
+	expect_event(d, HWT_EV_OVERFLOW, &ev);
+	assert_true(ev.ip_suppressed);
+	expect_event(d, HWT_EV_PAGING, &ev);
+	assert_int_equal(expect_event(d, HWT_EV_ENABLED, &ev), HWT_STS_EOS);
+	assert_int_equal(ev.u.enabled.ip, 0x3000);
+	hwt_qry_delete(d);
+}
+
+/* An OVF may end PSB+; its events come first. */
+static void test_ovf_in_psb(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	uint64_t ip;
+	int st;
+
+	(void)state;
+	psb(&t);
+	ipp(&t, HWT_PT_FUP, 0x1000);
+	ovf(&t);
+	ipp(&t, HWT_PT_FUP, 0x1500);
+	d = new_dec(&t, 0, 0);
+	st = hwt_qry_sync_forward(d, &ip);
+	assert_int_equal(st, HWT_STS_EVENT_PENDING);
+	assert_int_equal(ip, 0x1000);
+	expect_event(d, HWT_EV_ENABLED, &ev);
+	assert_true(ev.status_update);
+	assert_int_equal(expect_event(d, HWT_EV_OVERFLOW, &ev), HWT_STS_EOS);
+	assert_int_equal(ev.u.overflow.ip, 0x1500);
+	hwt_qry_delete(d);
+}
+
+/* APL12: a FUP after OVF though tracing is disabled (TIP.PGE follows). */
+static void test_apl12(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	ovf(&t);
+	ipp(&t, HWT_PT_FUP, 0x2000);
+	ipp(&t, HWT_PT_TIP_PGE, 0x3000);
+
+	d = start(&t, 0, 0);
+	expect_event(d, HWT_EV_OVERFLOW, &ev);
+	assert_int_equal(ev.u.overflow.ip, 0x2000);
+	expect_event(d, HWT_EV_ENABLED, &ev);
+	hwt_qry_delete(d);
+
+	d = start(&t, HWT_PT_ERRATUM_APL12, 0);
+	expect_event(d, HWT_EV_OVERFLOW, &ev);
+	assert_true(ev.ip_suppressed);
+	assert_int_equal(expect_event(d, HWT_EV_ENABLED, &ev), HWT_STS_EOS);
+	assert_int_equal(ev.u.enabled.ip, 0x3000);
+	hwt_qry_delete(d);
+}
+
+/* APL11: a TIP.PGD after OVF. */
+static void test_apl11(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	uint64_t ip;
+	int st;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	ovf(&t);
+	ipp_supp(&t, HWT_PT_TIP_PGD);
+	ipp(&t, HWT_PT_TIP_PGE, 0x3000);
+
+	d = new_dec(&t, 0, 0);
+	st = hwt_qry_sync_forward(d, &ip);
+	drain(d, st, 2);
+	assert_int_equal(hwt_qry_event(d, &ev), -HWT_ERR_BAD_CONTEXT);
+	hwt_qry_delete(d);
+
+	d = start(&t, HWT_PT_ERRATUM_APL11, 0);
+	expect_event(d, HWT_EV_OVERFLOW, &ev);
+	assert_true(ev.ip_suppressed);
+	assert_int_equal(expect_event(d, HWT_EV_ENABLED, &ev), HWT_STS_EOS);
+	hwt_qry_delete(d);
+}
+
+/* SKD010: the FUP after OVF was lost; resume at the next TIP. */
+static void test_skd010(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	int taken;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	ovf(&t);
+	ipp(&t, HWT_PT_TIP, 0x5000);
+	tnt(&t, "!");
+	d = start(&t, HWT_PT_ERRATUM_SKD010, 0);
+	expect_event(d, HWT_EV_OVERFLOW, &ev);
+	assert_false(ev.ip_suppressed);
+	assert_int_equal(ev.u.overflow.ip, 0x5000);
+	assert_int_equal(hwt_qry_cond_branch(d, &taken), HWT_STS_EOS);
+	assert_int_equal(taken, 1);
+	hwt_qry_delete(d);
+}
+
+/* BDM70: PSB+ while disabled may hold a FUP; a TIP.PGE tells. */
+static void test_bdm70(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	uint64_t ip;
+	int st;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	ipp(&t, HWT_PT_TIP_PGE, 0x2000);
+
+	d = new_dec(&t, 0, 0);
+	st = hwt_qry_sync_forward(d, &ip);
+	assert_int_equal(st, HWT_STS_EVENT_PENDING);
+	hwt_qry_delete(d);
+
+	d = new_dec(&t, HWT_PT_ERRATUM_BDM70, 0);
+	st = hwt_qry_sync_forward(d, &ip);
+	assert_int_equal(st, HWT_STS_EVENT_PENDING | HWT_STS_IP_SUPPRESSED);
+	hwt_qry_delete(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Standalone events, event trace                                      */
+/* ------------------------------------------------------------------ */
+
+static void test_standalone(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	struct hwt_pt_packet p;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	cbr(&t, 0x20);
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_PWRE;
+	p.u.pwre.state = 2;
+	p.u.pwre.sub_state = 1;
+	p.u.pwre.hw = 1;
+	put(&t, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_PWRX;
+	p.u.pwrx.last = 3;
+	p.u.pwrx.deepest = 4;
+	p.u.pwrx.wake = HWT_PT_PWRX_INT;
+	put(&t, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_MNT;
+	p.u.mnt = 0x1122334455667788ull;
+	put(&t, &p);
+	ipp_supp(&t, HWT_PT_TIP_PGD);
+	vmcs(&t, 0x5000);
+	stop(&t);
+	d = start(&t, 0, 0);
+	expect_event(d, HWT_EV_CBR, &ev);
+	assert_int_equal(ev.u.cbr.ratio, 0x20);
+	expect_event(d, HWT_EV_PWRE, &ev);
+	assert_int_equal(ev.u.pwre.state, 2);
+	assert_int_equal(ev.u.pwre.sub_state, 1);
+	assert_int_equal(ev.u.pwre.hw, 1);
+	expect_event(d, HWT_EV_PWRX, &ev);
+	assert_int_equal(ev.u.pwrx.last, 3);
+	assert_int_equal(ev.u.pwrx.deepest, 4);
+	assert_int_equal(ev.u.pwrx.interrupt, 1);
+	expect_event(d, HWT_EV_MNT, &ev);
+	assert_int_equal(ev.u.mnt.payload, 0x1122334455667788ull);
+	expect_event(d, HWT_EV_DISABLED, &ev);
+	assert_true(ev.ip_suppressed);
+	expect_event(d, HWT_EV_VMCS, &ev);
+	assert_int_equal(ev.u.vmcs.base, 0x5000);
+	assert_int_equal(expect_event(d, HWT_EV_STOP, &ev), HWT_STS_EOS);
+	hwt_qry_delete(d);
+}
+
+static void test_event_trace(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	uint64_t ip;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	evd(&t, 0 /* cr2 */, 0xdead000);
+	cfe(&t, 1 /* intr */, 14, 1);
+	ipp(&t, HWT_PT_FUP, 0x1010);
+	ipp(&t, HWT_PT_TIP, 0xf000);
+	cfe(&t, 2 /* iret */, 0, 1);
+	ipp(&t, HWT_PT_FUP, 0xf010);
+	ipp(&t, HWT_PT_TIP, 0x1010);
+	/* IF changes: an iflags event with event tracing. */
+	mode_exec(&t, HWT_PT_EXEC_CSL | HWT_PT_EXEC_IF);
+	ipp(&t, HWT_PT_TIP, 0x1020);
+	/* Status events: enabled, exec mode, iflags. */
+	d = start_n(&t, 0, HWT_QRY_EVENT_TRACE, 3);
+	expect_event(d, HWT_EV_INTERRUPT, &ev);
+	assert_int_equal(ev.u.interrupt.vector, 14);
+	assert_int_equal(ev.u.interrupt.has_cr2, 1);
+	assert_int_equal(ev.u.interrupt.cr2, 0xdead000);
+	assert_int_equal(ev.u.interrupt.ip, 0x1010);
+	/* The FUP is bound by the CFE: the TIP is a plain TIP. */
+	assert_int_equal(hwt_qry_indirect_branch(d, &ip),
+			 HWT_STS_EVENT_PENDING);
+	assert_int_equal(ip, 0xf000);
+	expect_event(d, HWT_EV_IRET, &ev);
+	assert_int_equal(ev.u.iret.ip, 0xf010);
+	assert_int_equal(hwt_qry_indirect_branch(d, &ip), 0);
+	assert_int_equal(ip, 0x1010);
+	assert_int_equal(hwt_qry_indirect_branch(d, &ip),
+			 HWT_STS_EVENT_PENDING);
+	assert_int_equal(ip, 0x1020);
+	expect_event(d, HWT_EV_IFLAGS, &ev);
+	assert_int_equal(ev.u.iflags.iflag, 1);
+	assert_int_equal(ev.u.iflags.ip, 0x1020);
+	hwt_qry_delete(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Time                                                                */
+/* ------------------------------------------------------------------ */
+
+static void test_time(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	uint64_t ip, now;
+	uint32_t ratio;
+	int st;
+
+	(void)state;
+	psb(&t);
+	tsc(&t, 0x100000);
+	cbr(&t, 0x10);
+	ipp(&t, HWT_PT_FUP, 0x1000);
+	psbend(&t);
+	tnt(&t, "!");
+	tsc(&t, 0x200000);
+	ipp(&t, HWT_PT_TIP, 0x2000);
+	tsc(&t, 0x300000);
+	cbr(&t, 0x18);
+	d = new_dec(&t, 0, 0);
+	assert_int_equal(hwt_qry_time(d, &now, NULL, NULL), -HWT_ERR_NO_TIME);
+	st = hwt_qry_sync_forward(d, &ip);
+	assert_int_equal(st, HWT_STS_EVENT_PENDING);
+	expect_event(d, HWT_EV_ENABLED, &ev);
+	assert_true(ev.has_tsc);
+	assert_int_equal(ev.tsc, 0x100000);
+	st = expect_event(d, HWT_EV_CBR, &ev);
+	assert_true(ev.status_update);
+	assert_int_equal(ev.u.cbr.ratio, 0x10);
+	assert_int_equal(ev.tsc, 0x100000);
+	assert_int_equal(st, 0);
+	assert_int_equal(hwt_qry_core_bus_ratio(d, &ratio), 0);
+	assert_int_equal(ratio, 0x10);
+
+	assert_int_equal(branch(d, 1), 0);
+	assert_int_equal(hwt_qry_time(d, &now, NULL, NULL), 0);
+	assert_int_equal(now, 0x100000);
+	assert_int_equal(hwt_qry_indirect_branch(d, &ip),
+			 HWT_STS_EVENT_PENDING);
+	assert_int_equal(hwt_qry_time(d, &now, NULL, NULL), 0);
+	assert_int_equal(now, 0x200000);
+	assert_int_equal(expect_event(d, HWT_EV_CBR, &ev), HWT_STS_EOS);
+	assert_true(ev.has_tsc);
+	assert_int_equal(ev.tsc, 0x300000);
+	assert_int_equal(ev.u.cbr.ratio, 0x18);
+	hwt_qry_delete(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+static void test_errors_resync(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	uint64_t ip, off;
+	size_t bad;
+	int st, taken;
+
+	(void)state;
+	/* A TNT while tracing is disabled, right after PSB+: the sync
+	 * fails, as it looks at the start of the trace. */
+	psb(&t);
+	psbend(&t);
+	tnt(&t, "!");
+	psbplus(&t, 0x7000);
+	tnt(&t, "!");
+	ipp_supp(&t, HWT_PT_TIP_PGD);
+	bad = t.len;
+	tnt(&t, "!");
+	psbplus(&t, 0x8000);
+	tnt(&t, ".");
+	t.buf[t.len++] = 0x02;	/* a bad opcode, then the end */
+	t.buf[t.len++] = 0xff;
+
+	d = new_dec(&t, 0, 0);
+	assert_int_equal(hwt_qry_sync_forward(d, &ip), -HWT_ERR_BAD_CONTEXT);
+
+	st = hwt_qry_sync_forward(d, &ip);
+	assert_int_equal(ip, 0x7000);
+	drain(d, st, 2);
+	assert_int_equal(branch(d, 1), HWT_STS_EVENT_PENDING);
+	/* The error met ahead comes when we get there. */
+	st = expect_event(d, HWT_EV_DISABLED, &ev);
+	assert_int_equal(st, HWT_STS_EVENT_PENDING);
+	assert_int_equal(hwt_qry_event(d, &ev), -HWT_ERR_BAD_CONTEXT);
+	assert_int_equal(hwt_qry_event(d, &ev), -HWT_ERR_BAD_CONTEXT);
+	assert_int_equal(hwt_qry_cond_branch(d, &taken), -HWT_ERR_BAD_CONTEXT);
+	assert_int_equal(hwt_qry_get_offset(d, &off), 0);
+	assert_int_equal(off, bad);
+
+	st = hwt_qry_sync_forward(d, &ip);
+	assert_true(st >= 0);
+	assert_int_equal(ip, 0x8000);
+	drain(d, st, 2);
+	/* The last bit, then the decode error. */
+	assert_int_equal(hwt_qry_cond_branch(d, &taken), HWT_STS_EVENT_PENDING);
+	assert_int_equal(taken, 0);
+	assert_int_equal(hwt_qry_event(d, &ev), -HWT_ERR_BAD_OPC);
+	assert_int_equal(hwt_qry_cond_branch(d, &taken), -HWT_ERR_BAD_OPC);
+	assert_int_equal(hwt_qry_sync_forward(d, &ip), -HWT_ERR_EOS);
+	hwt_qry_delete(d);
+}
+
+/* A FUP with no IP known cannot be an async branch source. */
+static void test_fup_noip(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_decoder *d;
+	struct hwt_event ev;
+	uint64_t ip;
+	int st;
+
+	(void)state;
+	psb(&t);
+	psbend(&t);
+	ipp_supp(&t, HWT_PT_FUP);
+	d = new_dec(&t, 0, 0);
+	assert_int_equal(hwt_qry_sync_forward(d, &ip), -HWT_ERR_NOIP);
+	/* Later in the trace, the error waits for its turn. */
+	t.len = 0;
+	psbplus(&t, 0x1000);
+	ipp_supp(&t, HWT_PT_TIP_PGD);
+	ipp_supp(&t, HWT_PT_FUP);
+	hwt_qry_delete(d);
+	d = start(&t, 0, 0);
+	st = expect_event(d, HWT_EV_DISABLED, &ev);
+	assert_int_equal(st, HWT_STS_EVENT_PENDING);
+	assert_int_equal(hwt_qry_event(d, &ev), -HWT_ERR_IP_SUPPRESSED);
+	hwt_qry_delete(d);
+}
+
+/* The event decoder beneath: TNT and TIP are events there. */
+static void test_evt(void **state)
+{
+	struct trace t = { .len = 0 };
+	struct hwt_qry_config cfg;
+	struct hwt_evt_decoder *e, *snap;
+	struct hwt_event ev;
+
+	(void)state;
+	psbplus(&t, 0x1000);
+	tnt(&t, "!.");
+	ipp(&t, HWT_PT_TIP, 0x2000);
+	hwt_qry_config_init(&cfg);
+	cfg.begin = t.buf;
+	cfg.end = t.buf + t.len;
+	e = hwt_evt_new(&cfg);
+	snap = hwt_evt_new(&cfg);
+	assert_non_null(e);
+	assert_int_equal(hwt_evt_sync_forward(e), 0);
+	assert_int_equal(hwt_evt_next(e, &ev), 0);
+	assert_int_equal(ev.type, HWT_EV_ENABLED);
+	assert_int_equal(hwt_evt_next(e, &ev), 0);
+	assert_int_equal(ev.type, HWT_EV_EXEC_MODE);
+	assert_int_equal(hwt_evt_next(e, &ev), 0);
+	assert_int_equal(ev.type, HWT_EV_TNT);
+	assert_int_equal(ev.u.tnt.size, 2);
+	assert_int_equal(ev.u.tnt.bits, 2);
+	hwt_evt_copy(snap, e);
+	assert_int_equal(hwt_evt_next(e, &ev), 0);
+	assert_int_equal(ev.type, HWT_EV_TIP);
+	assert_int_equal(ev.u.tip.ip, 0x2000);
+	assert_int_equal(hwt_evt_next(e, &ev), -HWT_ERR_EOS);
+	/* The snapshot replays. */
+	assert_int_equal(hwt_evt_next(snap, &ev), 0);
+	assert_int_equal(ev.type, HWT_EV_TIP);
+	hwt_evt_delete(e);
+	hwt_evt_delete(snap);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sync_none),
+		cmocka_unit_test(test_sync_enabled),
+		cmocka_unit_test(test_sync_disabled),
+		cmocka_unit_test(test_sync_backward_set),
+		cmocka_unit_test(test_tnt_across_packets),
+		cmocka_unit_test(test_indirect),
+		cmocka_unit_test(test_deferred_tip),
+		cmocka_unit_test(test_event_after_tnt),
+		cmocka_unit_test(test_async_branch),
+		cmocka_unit_test(test_async_disabled),
+		cmocka_unit_test(test_async_paging_vmcs),
+		cmocka_unit_test(test_mode_exec_tip),
+		cmocka_unit_test(test_tip_pge_mode),
+		cmocka_unit_test(test_tsx),
+		cmocka_unit_test(test_ptw_exstop_mwait),
+		cmocka_unit_test(test_ovf_fup),
+		cmocka_unit_test(test_ovf_disabled),
+		cmocka_unit_test(test_ovf_in_psb),
+		cmocka_unit_test(test_apl12),
+		cmocka_unit_test(test_apl11),
+		cmocka_unit_test(test_skd010),
+		cmocka_unit_test(test_bdm70),
+		cmocka_unit_test(test_standalone),
+		cmocka_unit_test(test_event_trace),
+		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_errors_resync),
+		cmocka_unit_test(test_fup_noip),
+		cmocka_unit_test(test_evt),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
