@@ -7,6 +7,7 @@
 #                   for FUZZ_SECONDS
 #   make bench      run the benchmarks (bench/run.sh)
 #   make libipt-suite  run libipt's pttc suite against build/hwt (ptdump, ptxed)
+#   make example    decode the bundled example (examples/calls.asm) with hwt
 #   make deps       apt-get install what is missing (Debian bookworm)
 
 BUILD        ?= build
@@ -18,10 +19,10 @@ JOBS         ?= $(shell nproc)
 
 # Debian packages needed to build and test; checked with dpkg before apt-get.
 DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
-           pkg-config yasm dpkg-dev ca-certificates curl \
+           pkg-config yasm binutils dpkg-dev ca-certificates curl \
            libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev
 
-.PHONY: all check asan fuzz bench libipt-suite deps clean configure
+.PHONY: all check asan fuzz bench libipt-suite deps clean configure example
 
 all: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -44,6 +45,18 @@ fuzz: deps
 	    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
 	cmake --build build-fuzz -j $(JOBS)
 	bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+# The bundled example: assemble and link a tiny program, write the Intel PT
+# its execution produces (no trace unit needed), decode it three ways.
+EX = $(BUILD)/examples
+example: all
+	@mkdir -p $(EX)
+	yasm -f elf64 examples/calls.asm -o $(EX)/calls.o
+	ld -Ttext=0x401000 -e _start -o $(EX)/calls $(EX)/calls.o
+	$(BUILD)/ptgen $(EX)/calls.pt < examples/calls.ptdesc
+	$(BUILD)/hwt dump --lastip $(EX)/calls.pt
+	$(BUILD)/hwt calls --elf $(EX)/calls $(EX)/calls.pt
+	$(BUILD)/hwt flow --disasm --elf $(EX)/calls $(EX)/calls.pt
 
 bench: all
 	bash bench/run.sh $(BUILD)
