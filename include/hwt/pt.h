@@ -401,8 +401,8 @@ int hwt_time_query_cbr(const struct hwt_time *time, uint32_t *cbr);
  * Apply one timing packet's payload.
  * Errors: -HWT_ERR_BAD_PACKET (CBR 0; CTC going back by more than one
  * wrap), -HWT_ERR_BAD_CONFIG (MTC/TMA/CYC need both cpuid_0x15 values),
- * -HWT_ERR_INVALID (a TMA out of context: without a preceding TSC, or a
- * second one), -HWT_ERR_INTERNAL (inconsistent state). The time stays
+ * -HWT_ERR_BAD_CONTEXT (a TMA out of context: without a preceding TSC, or
+ * a second one), -HWT_ERR_INTERNAL (inconsistent state). The time stays
  * usable after an error.
  */
 int hwt_time_update_tsc(struct hwt_time *time, uint64_t tsc);

@@ -86,53 +86,6 @@ static void out_commit(struct out *out, const char *end)
 /* Diagnostics, in libipt's words                                      */
 /* ------------------------------------------------------------------ */
 
-/* libipt's pt_errstr() text for the hwt error that stands for it. */
-static const char *ipt_errstr(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case HWT_OK:
-		return "OK";
-	case HWT_ERR_INTERNAL:
-		return "internal error";
-	case HWT_ERR_INVALID:
-		return "invalid argument";
-	case HWT_ERR_NOSYNC:
-		return "decoder out of sync";
-	case HWT_ERR_BAD_OPC:
-		return "unknown opcode";
-	case HWT_ERR_BAD_PACKET:
-		return "unknown packet";
-	case HWT_ERR_EOS:
-		return "reached end of trace stream";
-	case HWT_ERR_NOMEM:
-		return "out of memory";
-	case HWT_ERR_IO:
-	case HWT_ERR_BAD_FORMAT:
-		return "bad file";
-	case HWT_ERR_NOIP:
-		return "no ip";
-	case HWT_ERR_IP_SUPPRESSED:
-		return "ip has been suppressed";
-	case HWT_ERR_NO_TIME:
-		return "no timing information";
-	case HWT_ERR_NO_CBR:
-		return "no core:bus ratio";
-	case HWT_ERR_BAD_CONFIG:
-		return "bad configuration";
-	case HWT_ERR_NOT_SUPPORTED:
-		return "not supported";
-	}
-	return "unknown error";
-}
-
-/* The time module says "invalid" for a packet out of timing context. */
-static const char *time_errstr(int err)
-{
-	if (err == -HWT_ERR_INVALID)
-		return "unexpected packet context";
-	return ipt_errstr(err);
-}
-
 static char *put_str(char *p, const char *s)
 {
 	while (*s)
@@ -177,7 +130,7 @@ static void diag_str(struct out *out, uint64_t offset, const char *what,
 
 static void diag(struct out *out, uint64_t offset, const char *what, int err)
 {
-	diag_str(out, offset, what, err ? ipt_errstr(err) : NULL);
+	diag_str(out, offset, what, err ? cli_ipt_errstr(err) : NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -567,14 +520,14 @@ static void cal_error(struct ptdump *pd, uint64_t offset, int err)
 {
 	if (err < 0)
 		diag_str(&pd->out, offset, "error calibrating time",
-			 time_errstr(err));
+			 cli_ipt_errstr(err));
 }
 
 static void time_error(struct ptdump *pd, uint64_t offset, int err)
 {
 	if (err < 0)
 		diag_str(&pd->out, offset, "error updating time",
-			 time_errstr(err));
+			 cli_ipt_errstr(err));
 }
 
 static void track_timing(struct ptdump *pd, struct line *line,

@@ -119,7 +119,7 @@ int hwt_time_update_tma(struct hwt_time *time,
 
 	/* TMA belongs right after a TSC, once. */
 	if (!time->have_tsc || time->have_tma)
-		return -HWT_ERR_INVALID;
+		return -HWT_ERR_BAD_CONTEXT;
 	/* MTCs between TSC and TMA are ignored, so none can have counted. */
 	if (time->have_mtc)
 		return -HWT_ERR_INTERNAL;

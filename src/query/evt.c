@@ -276,8 +276,6 @@ static int time_err(int err)
 {
 	if (err >= 0 || err == -HWT_ERR_BAD_CONFIG)
 		return 0;
-	if (err == -HWT_ERR_INVALID)
-		return -HWT_ERR_BAD_CONTEXT;
 	return err;
 }
 

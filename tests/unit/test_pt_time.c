@@ -109,11 +109,11 @@ static void test_tma_context(void **state)
 	(void)state;
 	hwt_time_init(&time);
 	assert_int_equal(hwt_time_update_tma(&time, &cfg4, 0, 0),
-			 -HWT_ERR_INVALID);
+			 -HWT_ERR_BAD_CONTEXT);
 	hwt_time_update_tsc(&time, 0x1000);
 	assert_int_equal(hwt_time_update_tma(&time, &cfg4, 0, 0), 0);
 	assert_int_equal(hwt_time_update_tma(&time, &cfg4, 0, 0),
-			 -HWT_ERR_INVALID);
+			 -HWT_ERR_BAD_CONTEXT);
 }
 
 static void test_mtc_without_tsc(void **state)
@@ -550,7 +550,8 @@ static void test_tracker(void **state)
 
 	/* A second TMA after the TSC is out of context. */
 	p = pkt(HWT_PT_TMA);
-	assert_int_equal(hwt_time_tracker_update(&tr, &p), -HWT_ERR_INVALID);
+	assert_int_equal(hwt_time_tracker_update(&tr, &p),
+			 -HWT_ERR_BAD_CONTEXT);
 
 	hwt_time_tracker_reset(&tr);
 	assert_int_equal(tr.time.have_tsc, 0);
