@@ -60,6 +60,7 @@ example: all
 
 bench: all
 	bash bench/run.sh $(BUILD)
+	bash bench/run-flow.sh $(BUILD)
 
 libipt-suite: all
 	bash scripts/libipt-suite.sh --ptxed $(BUILD)

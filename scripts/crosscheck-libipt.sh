@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# scripts/crosscheck-libipt.sh [--libipt DIR] [--work DIR] BUILD_DIR
+#
+# Cross-check hwt's block decoder against libipt 2.1.2's on generated
+# traces (BUILD_DIR/gen_flow: different seeds, image sizes, traces that
+# end anywhere or right after a call), with every block-decoder flag
+# combination (none, end-on-call, end-on-jump, both):
+#   - `hwt ptxed --quiet --stat --stat:insn --stat:blocks` must report
+#     exactly the instruction and block counts of libipt's pt_blk_*
+#     decoder (bench/flow/ipt_blk.c, built here against DIR/build/lib),
+#     and `hwt flow --stat -j2` the same instruction count;
+#   - on the smaller traces, the flow must be identical block by block:
+#     `hwt ptxed --block:show-blocks --no-inst` reduced to
+#     "IP END_IP NINSN" per block against ipt_blk --blocks.
+# Prints "libipt-crosscheck: N passed, N failed"; exits non-zero on a
+# failure or when libipt cannot be built.
+#
+# Environment: CROSSCHECK_SIZE (trace size for the count checks, default
+# 4M), CROSSCHECK_BLOCK_SIZE (block-by-block checks, default 512K).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+libipt_dir=$REPO/.cache/libipt
+work=""
+size=${CROSSCHECK_SIZE:-4M}
+bsize=${CROSSCHECK_BLOCK_SIZE:-512K}
+
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--libipt) libipt_dir=$2; shift 2 ;;
+	--work) work=$2; shift 2 ;;
+	-h|--help) sed -n '3,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "crosscheck: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[[ $# -eq 1 ]] || { echo "usage: $0 [--libipt DIR] [--work DIR] BUILD_DIR" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+hwt=$build/hwt
+gen=$build/gen_flow
+work=${work:-$build/crosscheck}
+mkdir -p "$work"
+
+die() {
+	echo "crosscheck: error: $*" >&2
+	echo "libipt-crosscheck: 0 passed, 1 failed"
+	exit 1
+}
+[[ -x $hwt && -x $gen ]] || die "$hwt or $gen not built (make)"
+
+bash "$REPO/scripts/fetch-libipt.sh" "$libipt_dir" >"$work/fetch.log" 2>&1 ||
+	{ tail -n 20 "$work/fetch.log" >&2; die "libipt unavailable"; }
+lib=$libipt_dir/build/lib
+inc=$libipt_dir/build/libipt/include
+[[ -f $lib/libipt.so && -f $inc/intel-pt.h ]] || die "no libipt library in $lib"
+ipt_blk=$work/ipt_blk
+${CC:-cc} -O2 -std=c17 -D_GNU_SOURCE -Wall -Wextra -I"$inc" \
+	"$REPO/bench/flow/ipt_blk.c" -L"$lib" -Wl,-rpath,"$lib" -lipt \
+	-o "$ipt_blk" || die "cannot build $ipt_blk"
+echo "crosscheck: libipt $(cat "$libipt_dir/VERSION") ($lib), hwt $hwt"
+
+passed=0 failed=0
+ok() { passed=$((passed + 1)); echo "  ok    $*"; }
+bad() { failed=$((failed + 1)); echo "  FAIL  $*"; }
+
+# flag combinations: hwt ptxed options | ipt_blk options | label
+flagsets=(
+	"||none"
+	"--block:end-on-call|--end-on-call|end-on-call"
+	"--block:end-on-jump|--end-on-jump|end-on-jump"
+	"--block:end-on-call --block:end-on-jump|--end-on-call --end-on-jump|both"
+)
+
+# count_check NAME: hwt ptxed's counts against ipt_blk's, every flag set.
+count_check() {
+	local name=$1 fs hopt iopt label out want got
+	for fs in "${flagsets[@]}"; do
+		IFS='|' read -r hopt iopt label <<<"$fs"
+		# shellcheck disable=SC2086
+		out=$("$ipt_blk" $iopt --raw "$work/$name.bin:0x400000" "$work/$name.pt")
+		want=$(awk '$1 == "insn" || $1 == "blocks" || $1 == "errors" { printf "%s %s ", $1, $2 }' <<<"$out")
+		# shellcheck disable=SC2086
+		got=$("$hwt" ptxed --quiet --stat --stat:insn --stat:blocks $hopt \
+			--raw "$work/$name.bin:0x400000" --pt "$work/$name.pt" 2>&1 |
+			awk '$1 == "insn:" || $1 == "blocks:" { sub(/:$/, "", $1); sub(/\.$/, "", $2); printf "%s %s ", $1, $2 }
+			     /error/ { e++ } END { printf "errors %d ", e }') || true
+		if [[ $got == "$want" ]]; then
+			ok "$name $label: $want"
+		else
+			bad "$name $label: hwt '$got' libipt '$want'"
+		fi
+	done
+	# hwt flow cuts the trace at PSBs with -j: same instructions.
+	want=$(awk '$1 == "insn" { print $2 }' <<<"$out")
+	got=$("$hwt" flow --stat -j2 --raw "$work/$name.bin:0x400000" \
+		"$work/$name.pt" 2>&1 | awk '$1 == "insn:" { print $2 }') || true
+	if [[ $got == "$want" ]]; then
+		ok "$name flow --stat -j2: insn $got"
+	else
+		bad "$name flow --stat -j2: hwt insn '$got' libipt '$want'"
+	fi
+}
+
+# block_check NAME: block-by-block flow, every flag set.
+block_check() {
+	local name=$1 fs hopt iopt label
+	for fs in "${flagsets[@]}"; do
+		IFS='|' read -r hopt iopt label <<<"$fs"
+		# shellcheck disable=SC2086
+		"$ipt_blk" --blocks $iopt --raw "$work/$name.bin:0x400000" "$work/$name.pt" |
+			awk 'NF == 3' >"$work/$name.$label.libipt"
+		# shellcheck disable=SC2086
+		"$hwt" ptxed --no-inst --block:show-blocks $hopt \
+			--raw "$work/$name.bin:0x400000" --pt "$work/$name.pt" 2>&1 |
+			awk 'function out() { if (n) printf "%s %s %d\n", first, last, n; n = 0 }
+			     /^\[block\]/ { out(); next }
+			     /^[0-9a-f]+$/ { v = $1; sub(/^0+/, "", v); if (v == "") v = "0"
+					     if (!n) first = v; last = v; n++; next }
+			     /^\[/ { next }
+			     { out(); print "other: " $0 }
+			     END { out() }' >"$work/$name.$label.hwt"
+		if cmp -s "$work/$name.$label.libipt" "$work/$name.$label.hwt"; then
+			ok "$name $label: $(wc -l <"$work/$name.$label.hwt") blocks identical"
+		else
+			bad "$name $label: block flow differs: diff $work/$name.$label.libipt $work/$name.$label.hwt"
+			diff "$work/$name.$label.libipt" "$work/$name.$label.hwt" | head -n 6 | sed 's/^/        /'
+		fi
+	done
+}
+
+# gen NAME GEN_ARGS...
+gen() {
+	local name=$1
+	shift
+	"$gen" "$@" "$work/$name" | sed 's/^/  /'
+}
+
+echo "-- instruction and block counts ($size traces)"
+gen s1 -s "$size" -S 1
+count_check s1
+gen s2e -s "$size" -S 2 -e
+count_check s2e
+gen s3small -s "$size" -S 3 -f 12 -l 4
+count_check s3small
+gen s4e -s "$size" -S 4 -f 50 -e
+count_check s4e
+
+echo "-- block-by-block flow ($bsize traces)"
+gen b5 -s "$bsize" -S 5
+block_check b5
+gen b6e -s "$bsize" -S 6 -e -f 30
+block_check b6e
+
+echo "libipt-crosscheck: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
