@@ -26,6 +26,9 @@ int hwt_bcache_init(struct hwt_bcache *bc)
 	bc->mask = BC_INIT_SLOTS - 1;
 	bc->used = 0;
 	bc->generation = 0;
+	bc->secs = NULL;
+	bc->nsecs = 0;
+	bc->secs_cap = 0;
 	return 0;
 }
 
@@ -33,6 +36,10 @@ void hwt_bcache_fini(struct hwt_bcache *bc)
 {
 	free(bc->slots);
 	bc->slots = NULL;
+	free(bc->secs);
+	bc->secs = NULL;
+	bc->nsecs = 0;
+	bc->secs_cap = 0;
 	bc->mask = 0;
 	bc->used = 0;
 }
@@ -112,4 +119,37 @@ int hwt_bcache_add(struct hwt_bcache *bc, const struct hwt_bc_entry *entry)
 
 	bc_insert(bc, entry);
 	return 0;
+}
+
+int hwt_bcache_sec(struct hwt_bcache *bc, uint64_t end, uintptr_t delta)
+{
+	size_t i;
+
+	/* Most recent first: a block's instructions share their section. */
+	for (i = bc->nsecs; i--;)
+		if (bc->secs[i].end == end && bc->secs[i].delta == delta)
+			return (int) i;
+
+	if (bc->nsecs == bc->secs_cap) {
+		struct hwt_bc_sec *secs;
+		size_t cap = bc->secs_cap ? bc->secs_cap * 2 : 8;
+
+		if (cap > (size_t) UINT16_MAX + 1)
+			cap = (size_t) UINT16_MAX + 1;
+		if (bc->nsecs == cap) {
+			/* Entries refer to the indices: forget them all. */
+			hwt_bcache_clear(bc);
+			bc->nsecs = 0;
+		} else {
+			secs = realloc(bc->secs, cap * sizeof(*secs));
+			if (!secs)
+				return -HWT_ERR_NOMEM;
+			bc->secs = secs;
+			bc->secs_cap = cap;
+		}
+	}
+
+	bc->secs[bc->nsecs].end = end;
+	bc->secs[bc->nsecs].delta = delta;
+	return (int) bc->nsecs++;
 }

@@ -10,6 +10,10 @@
  * time, chained from the end backwards, and hold at most 255 instructions
  * and a 16-bit displacement, as libipt's. We also keep the decoded last
  * instruction, so that "decode" entries need no second decode.
+ *
+ * Entries are 32 bytes (two per cache line): the lookup is the hottest
+ * memory access of the block decoder. The section (end, host delta) pair
+ * is interned in a small side table and referred to by index.
  */
 #ifndef HWT_FLOW_BCACHE_H
 #define HWT_FLOW_BCACHE_H
@@ -26,13 +30,18 @@ enum hwt_bc_qual {
 	HWT_BCQ_INDIRECT	/* ... another branch needing a TIP */
 };
 
+/* A section's identity: end address and host pointer minus address. */
+struct hwt_bc_sec {
+	uint64_t end;
+	uintptr_t delta;
+};
+
 struct hwt_bc_entry {
 	uint64_t ip;		/* key */
 	uint64_t target;	/* the last instruction's direct target */
-	uint64_t sec_end;	/* section identity: end address ... */
-	uintptr_t sec_delta;	/* ... and host pointer minus address */
-	int32_t disp;		/* last instruction's IP - @ip */
-	uint16_t ninsn;		/* 1..255; 0: free slot */
+	int16_t disp;		/* last instruction's IP - @ip */
+	uint16_t sec;		/* index into hwt_bcache.secs */
+	uint8_t ninsn;		/* 1..255; 0: free slot */
 	uint8_t mode;
 	uint8_t qual;		/* enum hwt_bc_qual */
 	uint8_t size;		/* of the last instruction */
@@ -47,11 +56,25 @@ struct hwt_bcache {
 	size_t mask;		/* capacity - 1 (a power of two) */
 	size_t used;
 	uint64_t generation;	/* of the image the entries were made from */
+	struct hwt_bc_sec *secs;
+	size_t nsecs, secs_cap;
 };
+
+_Static_assert(sizeof(struct hwt_bc_entry) == 32, "bcache entry size");
 
 int hwt_bcache_init(struct hwt_bcache *bc);
 void hwt_bcache_fini(struct hwt_bcache *bc);
 void hwt_bcache_clear(struct hwt_bcache *bc);
+
+/* The index of section (@end, @delta); interns it. On overflow of the
+ * index space, the cache is emptied and indices start over. */
+int hwt_bcache_sec(struct hwt_bcache *bc, uint64_t end, uintptr_t delta);
+
+static inline const struct hwt_bc_sec *
+hwt_bcache_secof(const struct hwt_bcache *bc, const struct hwt_bc_entry *e)
+{
+	return &bc->secs[e->sec];
+}
 
 /* The entry at @ip, or NULL. */
 static inline const struct hwt_bc_entry *

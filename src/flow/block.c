@@ -864,9 +864,15 @@ static int blk_in_block_section(const struct hwt_blk_decoder *d, uint64_t ip)
 	       ip + avail == d->blk_sec_end;
 }
 
-static void bce_set_last(struct hwt_bc_entry *e, const struct blk_insn *insn,
-			 unsigned mode)
+/* Returns 0, or an error if the section cannot be recorded. */
+static int bce_set_last(struct hwt_bcache *bc, struct hwt_bc_entry *e,
+			const struct blk_insn *insn, unsigned mode)
 {
+	int sec = hwt_bcache_sec(bc, insn->sec_end, insn->sec_delta);
+
+	if (sec < 0)
+		return sec;
+	e->sec = (uint16_t) sec;
 	e->mode = (uint8_t) mode;
 	e->size = insn->size;
 	e->iclass = insn->iclass;
@@ -874,13 +880,14 @@ static void bce_set_last(struct hwt_bc_entry *e, const struct blk_insn *insn,
 	e->kind = insn->kind;
 	e->target = insn->target;
 	e->truncated = insn->truncated;
-	e->sec_delta = insn->sec_delta;
-	e->sec_end = insn->sec_end;
+	return 0;
 }
 
-static void bce_to_insn(struct blk_insn *insn, const struct hwt_bc_entry *e,
-			uint64_t ip)
+static void bce_to_insn(const struct hwt_bcache *bc, struct blk_insn *insn,
+			const struct hwt_bc_entry *e, uint64_t ip)
 {
+	const struct hwt_bc_sec *sec = hwt_bcache_secof(bc, e);
+
 	memset(insn, 0, sizeof(*insn));
 	insn->ip = ip;
 	insn->size = e->size;
@@ -888,8 +895,8 @@ static void bce_to_insn(struct blk_insn *insn, const struct hwt_bc_entry *e,
 	insn->flags = e->flags;
 	insn->kind = e->kind;
 	insn->target = e->target;
-	insn->sec_delta = e->sec_delta;
-	insn->sec_end = e->sec_end;
+	insn->sec_delta = sec->delta;
+	insn->sec_end = sec->end;
 }
 
 static void blk_add_decode(struct hwt_blk_decoder *d,
@@ -901,7 +908,8 @@ static void blk_add_decode(struct hwt_blk_decoder *d,
 	e.ip = insn->ip;
 	e.ninsn = 1;
 	e.qual = HWT_BCQ_DECODE;
-	bce_set_last(&e, insn, d->mode);
+	if (bce_set_last(&d->bcache, &e, insn, d->mode) < 0)
+		return;
 	(void) hwt_bcache_add(&d->bcache, &e);
 }
 
@@ -911,20 +919,23 @@ static void blk_add_trampoline(struct hwt_blk_decoder *d,
 {
 	struct hwt_bc_entry e;
 	int64_t disp = (int64_t) (nip - insn->ip);
+	int sec;
 
 	if (disp != (int16_t) disp) {
 		blk_add_decode(d, insn);
 		return;
 	}
+	sec = hwt_bcache_sec(&d->bcache, insn->sec_end, insn->sec_delta);
+	if (sec < 0)
+		return;
 
 	memset(&e, 0, sizeof(e));
 	e.ip = insn->ip;
 	e.ninsn = 1;
-	e.disp = (int32_t) disp;
+	e.disp = (int16_t) disp;
 	e.qual = HWT_BCQ_AGAIN;
 	e.mode = d->mode;
-	e.sec_delta = insn->sec_delta;
-	e.sec_end = insn->sec_end;
+	e.sec = (uint16_t) sec;
 	(void) hwt_bcache_add(&d->bcache, &e);
 }
 
@@ -951,8 +962,8 @@ static int blk_link(struct hwt_blk_decoder *d, const struct blk_insn *insn,
 
 	e = *next;
 	e.ip = insn->ip;
-	e.ninsn = next->ninsn + 1;
-	e.disp = (int32_t) disp;
+	e.ninsn = (uint8_t) (next->ninsn + 1);
+	e.disp = (int16_t) disp;
 	(void) hwt_bcache_add(&d->bcache, &e);
 	return 1;
 }
@@ -1001,8 +1012,8 @@ static int blk_fill_cache(struct hwt_blk_decoder *d, struct hwt_block *block)
 			}
 			if (block->truncated)
 				e.qual = HWT_BCQ_DECODE;
-			bce_set_last(&e, insn, d->mode);
-			(void) hwt_bcache_add(&d->bcache, &e);
+			if (bce_set_last(&d->bcache, &e, insn, d->mode) >= 0)
+				(void) hwt_bcache_add(&d->bcache, &e);
 
 			status = blk_proceed_with_trace(d, insn, 1);
 			if (status < 0)
@@ -1095,6 +1106,7 @@ static int blk_proceed_no_event_cached(struct hwt_blk_decoder *d,
 
 	for (;;) {
 		const struct hwt_bc_entry *e;
+		const struct hwt_bc_sec *sec;
 		struct blk_insn insn;
 		uint64_t nip;
 		int taken;
@@ -1103,7 +1115,8 @@ static int blk_proceed_no_event_cached(struct hwt_blk_decoder *d,
 		if (!e)
 			return blk_fill_cache(d, block);
 
-		if (blk_switches_section(d, block, e->sec_delta, e->sec_end))
+		sec = hwt_bcache_secof(bc, e);
+		if (blk_switches_section(d, block, sec->delta, sec->end))
 			return 0;
 		if (block->ninsn + e->ninsn > BLK_MAX_INSN)
 			return 0;
@@ -1134,7 +1147,7 @@ static int blk_proceed_no_event_cached(struct hwt_blk_decoder *d,
 				return blk_proceed_truncated(d, block);
 
 			block->iclass = e->iclass;
-			bce_to_insn(&insn, e, nip);
+			bce_to_insn(bc, &insn, e, nip);
 			if (insn.iclass == HWT_IC_CALL)
 				blk_log_call(d, nip, e);
 
@@ -1148,8 +1161,9 @@ static int blk_proceed_no_event_cached(struct hwt_blk_decoder *d,
 				return 0;
 
 			e = hwt_bcache_lookup(bc, d->ip);
-			if (e ? (e->sec_delta != d->blk_sec_delta ||
-				 e->sec_end != d->blk_sec_end) :
+			sec = e ? hwt_bcache_secof(bc, e) : NULL;
+			if (e ? (sec->delta != d->blk_sec_delta ||
+				 sec->end != d->blk_sec_end) :
 				!blk_in_block_section(d, d->ip))
 				return 0;
 			continue;
@@ -1161,7 +1175,7 @@ static int blk_proceed_no_event_cached(struct hwt_blk_decoder *d,
 
 		case HWT_BCQ_RETURN:
 			block->iclass = HWT_IC_RETURN;
-			bce_to_insn(&insn, e, nip);
+			bce_to_insn(bc, &insn, e, nip);
 			return blk_proceed_with_trace(d, &insn, 1);
 
 		case HWT_BCQ_INDIRECT:
@@ -1660,6 +1674,12 @@ static int blk_proceed(struct hwt_blk_decoder *d, struct hwt_block *block)
 	status = blk_proceed_no_event(d, block);
 	if (status < 0)
 		return status;
+
+	/* The common case, what blk_proceed_trailing_event() does with no
+	 * event and no postponed instruction, without its frame. */
+	if (!d->process_event && !d->process_insn &&
+	    !(d->status & HWT_STS_EVENT_PENDING))
+		return blk_status(d, 0);
 
 	return blk_proceed_trailing_event(d, block);
 }
