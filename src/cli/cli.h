@@ -66,6 +66,11 @@ struct hwt_event;
 const char *cli_ipt_errstr(int err);
 /* ptxed's name of an exec mode (enum hwt_exec_mode). */
 const char *cli_ipt_exec_mode(unsigned mode);
+
+struct hwt_pt_cpu;
+/* --cpu none|auto|f/m[/s] for the libipt drop-ins; 0 or -1 (reported). */
+int cli_ipt_parse_cpu(const char *prog, const char *arg,
+		      struct hwt_pt_cpu *cpu);
 /*
  * ptxed's text of @ev, without the brackets, offset and time: "enabled",
  * "exec mode: 64-bit", ... (@print_ip: ptxed's --event:ip). Writes at

@@ -1144,24 +1144,8 @@ static int parse_args(int argc, char **argv, struct flow_options *opt,
 			opt->bitmap_out = next;
 			i++;
 		} else if (!strcmp(a, "--cpu")) {
-			if (!next) {
-				fprintf(stderr, "%s: --cpu: missing argument.\n",
-					prog);
+			if (cli_ipt_parse_cpu(prog, next, &q->cpu))
 				return -1;
-			}
-			if (!strcmp(next, "none")) {
-				memset(&q->cpu, 0, sizeof(q->cpu));
-			} else if (!strcmp(next, "auto")) {
-				if (hwt_pt_cpu_host(&q->cpu) < 0) {
-					fprintf(stderr, "%s: --cpu auto: not an "
-						"Intel cpu.\n", prog);
-					return -1;
-				}
-			} else if (hwt_pt_cpu_parse(&q->cpu, next) < 0) {
-				fprintf(stderr, "%s: cpu must be specified as "
-					"f/m[/s]\n", prog);
-				return -1;
-			}
 			i++;
 		} else if (!strcmp(a, "--mtc-freq") ||
 			   !strcmp(a, "--nom-freq")) {

@@ -282,3 +282,30 @@ size_t cli_ipt_event(char *buf, size_t size, const struct hwt_event *ev,
 	}
 	return len;
 }
+
+/* --cpu none|auto|f/m[/s], with ptdump's and ptxed's messages. */
+int cli_ipt_parse_cpu(const char *prog, const char *arg, struct hwt_pt_cpu *cpu)
+{
+	if (!arg) {
+		fprintf(stderr, "%s: --cpu: missing argument.\n", prog);
+		return -1;
+	}
+	if (!strcmp(arg, "none")) {
+		memset(cpu, 0, sizeof(*cpu));
+		return 0;
+	}
+	if (!strcmp(arg, "auto")) {
+		if (hwt_pt_cpu_host(cpu) < 0) {
+			fprintf(stderr, "%s: --cpu auto: not supported on this "
+				"cpu (Intel only); use --cpu f/m[/s].\n",
+				prog);
+			return -1;
+		}
+		return 0;
+	}
+	if (hwt_pt_cpu_parse(cpu, arg) < 0) {
+		fprintf(stderr, "%s: cpu must be specified as f/m[/s]\n", prog);
+		return -1;
+	}
+	return 0;
+}

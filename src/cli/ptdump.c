@@ -1101,32 +1101,6 @@ static int is_sideband_option(const char *arg)
 	       !strcmp(arg, "--pevent") || !strncmp(arg, "--pevent:", 9);
 }
 
-static int parse_cpu(const char *prog, const char *arg, struct hwt_pt_cpu *cpu)
-{
-	if (!arg) {
-		fprintf(stderr, "%s: --cpu: missing argument.\n", prog);
-		return -1;
-	}
-	if (!strcmp(arg, "none")) {
-		memset(cpu, 0, sizeof(*cpu));
-		return 0;
-	}
-	if (!strcmp(arg, "auto")) {
-		if (hwt_pt_cpu_host(cpu) < 0) {
-			fprintf(stderr, "%s: --cpu auto: not supported on this "
-				"cpu (Intel only); use --cpu f/m[/s].\n",
-				prog);
-			return -1;
-		}
-		return 0;
-	}
-	if (hwt_pt_cpu_parse(cpu, arg) < 0) {
-		fprintf(stderr, "%s: cpu must be specified as f/m[/s]\n", prog);
-		return -1;
-	}
-	return 0;
-}
-
 /* Flags without an argument: name and the bit they set. */
 enum flag {
 	F_NO_SYNC, F_QUIET, F_NO_PAD, F_NO_TIMING, F_NO_CYC, F_NO_OFFSET,
@@ -1257,7 +1231,7 @@ static int parse_args(int argc, char **argv, struct ptdump_options *opt)
 			else
 				opt->show_tcal = 1;
 		} else if (!strcmp(arg, "--cpu")) {
-			if (parse_cpu(prog, argv[++idx], &opt->cpu))
+			if (cli_ipt_parse_cpu(prog, argv[++idx], &opt->cpu))
 				return -1;
 		} else if (is_sideband_option(arg)) {
 			fprintf(stderr, "%s: %s: sideband is not supported "

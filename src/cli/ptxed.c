@@ -558,32 +558,6 @@ static int get_arg(const char *prog, const char *option, const char *arg,
 	return 0;
 }
 
-static int parse_cpu(const char *prog, const char *arg, struct hwt_pt_cpu *cpu)
-{
-	if (!arg) {
-		fprintf(stderr, "%s: --cpu: missing argument.\n", prog);
-		return -1;
-	}
-	if (!strcmp(arg, "none")) {
-		memset(cpu, 0, sizeof(*cpu));
-		return 0;
-	}
-	if (!strcmp(arg, "auto")) {
-		if (hwt_pt_cpu_host(cpu) < 0) {
-			fprintf(stderr, "%s: --cpu auto: not supported on this "
-				"cpu (Intel only); use --cpu f/m[/s].\n",
-				prog);
-			return -1;
-		}
-		return 0;
-	}
-	if (hwt_pt_cpu_parse(cpu, arg) < 0) {
-		fprintf(stderr, "%s: cpu must be specified as f/m[/s]\n", prog);
-		return -1;
-	}
-	return 0;
-}
-
 /* --filter:addrN_cfg/_a/_b; 1 if @arg is one, -1 on a bad value. */
 static int filter_option(const char *prog, const char *arg,
 			 const char *value, struct hwt_qry_config *qry)
@@ -779,7 +753,7 @@ static int parse_args(int argc, char **argv, struct ptxed_options *opt,
 					"the pt source file.\n", prog);
 				return -1;
 			}
-			if (parse_cpu(prog, next, &opt->config.qry.cpu))
+			if (cli_ipt_parse_cpu(prog, next, &opt->config.qry.cpu))
 				return -1;
 			i++;
 			continue;
