@@ -71,6 +71,13 @@ struct hwt_pt_cpu;
 /* --cpu none|auto|f/m[/s] for the libipt drop-ins; 0 or -1 (reported). */
 int cli_ipt_parse_cpu(const char *prog, const char *arg,
 		      struct hwt_pt_cpu *cpu);
+
+/* A numeric option argument (C notation, at most @max); 0 or -1. */
+int cli_ipt_get_arg(const char *prog, const char *option, const char *arg,
+		    uint64_t max, uint64_t *value);
+
+/* --sb, --sb:*, --pevent, --pevent:*: sideband, not supported yet. */
+int cli_ipt_is_sideband_option(const char *arg);
 /*
  * ptxed's text of @ev, without the brackets, offset and time: "enabled",
  * "exec mode: 64-bit", ... (@print_ip: ptxed's --event:ip). Writes at

@@ -3,8 +3,10 @@
  * libipt's wording, for the drop-in tools (hwt ptdump, hwt ptxed): scripts
  * and test expectations written for libipt's tools match on these texts.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <hwt/error.h>
@@ -308,4 +310,36 @@ int cli_ipt_parse_cpu(const char *prog, const char *arg, struct hwt_pt_cpu *cpu)
 		return -1;
 	}
 	return 0;
+}
+
+/* A numeric option argument, C notation, at most @max; 0 or -1 (reported). */
+int cli_ipt_get_arg(const char *prog, const char *option, const char *arg,
+		    uint64_t max, uint64_t *value)
+{
+	char *end;
+
+	if (!arg || !arg[0] || (arg[0] == '-' && arg[1] == '-')) {
+		fprintf(stderr, "%s: %s: missing argument.\n", prog, option);
+		return -1;
+	}
+	errno = 0;
+	*value = strtoull(arg, &end, 0);
+	if (errno || *end || arg[0] == '-') {
+		fprintf(stderr, "%s: %s: bad argument: %s.\n", prog, option,
+			arg);
+		return -1;
+	}
+	if (*value > max) {
+		fprintf(stderr, "%s: %s: value too big: %s.\n", prog, option,
+			arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The sideband options of libipt's tools, which hwt does not take yet. */
+int cli_ipt_is_sideband_option(const char *arg)
+{
+	return !strcmp(arg, "--sb") || !strncmp(arg, "--sb:", 5) ||
+	       !strcmp(arg, "--pevent") || !strncmp(arg, "--pevent:", 9);
 }

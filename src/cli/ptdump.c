@@ -1070,37 +1070,6 @@ void help_ptdump(void)
 	print_help("hwt ptdump");
 }
 
-/* ptdump's numeric option arguments: C notation, range checked. */
-static int get_arg(const char *prog, const char *option, const char *arg,
-		   uint64_t max, uint64_t *value)
-{
-	char *end;
-
-	if (!arg || !arg[0] || (arg[0] == '-' && arg[1] == '-')) {
-		fprintf(stderr, "%s: %s: missing argument.\n", prog, option);
-		return -1;
-	}
-	errno = 0;
-	*value = strtoull(arg, &end, 0);
-	if (errno || *end) {
-		fprintf(stderr, "%s: %s: bad argument: %s.\n", prog, option,
-			arg);
-		return -1;
-	}
-	if (*value > max) {
-		fprintf(stderr, "%s: %s: value too big: %s.\n", prog, option,
-			arg);
-		return -1;
-	}
-	return 0;
-}
-
-static int is_sideband_option(const char *arg)
-{
-	return !strcmp(arg, "--sb") || !strncmp(arg, "--sb:", 5) ||
-	       !strcmp(arg, "--pevent") || !strncmp(arg, "--pevent:", 9);
-}
-
 /* Flags without an argument: name and the bit they set. */
 enum flag {
 	F_NO_SYNC, F_QUIET, F_NO_PAD, F_NO_TIMING, F_NO_CYC, F_NO_OFFSET,
@@ -1166,19 +1135,19 @@ static int number_option(const char *prog, const char *name,
 
 	*matched = 1;
 	if (!strcmp(name, "--mtc-freq")) {
-		if (get_arg(prog, name, arg, UINT8_MAX, &v))
+		if (cli_ipt_get_arg(prog, name, arg, UINT8_MAX, &v))
 			return -1;
 		opt->time.mtc_freq = (uint8_t)v;
 	} else if (!strcmp(name, "--nom-freq")) {
-		if (get_arg(prog, name, arg, UINT8_MAX, &v))
+		if (cli_ipt_get_arg(prog, name, arg, UINT8_MAX, &v))
 			return -1;
 		opt->time.nom_freq = (uint8_t)v;
 	} else if (!strcmp(name, "--cpuid-0x15.eax")) {
-		if (get_arg(prog, name, arg, UINT32_MAX, &v))
+		if (cli_ipt_get_arg(prog, name, arg, UINT32_MAX, &v))
 			return -1;
 		opt->time.cpuid_0x15_eax = (uint32_t)v;
 	} else if (!strcmp(name, "--cpuid-0x15.ebx")) {
-		if (get_arg(prog, name, arg, UINT32_MAX, &v))
+		if (cli_ipt_get_arg(prog, name, arg, UINT32_MAX, &v))
 			return -1;
 		opt->time.cpuid_0x15_ebx = (uint32_t)v;
 	} else {
@@ -1233,7 +1202,7 @@ static int parse_args(int argc, char **argv, struct ptdump_options *opt)
 		} else if (!strcmp(arg, "--cpu")) {
 			if (cli_ipt_parse_cpu(prog, argv[++idx], &opt->cpu))
 				return -1;
-		} else if (is_sideband_option(arg)) {
+		} else if (cli_ipt_is_sideband_option(arg)) {
 			fprintf(stderr, "%s: %s: sideband is not supported "
 				"yet.\n", prog, arg);
 			return -1;

@@ -533,31 +533,6 @@ void help_ptxed(void)
 	print_help("hwt ptxed");
 }
 
-/* A numeric option argument, C notation, at most @max. */
-static int get_arg(const char *prog, const char *option, const char *arg,
-		   uint64_t max, uint64_t *value)
-{
-	char *end;
-
-	if (!arg || !arg[0] || (arg[0] == '-' && arg[1] == '-')) {
-		fprintf(stderr, "%s: %s: missing argument.\n", prog, option);
-		return -1;
-	}
-	errno = 0;
-	*value = strtoull(arg, &end, 0);
-	if (errno || *end || arg[0] == '-') {
-		fprintf(stderr, "%s: %s: bad argument: %s.\n", prog, option,
-			arg);
-		return -1;
-	}
-	if (*value > max) {
-		fprintf(stderr, "%s: %s: value too big: %s.\n", prog, option,
-			arg);
-		return -1;
-	}
-	return 0;
-}
-
 /* --filter:addrN_cfg/_a/_b; 1 if @arg is one, -1 on a bad value. */
 static int filter_option(const char *prog, const char *arg,
 			 const char *value, struct hwt_qry_config *qry)
@@ -574,27 +549,21 @@ static int filter_option(const char *prog, const char *arg,
 		return 0;
 	strcpy(what, arg + 15);
 	if (!strcmp(what, "cfg")) {
-		if (get_arg(prog, arg, value, 15, &v))
+		if (cli_ipt_get_arg(prog, arg, value, 15, &v))
 			return -1;
 		qry->addr_filter[n].cfg = (uint8_t)v;
 	} else if (!strcmp(what, "a")) {
-		if (get_arg(prog, arg, value, UINT64_MAX, &v))
+		if (cli_ipt_get_arg(prog, arg, value, UINT64_MAX, &v))
 			return -1;
 		qry->addr_filter[n].a = v;
 	} else if (!strcmp(what, "b")) {
-		if (get_arg(prog, arg, value, UINT64_MAX, &v))
+		if (cli_ipt_get_arg(prog, arg, value, UINT64_MAX, &v))
 			return -1;
 		qry->addr_filter[n].b = v;
 	} else {
 		return 0;
 	}
 	return 1;
-}
-
-static int is_sideband_option(const char *arg)
-{
-	return !strcmp(arg, "--sb") || !strncmp(arg, "--sb:", 5) ||
-	       !strcmp(arg, "--pevent") || !strncmp(arg, "--pevent:", 9);
 }
 
 /* Flags without argument. Returns 1 if @arg was one. */
@@ -656,23 +625,23 @@ static int number_option(const char *prog, const char *arg, const char *value,
 	uint64_t v;
 
 	if (!strcmp(arg, "--mtc-freq")) {
-		if (get_arg(prog, arg, value, UINT8_MAX, &v))
+		if (cli_ipt_get_arg(prog, arg, value, UINT8_MAX, &v))
 			return -1;
 		time->mtc_freq = (uint8_t)v;
 	} else if (!strcmp(arg, "--nom-freq")) {
-		if (get_arg(prog, arg, value, UINT8_MAX, &v))
+		if (cli_ipt_get_arg(prog, arg, value, UINT8_MAX, &v))
 			return -1;
 		time->nom_freq = (uint8_t)v;
 	} else if (!strcmp(arg, "--cpuid-0x15.eax")) {
-		if (get_arg(prog, arg, value, UINT32_MAX, &v))
+		if (cli_ipt_get_arg(prog, arg, value, UINT32_MAX, &v))
 			return -1;
 		time->cpuid_0x15_eax = (uint32_t)v;
 	} else if (!strcmp(arg, "--cpuid-0x15.ebx")) {
-		if (get_arg(prog, arg, value, UINT32_MAX, &v))
+		if (cli_ipt_get_arg(prog, arg, value, UINT32_MAX, &v))
 			return -1;
 		time->cpuid_0x15_ebx = (uint32_t)v;
 	} else if (!strcmp(arg, "--iscache-limit")) {
-		if (get_arg(prog, arg, value, UINT64_MAX, &v))
+		if (cli_ipt_get_arg(prog, arg, value, UINT64_MAX, &v))
 			return -1;
 	} else {
 		return 0;
@@ -758,7 +727,7 @@ static int parse_args(int argc, char **argv, struct ptxed_options *opt,
 			i++;
 			continue;
 		}
-		if (is_sideband_option(arg)) {
+		if (cli_ipt_is_sideband_option(arg)) {
 			fprintf(stderr, "%s: %s: sideband is not supported "
 				"yet.\n", prog, arg);
 			return -1;
