@@ -1088,84 +1088,175 @@ static int blk_proceed_truncated(struct hwt_blk_decoder *d,
 	return status;
 }
 
+/* A compressed or uncompressed return ends the block (tick as
+ * blk_proceed_with_trace()). */
+static inline __attribute__((always_inline)) int
+blk_return(struct hwt_blk_decoder *d)
+{
+	int taken, err;
+
+	taken = blk_cond_branch(d);
+	if (taken == -HWT_ERR_BAD_QUERY)
+		return blk_indirect(d);
+	if (taken < 0)
+		return taken;
+	if (!taken)
+		return -HWT_ERR_BAD_QUERY;
+
+	err = retstack_pop(&d->retstack, &d->ip);
+	if (err < 0)
+		return err;
+
+	if (d->config.flags & HWT_BLK_ENABLE_TICK)
+		(void) blk_tick(d, d->ip, 1);
+	return 0;
+}
+
+/* Exits of the cached walk below; each leaves with @d->ip and @block up
+ * to date. */
+
+/* A conditional branch at @d->ip (entry @e) ends the block. */
+static inline __attribute__((always_inline)) int
+blk_exit_cond(struct hwt_blk_decoder *d, const struct hwt_bc_entry *e)
+{
+	uint64_t nip = d->ip;
+	int taken;
+
+	taken = blk_cond_branch(d);
+	if (taken < 0)
+		return taken;
+	d->ip = taken ? e->target : nip + e->size;
+	if (d->config.flags & HWT_BLK_ENABLE_TICK)
+		(void) blk_tick(d, d->ip, 1);
+	return 0;
+}
+
+/* The instruction at @d->ip (entry @e) needs trace: it ends the block. */
+static int blk_exit_trace(struct hwt_blk_decoder *d, const struct hwt_bc_entry *e)
+{
+	struct blk_insn insn;
+
+	bce_to_insn(&d->bcache, &insn, e, d->ip);
+	return blk_proceed_with_trace(d, &insn, 1);
+}
+
+/* No entry at @d->ip: decode on if it is in the block's section. */
+static int blk_exit_uncached(struct hwt_blk_decoder *d, struct hwt_block *block)
+{
+	if (!blk_in_block_section(d, d->ip))
+		return 0;
+	return blk_fill_cache(d, block);
+}
+
+/* The cache lookup with the table in locals (nothing is added to the
+ * cache while they are in use). */
+static inline const struct hwt_bc_entry *
+bc_find(const struct hwt_bc_entry *slots, size_t mask, uint64_t ip)
+{
+	size_t i = (size_t) (ip ^ (ip >> 21) ^ (ip >> 42)) & mask;
+
+	for (;;) {
+		const struct hwt_bc_entry *e = &slots[i];
+
+		if (__builtin_expect(e->ip == ip, 1) && e->ninsn)
+			return e;
+		if (!e->ninsn)
+			return NULL;
+		i = (i + 1) & mask;
+	}
+}
+
 /*
  * Proceed without events through cached code: one lookup per entry, no
  * instruction decoding. Block boundaries and block->iclass as libipt's.
+ * The cache must be current (blk_cache_check()).
+ *
+ * The hot loop of the decoder: the IP and the instruction count live in
+ * locals and are written back before leaving (an error leaves @d->ip and
+ * @block where the problem is). Section indices are interned, so equal
+ * indices mean the same section.
  */
-static int blk_proceed_no_event_cached(struct hwt_blk_decoder *d,
-				       struct hwt_block *block)
+static inline __attribute__((always_inline)) int
+blk_walk_cached(struct hwt_blk_decoder *d, struct hwt_block *block)
 {
-	struct hwt_bcache *bc = &d->bcache;
-	uint64_t gen;
+	const struct hwt_bcache *bc = &d->bcache;
+	const struct hwt_bc_entry *slots = bc->slots, *e;
+	const struct hwt_bc_sec *sec;
+	size_t mask = bc->mask;
+	uint64_t ip = d->ip, nip;
+	uint32_t ninsn = block->ninsn;
+	unsigned sec_idx;
 
-	gen = hwt_image_generation(d->image);
-	if (gen != bc->generation) {
-		hwt_bcache_clear(bc);
-		bc->generation = gen;
-	}
+	e = bc_find(slots, mask, ip);
+	if (!e)
+		return blk_fill_cache(d, block);
+	sec = hwt_bcache_secof(bc, e);
+	if (blk_switches_section(d, block, sec->delta, sec->end))
+		return 0;
+	sec_idx = e->sec;
 
 	for (;;) {
-		const struct hwt_bc_entry *e;
-		const struct hwt_bc_sec *sec;
-		struct blk_insn insn;
-		uint64_t nip;
-		int taken;
+		/* @e is at @ip and in the block's section. */
+		if (ninsn + e->ninsn > BLK_MAX_INSN)
+			break;
 
-		e = hwt_bcache_lookup(bc, d->ip);
-		if (!e)
-			return blk_fill_cache(d, block);
-
-		sec = hwt_bcache_secof(bc, e);
-		if (blk_switches_section(d, block, sec->delta, sec->end))
-			return 0;
-		if (block->ninsn + e->ninsn > BLK_MAX_INSN)
-			return 0;
-
-		nip = d->ip + (uint64_t) (int64_t) e->disp;
-		d->ip = nip;
+		nip = ip + (uint64_t) (int64_t) e->disp;
+		ninsn += e->ninsn;
 		block->end_ip = nip;
-		block->ninsn += e->ninsn;
 		block->mode = e->mode;
 
+		if (__builtin_expect(e->qual != HWT_BCQ_AGAIN, 1)) {
+			block->ninsn = ninsn;
+			d->ip = nip;
+		}
 		switch (e->qual) {
 		case HWT_BCQ_AGAIN:
 			block->iclass = HWT_IC_UNKNOWN;
-			continue;
+			ip = nip;
+			break;
 
 		case HWT_BCQ_COND:
 			block->iclass = HWT_IC_COND_JUMP;
-			taken = blk_cond_branch(d);
-			if (taken < 0)
-				return taken;
-			d->ip = taken ? e->target : nip + e->size;
-			if (d->config.flags & HWT_BLK_ENABLE_TICK)
-				(void) blk_tick(d, d->ip, 1);
-			return 0;
+			return blk_exit_cond(d, e);
 
 		case HWT_BCQ_DECODE:
 			if (e->truncated)
 				return blk_proceed_truncated(d, block);
 
 			block->iclass = e->iclass;
-			bce_to_insn(bc, &insn, e, nip);
-			if (insn.iclass == HWT_IC_CALL)
+			switch (e->iclass) {
+			case HWT_IC_OTHER:
+			case HWT_IC_PTWRITE:
+				ip = nip + e->size;
+				break;
+			case HWT_IC_CALL:
 				blk_log_call(d, nip, e);
-
-			taken = insn_next_ip(&d->ip, &insn);
-			if (taken == -HWT_ERR_BAD_QUERY)
-				return blk_proceed_with_trace(d, &insn, 1);
-			if (taken < 0)
-				return taken;
-
-			if (blk_end_on(d, insn.iclass))
+				/* fall through */
+			case HWT_IC_JUMP:
+				if (e->flags & HWT_INSN_DIRECT) {
+					ip = e->target;
+					break;
+				}
+				/* fall through */
+			default:
+				return blk_exit_trace(d, e);
+			case HWT_IC_UNKNOWN:
+				return -HWT_ERR_BAD_INSN;
+			}
+			d->ip = ip;
+			if (blk_end_on(d, e->iclass))
 				return 0;
 
-			e = hwt_bcache_lookup(bc, d->ip);
-			sec = e ? hwt_bcache_secof(bc, e) : NULL;
-			if (e ? (sec->delta != d->blk_sec_delta ||
-				 sec->end != d->blk_sec_end) :
-				!blk_in_block_section(d, d->ip))
-				return 0;
+			e = bc_find(slots, mask, ip);
+			if (!e)
+				return blk_exit_uncached(d, block);
+			if (e->sec != sec_idx) {
+				sec = hwt_bcache_secof(bc, e);
+				if (sec->delta != d->blk_sec_delta ||
+				    sec->end != d->blk_sec_end)
+					return 0;
+				sec_idx = e->sec;
+			}
 			continue;
 
 		case HWT_BCQ_IND_CALL:
@@ -1175,8 +1266,7 @@ static int blk_proceed_no_event_cached(struct hwt_blk_decoder *d,
 
 		case HWT_BCQ_RETURN:
 			block->iclass = HWT_IC_RETURN;
-			bce_to_insn(bc, &insn, e, nip);
-			return blk_proceed_with_trace(d, &insn, 1);
+			return blk_return(d);
 
 		case HWT_BCQ_INDIRECT:
 			block->iclass = HWT_IC_INDIRECT;
@@ -1185,7 +1275,46 @@ static int blk_proceed_no_event_cached(struct hwt_blk_decoder *d,
 		default:
 			return -HWT_ERR_INTERNAL;
 		}
+
+		/* HWT_BCQ_AGAIN: on at @ip. */
+		e = bc_find(slots, mask, ip);
+		if (!e) {
+			block->ninsn = ninsn;
+			d->ip = ip;
+			return blk_fill_cache(d, block);
+		}
+		if (e->sec != sec_idx) {
+			sec = hwt_bcache_secof(bc, e);
+			if (sec->delta != d->blk_sec_delta ||
+			    sec->end != d->blk_sec_end)
+				break;
+			sec_idx = e->sec;
+		}
 	}
+
+	/* The block is full or leaves its section at @ip. */
+	block->ninsn = ninsn;
+	d->ip = ip;
+	return 0;
+}
+
+/* Entries made from another image are void. */
+static inline void blk_cache_check(struct hwt_blk_decoder *d)
+{
+	struct hwt_bcache *bc = &d->bcache;
+	uint64_t gen = hwt_image_generation(d->image);
+
+	if (__builtin_expect(gen != bc->generation, 0)) {
+		hwt_bcache_clear(bc);
+		bc->generation = gen;
+	}
+}
+
+static int blk_proceed_no_event_cached(struct hwt_blk_decoder *d,
+				       struct hwt_block *block)
+{
+	blk_cache_check(d);
+	return blk_walk_cached(d, block);
 }
 
 static int blk_proceed_no_event(struct hwt_blk_decoder *d,

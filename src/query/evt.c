@@ -1961,6 +1961,20 @@ static int fetch_event(struct hwt_evt_decoder *d)
 }
 
 /* ------------------------------------------------------------------ */
+/* For the fast path (evt.h)                                           */
+/* ------------------------------------------------------------------ */
+
+void hwt_evt_fetch_packet(struct hwt_evt_decoder *d)
+{
+	fetch_packet(d);
+}
+
+int hwt_evt_time_apply(struct hwt_evt_decoder *d)
+{
+	return time_apply(&d->tt, &d->packet, 0);
+}
+
+/* ------------------------------------------------------------------ */
 /* Public interface                                                    */
 /* ------------------------------------------------------------------ */
 

@@ -102,8 +102,8 @@ static int status_flags(const struct hwt_qry_decoder *d)
 	return event_pending(&d->event) ? HWT_STS_EVENT_PENDING : 0;
 }
 
-/* Fetch the next event; an error is kept for later. */
-static void fetch_event(struct hwt_qry_decoder *d)
+/* Fetch the next event the general way; an error is kept for later. */
+static void __attribute__((noinline)) fetch_event_slow(struct hwt_qry_decoder *d)
 {
 	int err = hwt_evt_next(&d->evd, &d->event);
 
@@ -111,6 +111,22 @@ static void fetch_event(struct hwt_qry_decoder *d)
 		d->status = err;
 		memset(&d->event, 0xff, sizeof(d->event));
 	}
+}
+
+/* Fetch the next event; an error is kept for later. */
+static inline __attribute__((always_inline)) void
+fetch_event(struct hwt_qry_decoder *d)
+{
+	int err = hwt_evt_next_fast(&d->evd, &d->event);
+
+	if (__builtin_expect(err > 0, 1))
+		return;
+	if (err < 0) {
+		d->status = err;
+		memset(&d->event, 0xff, sizeof(d->event));
+		return;
+	}
+	fetch_event_slow(d);
 }
 
 /*
