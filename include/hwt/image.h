@@ -53,6 +53,33 @@ int hwt_image_add_elf(struct hwt_image *image, const char *path,
 		      uint64_t bias);
 
 /*
+ * As the kernel's mmap of [@pgoff, @pgoff + @len) of @path at @vaddr (an
+ * MMAP2 record): those bytes are mapped (cut at the end of the file), and
+ * if @path is an ELF file, its function symbols that fall inside
+ * [@vaddr, @vaddr + @len), placed by the PT_LOAD segment that holds
+ * @pgoff. What was mapped in [@vaddr, @vaddr + @len) goes first, as with
+ * hwt_image_remove (also past the end of the file). A file
+ * that is not ELF is mapped without symbols. -HWT_ERR_IO if @path cannot
+ * be read, -HWT_ERR_INVALID if @pgoff is not inside the file.
+ */
+int hwt_image_add_mmap(struct hwt_image *image, const char *path,
+		       uint64_t pgoff, uint64_t len, uint64_t vaddr);
+
+/*
+ * Unmap [@vaddr, @vaddr + @size): sections inside are dropped, sections
+ * overlapping it are cut (as munmap). Symbols starting in the range go
+ * too. The generation changes if anything was removed.
+ */
+int hwt_image_remove(struct hwt_image *image, uint64_t vaddr, uint64_t size);
+
+/*
+ * Drop every section and symbol (exec replaces the address space). Files
+ * stay mapped: pointers from hwt_image_read and names from
+ * hwt_image_symbol remain valid for the image's lifetime.
+ */
+void hwt_image_clear(struct hwt_image *image);
+
+/*
  * The bytes at @vaddr: *@ptr points at them, *@avail is how many are
  * contiguous there (to the end of the section). -HWT_ERR_NOMAP if nothing
  * is mapped at @vaddr. The pointer stays valid for the image's lifetime.

@@ -27,6 +27,8 @@ struct elf_load {
 	const struct img_file *file;
 	Elf *elf;
 	uint64_t bias;
+	/* Only symbols starting in [sym_lo, sym_hi) are kept. */
+	uint64_t sym_lo, sym_hi;
 	struct elf_scn_range *scns;	/* by section index; end 0: none */
 	size_t nscns;
 	struct img_sym *syms;
@@ -167,6 +169,8 @@ static int elf_push_sym(struct elf_load *ld, const GElf_Sym *sym,
 		return 0;
 	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
 		return 0;
+	if (begin < ld->sym_lo || begin >= ld->sym_hi)
+		return 0;
 	if (sym->st_size) {
 		end = begin + sym->st_size;
 		if (end < begin)
@@ -276,39 +280,127 @@ static int elf_add_symbols(struct elf_load *ld)
 	return img_sym_add(ld->image, ld->syms, ld->nsyms);
 }
 
+/* Open @path as an ELF file for @ld (file, fd, libelf handle). */
+static int elf_open(struct elf_load *ld, const char *path, int *fd)
+{
+	int err;
+
+	*fd = -1;
+	err = img_file_open(ld->image, path, &ld->file, fd);
+	if (err < 0)
+		return err;
+	if (ld->file->size < EI_NIDENT ||
+	    memcmp(ld->file->map, ELFMAG, SELFMAG))
+		return -HWT_ERR_BAD_FORMAT;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -HWT_ERR_INTERNAL;
+	ld->elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!ld->elf || elf_kind(ld->elf) != ELF_K_ELF)
+		return -HWT_ERR_BAD_FORMAT;
+	return 0;
+}
+
+static void elf_close(struct elf_load *ld, int fd)
+{
+	if (ld->elf)
+		elf_end(ld->elf);
+	free(ld->scns);
+	free(ld->syms);
+	if (fd >= 0)
+		close(fd);
+}
+
 int hwt_image_add_elf(struct hwt_image *image, const char *path,
 		      uint64_t bias)
 {
-	struct elf_load ld = { .image = image, .bias = bias };
+	struct elf_load ld = {
+		.image = image, .bias = bias, .sym_hi = UINT64_MAX,
+	};
 	int fd, err;
 
 	if (!image || !path)
 		return -HWT_ERR_INVALID;
-	err = img_file_open(image, path, &ld.file, &fd);
-	if (err < 0)
-		return err;
-	if (ld.file->size < EI_NIDENT ||
-	    memcmp(ld.file->map, ELFMAG, SELFMAG)) {
-		err = -HWT_ERR_BAD_FORMAT;
-		goto out;
-	}
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		err = -HWT_ERR_INTERNAL;
-		goto out;
-	}
-	ld.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!ld.elf || elf_kind(ld.elf) != ELF_K_ELF) {
-		err = -HWT_ERR_BAD_FORMAT;
-		goto out;
-	}
-	err = elf_add_segments(&ld);
+	err = elf_open(&ld, path, &fd);
+	if (err >= 0)
+		err = elf_add_segments(&ld);
 	if (err >= 0)
 		err = elf_add_symbols(&ld);
+	elf_close(&ld, fd);
+	return err;
+}
+
+/*
+ * The bias that puts the file's link-time addresses where the mapping of
+ * @pgoff at @vaddr puts them: from the PT_LOAD segment holding @pgoff
+ * (the loader maps whole pages, so the segment may start inside the first
+ * page). 0 with *@found 0 if no segment holds it.
+ */
+static uint64_t elf_mmap_bias(const struct elf_load *ld, uint64_t pgoff,
+			      uint64_t vaddr, int *found)
+{
+	GElf_Phdr phdr;
+	size_t n, i;
+	uint64_t first;
+
+	*found = 0;
+	if (elf_getphdrnum(ld->elf, &n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(ld->elf, (int)i, &phdr) ||
+		    phdr.p_type != PT_LOAD || !phdr.p_filesz)
+			continue;
+		first = phdr.p_offset & ~(uint64_t)4095;
+		if (pgoff < first || (pgoff > phdr.p_offset &&
+				      pgoff - phdr.p_offset >= phdr.p_filesz))
+			continue;
+		*found = 1;
+		return vaddr - pgoff + phdr.p_offset - phdr.p_vaddr;
+	}
+	return 0;
+}
+
+int hwt_image_add_mmap(struct hwt_image *image, const char *path,
+		       uint64_t pgoff, uint64_t len, uint64_t vaddr)
+{
+	struct elf_load ld = { .image = image };
+	uint64_t size;
+	int fd, err, found;
+
+	if (!image || !path || !len || vaddr + len <= vaddr)
+		return -HWT_ERR_INVALID;
+	err = elf_open(&ld, path, &fd);
+	if (err == -HWT_ERR_BAD_FORMAT && ld.file) {
+		/* Not ELF: the bytes, without symbols. */
+		if (ld.elf)
+			elf_end(ld.elf);
+		ld.elf = NULL;
+		err = 0;
+	}
+	if (err < 0)
+		goto out;
+	if (pgoff >= ld.file->size) {
+		err = -HWT_ERR_INVALID;
+		goto out;
+	}
+	size = ld.file->size - pgoff;
+	if (size > len)
+		size = len;
+	/*
+	 * All of [vaddr, vaddr + len) is replaced, also past the end of the
+	 * file, with the symbols of what was there.
+	 */
+	err = hwt_image_remove(image, vaddr, len);
+	if (err < 0)
+		goto out;
+	err = img_add_section(image, ld.file->map + pgoff, size, vaddr);
+	if (err < 0 || !ld.elf)
+		goto out;
+	ld.bias = elf_mmap_bias(&ld, pgoff, vaddr, &found);
+	ld.sym_lo = vaddr;
+	ld.sym_hi = vaddr + len;
+	if (found)
+		err = elf_add_symbols(&ld);
 out:
-	if (ld.elf)
-		elf_end(ld.elf);
-	free(ld.scns);
-	free(ld.syms);
-	close(fd);
+	elf_close(&ld, fd);
 	return err;
 }

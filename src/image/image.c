@@ -278,3 +278,70 @@ uint64_t hwt_image_generation(const struct hwt_image *image)
 {
 	return image ? image->generation : 0;
 }
+
+int hwt_image_remove(struct hwt_image *image, uint64_t vaddr, uint64_t size)
+{
+	struct img_section front, back, *s;
+	size_t lo, hi, n, nnew, nsyms;
+	uint64_t end;
+	int has_front = 0, has_back = 0;
+
+	if (!image || !size || vaddr + size <= vaddr)
+		return -HWT_ERR_INVALID;
+	end = vaddr + size;
+
+	/* Cutting a hole into one section makes two of it. */
+	if (img_reserve((void **)&image->secs, &image->capsecs,
+			image->nsecs + 1, sizeof(*image->secs)) < 0)
+		return -HWT_ERR_NOMEM;
+
+	lo = sec_first_end_after(image, vaddr);
+	for (hi = lo; hi < image->nsecs && image->secs[hi].begin < end; hi++)
+		;
+	nsyms = image->nsyms;
+	img_sym_drop_range(image, vaddr, end);
+	if (lo == hi) {
+		if (nsyms != image->nsyms)
+			image->generation++;
+		return 0;
+	}
+	if (image->secs[lo].begin < vaddr) {
+		front = image->secs[lo];
+		front.end = vaddr;
+		has_front = 1;
+	}
+	if (image->secs[hi - 1].end > end) {
+		back = image->secs[hi - 1];
+		back.data += end - back.begin;
+		back.begin = end;
+		has_back = 1;
+	}
+	nnew = (size_t)has_front + (size_t)has_back;
+	n = image->nsecs;
+	memmove(&image->secs[lo + nnew], &image->secs[hi],
+		(n - hi) * sizeof(*image->secs));
+	s = &image->secs[lo];
+	if (has_front)
+		*s++ = front;
+	if (has_back)
+		*s = back;
+	image->nsecs = n - (hi - lo) + nnew;
+	atomic_store_explicit(&image->last, 0, memory_order_relaxed);
+	image->generation++;
+	return 0;
+}
+
+/*
+ * The file mappings and owned names stay: hwt_image_read's pointers and
+ * hwt_image_symbol's names are promised for the image's lifetime, and a
+ * file mapped again after an exec is found among them.
+ */
+void hwt_image_clear(struct hwt_image *image)
+{
+	if (!image)
+		return;
+	image->nsecs = 0;
+	image->nsyms = 0;
+	atomic_store_explicit(&image->last, 0, memory_order_relaxed);
+	image->generation++;
+}

@@ -26,6 +26,8 @@ size_t img_sym_sort_unique(struct img_sym *s, size_t nsyms)
 	uint64_t maxend = 0;
 	size_t i, n = 0;
 
+	if (!nsyms)
+		return 0;	/* @s may be NULL */
 	qsort(s, nsyms, sizeof(*s), sym_cmp);
 	for (i = 0; i < nsyms; i++) {
 		if (n && s[n - 1].begin == s[i].begin)

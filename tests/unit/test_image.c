@@ -458,6 +458,279 @@ static void test_elf_bias(void **state)
 	hwt_image_delete(image);
 }
 
+
+/* ---- remove and clear ---- */
+
+/*
+ * As test_shadow_model, with removes among the adds: a byte-level model
+ * of which add maps each byte, and whether the generation moved exactly
+ * when a remove took something away.
+ */
+static void test_remove_model(void **state)
+{
+	static uint8_t pool[MODEL_SPAN];
+	const uint8_t *mptr[MODEL_SPAN];
+	int madd[MODEL_SPAN];
+	uint64_t seed = 7;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 200; round++) {
+		struct hwt_image *image = hwt_image_new();
+		int op, i, nops = 1 + (int)(rnd(&seed) % 16);
+
+		for (i = 0; i < MODEL_SPAN; i++)
+			madd[i] = -1;
+		for (op = 0; op < nops; op++) {
+			uint64_t begin = rnd(&seed) % MODEL_SPAN;
+			uint64_t size = 1 + rnd(&seed) % (MODEL_SPAN - begin);
+			const uint8_t *buf = pool + rnd(&seed) % 64;
+			uint64_t k, gen = hwt_image_generation(image);
+			int mapped = 0;
+
+			if (size > MODEL_SPAN - 64)
+				size = MODEL_SPAN - 64;
+			if (rnd(&seed) % 3) {
+				assert_int_equal(hwt_image_add_buffer(image, buf,
+						 size, MODEL_BASE + begin), 0);
+				for (k = 0; k < size; k++) {
+					madd[begin + k] = op;
+					mptr[begin + k] = buf + k;
+				}
+				assert_true(hwt_image_generation(image) != gen);
+				continue;
+			}
+			assert_int_equal(hwt_image_remove(image,
+						MODEL_BASE + begin, size), 0);
+			for (k = 0; k < size; k++) {
+				mapped |= madd[begin + k] >= 0;
+				madd[begin + k] = -1;
+			}
+			if (mapped)
+				assert_true(hwt_image_generation(image) != gen);
+			else
+				assert_true(hwt_image_generation(image) == gen);
+		}
+		for (i = 0; i < 4 * MODEL_SPAN; i++) {
+			int at = i < MODEL_SPAN ? i : (int)(rnd(&seed) % MODEL_SPAN);
+			size_t run;
+
+			if (madd[at] < 0) {
+				expect_nomap(image, MODEL_BASE + (uint64_t)at);
+				continue;
+			}
+			for (run = 1; at + run < MODEL_SPAN &&
+			     madd[at + run] == madd[at]; run++)
+				;
+			expect_read(image, MODEL_BASE + (uint64_t)at, mptr[at],
+				    run);
+		}
+		hwt_image_delete(image);
+	}
+}
+
+static void test_remove_cases(void **state)
+{
+	static const uint8_t buf[64];
+	struct hwt_image *image = hwt_image_new();
+	uint64_t gen;
+
+	(void)state;
+	assert_int_equal(hwt_image_add_buffer(image, buf, 64, 0x1000), 0);
+	/* A hole in the middle leaves both ends. */
+	assert_int_equal(hwt_image_remove(image, 0x1010, 0x10), 0);
+	expect_read(image, 0x1000, buf, 0x10);
+	expect_nomap(image, 0x1010);
+	expect_nomap(image, 0x101f);
+	expect_read(image, 0x1020, buf + 0x20, 0x20);
+	/* Across both pieces and beyond. */
+	assert_int_equal(hwt_image_remove(image, 0x1008, 0x1000), 0);
+	expect_read(image, 0x1000, buf, 8);
+	expect_nomap(image, 0x1008);
+	expect_nomap(image, 0x1030);
+
+	/* Bad ranges change nothing. */
+	gen = hwt_image_generation(image);
+	assert_int_equal(hwt_image_remove(image, 0x1000, 0), -HWT_ERR_INVALID);
+	assert_int_equal(hwt_image_remove(image, ~0ull - 4, 8),
+			 -HWT_ERR_INVALID);
+	assert_int_equal(hwt_image_remove(NULL, 0x1000, 1), -HWT_ERR_INVALID);
+	assert_true(hwt_image_generation(image) == gen);
+	expect_read(image, 0x1000, buf, 8);
+
+	/* Up to the top of the address space. */
+	assert_int_equal(hwt_image_add_buffer(image, buf, 64, ~0ull - 64), 0);
+	assert_int_equal(hwt_image_remove(image, ~0ull - 32, 32), 0);
+	expect_read(image, ~0ull - 64, buf, 32);
+	expect_nomap(image, ~0ull - 32);
+
+	hwt_image_clear(image);
+	assert_true(hwt_image_generation(image) != gen);
+	expect_nomap(image, 0x1000);
+	expect_nomap(image, ~0ull - 64);
+	hwt_image_clear(NULL);
+	hwt_image_delete(image);
+}
+
+static void expect_no_symbol(const struct hwt_image *image, uint64_t vaddr)
+{
+	const char *name = NULL;
+	uint64_t off = 0;
+
+	if (hwt_image_symbol(image, vaddr, &name, &off) != -HWT_ERR_NOMAP)
+		fail_msg("symbol at 0x%llx: %s+0x%llx", (unsigned long long)vaddr,
+			 name, (unsigned long long)off);
+}
+
+/*
+ * Not @name at @vaddr. Other symbols may cover it: an unsized label
+ * (hwt_unsized_label) reaches to the end of its section.
+ */
+static void expect_not_symbol(const struct hwt_image *image, uint64_t vaddr,
+			      const char *name)
+{
+	const char *got = NULL;
+	uint64_t off = 0;
+
+	if (hwt_image_symbol(image, vaddr, &got, &off) == 0 &&
+	    !strcmp(got, name))
+		fail_msg("symbol at 0x%llx: still %s", (unsigned long long)vaddr,
+			 got);
+}
+
+static void test_remove_symbols(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	uint64_t probe = (uint64_t)(uintptr_t)&hwt_image_test_probe;
+	uint64_t other = (uint64_t)(uintptr_t)&hwt_image_read;
+	const uint8_t *p;
+	const char *name;
+	uint64_t gen, off;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(hwt_image_add_elf(image, "/proc/self/exe",
+					   self_bias()), 0);
+	assert_int_equal(hwt_image_read(image, probe, &p, &n), 0);
+	assert_int_equal(hwt_image_symbol(image, other, &name, &off), 0);
+
+	/* The probe's bytes and its symbol go; other functions stay. */
+	gen = hwt_image_generation(image);
+	assert_int_equal(hwt_image_remove(image, probe, 1), 0);
+	assert_true(hwt_image_generation(image) != gen);
+	expect_nomap(image, probe);
+	expect_not_symbol(image, probe, "hwt_image_test_probe");
+	expect_read(image, probe + 1, p + 1, n - 1);
+	expect_symbol(image, other, "hwt_image_read", 0);
+
+	/* Clear: nothing is left, but earlier pointers and names live on. */
+	gen = hwt_image_generation(image);
+	hwt_image_clear(image);
+	assert_true(hwt_image_generation(image) != gen);
+	expect_nomap(image, other);
+	expect_no_symbol(image, other);
+	expect_no_symbol(image, probe + 1);
+	assert_string_equal(name, "hwt_image_read");
+	assert_memory_equal(p + 1, (const uint8_t *)(uintptr_t)probe + 1, 4);
+
+	/* And the image works again after it. */
+	assert_int_equal(hwt_image_add_elf(image, "/proc/self/exe",
+					   self_bias()), 0);
+	expect_symbol(image, probe, "hwt_image_test_probe", 0);
+	hwt_image_delete(image);
+}
+
+/* ---- mmap: a file range, as the loader maps it ---- */
+
+struct self_text {
+	uint64_t start, len, pgoff;	/* the executable PT_LOAD, paged */
+	uint64_t p_vaddr, p_offset;
+};
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct self_text *t = arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t end;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		t->p_vaddr = ph->p_vaddr;
+		t->p_offset = ph->p_offset;
+		t->start = info->dlpi_addr + (ph->p_vaddr & ~4095ull);
+		t->pgoff = ph->p_offset & ~4095ull;
+		end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		t->len = ((end + 4095) & ~4095ull) - t->start;
+		break;
+	}
+	return 1;	/* the main program only */
+}
+
+static void test_mmap_self(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	uint64_t probe = (uint64_t)(uintptr_t)&hwt_image_test_probe;
+	uint64_t moved = 0x200000000000ull, page, pgoff;
+	struct self_text t = { 0 };
+	const uint8_t *p;
+	struct tmpfile tf;
+	size_t n;
+
+	(void)state;
+	dl_iterate_phdr(find_text, &t);
+	assert_true(t.len > 0);
+	assert_true(probe >= t.start && probe < t.start + t.len);
+
+	/* The text mapping as the kernel made it: code and symbols. */
+	assert_int_equal(hwt_image_add_mmap(image, "/proc/self/exe", t.pgoff,
+					    t.len, t.start), 0);
+	assert_int_equal(hwt_image_read(image, probe, &p, &n), 0);
+	assert_memory_equal(p, (const void *)(uintptr_t)probe, 8);
+	expect_symbol(image, probe + 2, "hwt_image_test_probe", 2);
+	expect_symbol(image, (uint64_t)(uintptr_t)&hwt_image_read,
+		      "hwt_image_read", 0);
+
+	/* One page from the middle of the segment, somewhere else. */
+	page = probe & ~4095ull;
+	pgoff = t.pgoff + (page - t.start);
+	assert_int_equal(hwt_image_add_mmap(image, "/proc/self/exe", pgoff,
+					    4096, page + moved), 0);
+	expect_read(image, probe + moved, p, (size_t)(page + 4096 - probe));
+	expect_symbol(image, probe + moved, "hwt_image_test_probe", 0);
+	/* Only symbols inside the mapping were loaded there. */
+	expect_no_symbol(image, page + moved - 1);
+	if (((uint64_t)(uintptr_t)&hwt_image_read & ~4095ull) != page)
+		expect_not_symbol(image,
+				  (uint64_t)(uintptr_t)&hwt_image_read + moved,
+				  "hwt_image_read");
+
+	/* Mapping something over it drops its symbols. */
+	tmpfile_make(&tf, 100);
+	assert_int_equal(hwt_image_add_mmap(image, tf.path, 0, 4096,
+					    page + moved), 0);
+	assert_int_equal(hwt_image_read(image, page + moved, &p, &n), 0);
+	assert_int_equal(n, 100);
+	assert_memory_equal(p, tf.data, 100);
+	expect_nomap(image, page + moved + 100);
+	expect_no_symbol(image, page + moved);
+	expect_no_symbol(image, probe + moved);
+	expect_symbol(image, probe, "hwt_image_test_probe", 0);
+
+	/* Errors leave the image as it was. */
+	assert_int_equal(hwt_image_add_mmap(image, tf.path, 100, 4096, 0x1000),
+			 -HWT_ERR_INVALID);
+	assert_int_equal(hwt_image_add_mmap(image, tf.path, 0, 0, 0x1000),
+			 -HWT_ERR_INVALID);
+	assert_int_equal(hwt_image_add_mmap(image, "/nonexistent/x", 0, 4096,
+					    0x1000), -HWT_ERR_IO);
+	expect_nomap(image, 0x1000);
+	unlink(tf.path);
+	hwt_image_delete(image);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +742,10 @@ int main(void)
 		cmocka_unit_test(test_elf_errors),
 		cmocka_unit_test(test_elf_self),
 		cmocka_unit_test(test_elf_bias),
+		cmocka_unit_test(test_remove_model),
+		cmocka_unit_test(test_remove_cases),
+		cmocka_unit_test(test_remove_symbols),
+		cmocka_unit_test(test_mmap_self),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
