@@ -20,7 +20,8 @@ JOBS         ?= $(shell nproc)
 # Debian packages needed to build and test; checked with dpkg before apt-get.
 DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
            pkg-config yasm binutils dpkg-dev ca-certificates curl \
-           libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev
+           libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev \
+           linux-perf valgrind
 
 .PHONY: all check asan fuzz bench libipt-suite deps clean configure example
 

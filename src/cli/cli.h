@@ -14,6 +14,8 @@ int cmd_ptxed(int argc, char **argv);
 int cmd_flow(int argc, char **argv);
 int cmd_calls(int argc, char **argv);
 int cmd_coverage(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_sideband(int argc, char **argv);
 
 /* One-paragraph help for each subcommand (printed by `hwt help CMD`). */
 void help_dump(void);
@@ -22,6 +24,8 @@ void help_ptxed(void);
 void help_flow(void);
 void help_calls(void);
 void help_coverage(void);
+void help_info(void);
+void help_sideband(void);
 
 /*
  * A read-only view of (part of) a file, mmap'd. Named as FILE[:from[-to]]
@@ -142,5 +146,55 @@ static inline char *cli_put_hex(char *p, uint64_t v)
 		p[i] = digits[v & 0xf];
 	return p + n;
 }
+
+/* ---- perf.data input (perfdata_input.c) ---- */
+
+struct cli_pd;
+struct hwt_blk_decoder;
+struct hwt_qry_config;
+
+/* Does @path start with perf.data's magic (file or pipe mode)? "-" does. */
+int cli_pd_is_perfdata(const char *path);
+/*
+ * Read the whole file: sideband into a process model, the AUX streams
+ * into memory. 0, or -1 after a message on stderr (no AUX data, a trace
+ * type hwt cannot decode yet, a broken file).
+ */
+int cli_pd_open(struct cli_pd **pd, const char *path, const char *prog);
+void cli_pd_close(struct cli_pd *pd);
+/* Fill what @q does not set yet (cpu, time) from the file. */
+void cli_pd_qry_config(const struct cli_pd *pd, struct hwt_qry_config *q);
+size_t cli_pd_nstreams(const struct cli_pd *pd);
+const uint8_t *cli_pd_stream_data(const struct cli_pd *pd, size_t i,
+				  size_t *size);
+/* "# stream idx 0: pid 1234 tid 1234 comm calls, 123 bytes" (+ notes). */
+void cli_pd_stream_header(const struct cli_pd *pd, size_t i,
+			  struct cli_out *out);
+/* The stream's lost-data warnings, by stream offset, then by time. */
+void cli_pd_stream_notes(const struct cli_pd *pd, size_t i,
+			 struct cli_out *out);
+
+/*
+ * What flow.c asks of a perf.data stream while it decodes: @sync before
+ * each block (bring the image to the decoder's time; returns 1 if lost-data
+ * notes are due), @notes to print those (all remaining ones if @dec is
+ * NULL), @stat for --stat.
+ */
+struct cli_flow_hook {
+	void *ctx;
+	int (*sync)(void *ctx, struct hwt_blk_decoder *dec);
+	void (*notes)(void *ctx, struct hwt_blk_decoder *dec,
+		      struct cli_out *out);
+	void (*stat)(void *ctx, struct cli_out *out);
+};
+
+struct flow;	/* flow.c's state of one flow/calls/coverage command */
+
+/* flow.c: decode one stream with @image, printing the usual output. */
+int cli_flow_stream(struct flow *fl, const uint8_t *trace, size_t size,
+		    struct hwt_image *image, const struct cli_flow_hook *hook,
+		    struct cli_out *out);
+/* perfdata_input.c: decode every stream of @pd through cli_flow_stream. */
+int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out);
 
 #endif

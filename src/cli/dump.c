@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <hwt/pt.h>
+#include <hwt/query.h>
 
 #include "cli/cli.h"
 
@@ -77,6 +78,9 @@ void help_dump(void)
 "(TO exclusive). Decoding starts at the first PSB; after a malformed packet\n"
 "the error is printed with its offset and decoding resumes at the next PSB.\n"
 "The exit status is 1 if any part of the trace could not be decoded.\n"
+"A perf.data file (perf record -e intel_pt//) is dumped stream by stream:\n"
+"a '# stream idx N: ...' line, its lost-data warnings, then its packets\n"
+"(offsets within the stream).\n"
 "\n"
 "options:\n"
 "  --lastip           show the full IP that IP packets expand to\n"
@@ -536,6 +540,66 @@ static int parse_opts(int argc, char **argv, struct dump_opts *o)
 	return 0;
 }
 
+/*
+ * perf.data: the packets of each AUX stream after its header line and its
+ * lost-data warnings (by stream offset, then by time).
+ */
+static int dump_perfdata(struct dump_opts *o, const char *path)
+{
+	struct hwt_qry_config q;
+	struct cli_pd *pd;
+	struct cli_out hdr;
+	int ret = 0;
+
+	if (cli_pd_open(&pd, path, "hwt dump"))
+		return 1;
+	memset(&q, 0, sizeof(q));
+	q.cpu = o->cpu;
+	q.time = o->tcfg;
+	cli_pd_qry_config(pd, &q);
+	o->cpu = q.cpu;
+	o->tcfg = q.time;
+	(void)hwt_pt_cpu_errata(&o->cpu, &o->tcfg.errata);
+	for (size_t i = 0; i < cli_pd_nstreams(pd); i++) {
+		struct cli_input in;
+		struct dump_state *s;
+
+		if (cli_out_init(&hdr, stdout) < 0 ||
+		    !(s = calloc(1, sizeof(*s)))) {
+			fprintf(stderr, "hwt dump: out of memory\n");
+			ret = 1;
+			break;
+		}
+		cli_pd_stream_header(pd, i, &hdr);
+		cli_pd_stream_notes(pd, i, &hdr);
+		cli_out_fini(&hdr);
+		memset(&in, 0, sizeof(in));
+		in.data = cli_pd_stream_data(pd, i, &in.size);
+		s->o = o;
+		s->in = &in;
+		hwt_pt_last_ip_init(&s->lip);
+		hwt_time_tracker_init(&s->time, &o->tcfg, 0);
+		if (in.size && dump(s) < 0)
+			ret = 1;
+		if (o->stat)
+			print_stat(s);
+		if (s->errors) {
+			fprintf(stderr, "hwt dump: %s: stream %zu: %" PRIu64
+				" decode error%s, 0x%" PRIx64 " bytes skipped\n",
+				path, i, s->errors, s->errors == 1 ? "" : "s",
+				s->skipped);
+			ret = 1;
+		}
+		free(s);
+	}
+	cli_pd_close(pd);
+	if (fflush(stdout)) {
+		perror("hwt dump: writing output");
+		ret = 1;
+	}
+	return ret;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static char outbuf[1 << 16];
@@ -551,6 +615,10 @@ int cmd_dump(int argc, char **argv)
 			"hwt dump: no trace file given; see 'hwt help dump'\n" :
 			"hwt dump: more than one trace file given\n");
 		return 2;
+	}
+	if (cli_pd_is_perfdata(argv[optind])) {
+		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+		return dump_perfdata(&o, argv[optind]);
 	}
 	if (cli_input_open(&in, argv[optind], "hwt dump"))
 		return 1;

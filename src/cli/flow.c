@@ -75,6 +75,27 @@ struct call_seg {
 	uint8_t has_tsc;
 };
 
+/*
+ * Where execution goes on after an instruction without trace (its
+ * fall-through, or its direct target), by address: block_continues()
+ * asks for the last instruction of nearly every block, and decoding it
+ * each time would cost as much as the rest of the block.
+ */
+#define CONT_MEMO_SIZE 4096
+
+struct cont_memo_entry {
+	uint64_t ip;		/* key, with @mode */
+	uint64_t next;		/* valid if @goes_on */
+	uint8_t mode;
+	uint8_t used;
+	uint8_t goes_on;
+};
+
+struct cont_memo {
+	uint64_t generation;	/* of the image the entries came from */
+	struct cont_memo_entry e[CONT_MEMO_SIZE];
+};
+
 /* Everything one segment of the trace produces. */
 struct seg {
 	uint64_t begin, end;		/* trace offsets: [begin PSB, end PSB) */
@@ -94,6 +115,7 @@ struct seg {
 	int depth;
 	uint8_t new_seg;		/* next instruction starts a segment */
 	int done;
+	struct cont_memo *memo;		/* block_continues(), while decoding */
 };
 
 struct flow {
@@ -102,6 +124,9 @@ struct flow {
 	const uint8_t *trace;
 	size_t size;
 	struct cli_disasm *dis;
+	/* perf.data input (perfdata_input.c): NULL for a raw trace */
+	const struct cli_flow_hook *hook;
+	struct totals *all;		/* of all streams */
 };
 
 /* ------------------------------------------------------------------ */
@@ -134,7 +159,8 @@ static char *put_sym(const struct flow *fl, char *p, uint64_t ip)
 	return cli_put_hex(p, off);
 }
 
-static void flush_block(struct flow *fl, struct seg *s);
+static inline __attribute__((always_inline)) void
+flush_block(struct flow *fl, struct seg *s);
 
 static void print_error(struct flow *fl, struct seg *s,
 			struct hwt_blk_decoder *dec, uint64_t ip, int err)
@@ -395,28 +421,67 @@ static void cover_block(struct seg *s, const struct hwt_block *b)
  * needs trace (conditional, indirect, return, far) or at an event. Then the
  * output is the same whatever the cache saw, and with any -j.
  */
-static int block_continues(const struct flow *fl, const struct hwt_block *a,
-			   const struct hwt_block *b)
+/* Where execution goes on after the instruction at @ip without trace:
+ * 1 with *@next set, or 0 (trace needed, or no instruction there). */
+static int insn_goes_on(const struct flow *fl, uint64_t ip, uint8_t mode,
+			uint64_t *next)
 {
 	struct hwt_insn_info info;
 	const uint8_t *code;
 	size_t avail;
 
-	if (a->mode != b->mode || a->speculative != b->speculative ||
-	    a->truncated || b->truncated)
+	if (hwt_image_read(fl->image, ip, &code, &avail) < 0 ||
+	    hwt_insn_decode(&info, code, avail, ip, mode) < 0)
 		return 0;
+	if (info.iclass == HWT_IC_OTHER) {
+		*next = ip + info.size;
+		return 1;
+	}
+	if (info.flags & HWT_INSN_DIRECT) {
+		*next = info.target;
+		return 1;
+	}
+	return 0;
+}
+
+static int block_continues(const struct flow *fl, struct seg *s,
+			   const struct hwt_block *a, const struct hwt_block *b)
+{
+	struct cont_memo_entry *e;
+	uint64_t next = 0;
+	int goes_on;
+
+	/* Most blocks end at a branch that needs trace: test that first. */
 	if (a->iclass != HWT_IC_OTHER && a->iclass != HWT_IC_CALL &&
 	    a->iclass != HWT_IC_JUMP)
 		return 0;
-	if (hwt_image_read(fl->image, a->end_ip, &code, &avail) < 0 ||
-	    hwt_insn_decode(&info, code, avail, a->end_ip, a->mode) < 0)
+	if (a->mode != b->mode || a->speculative != b->speculative ||
+	    a->truncated || b->truncated)
 		return 0;
-	if (info.iclass == HWT_IC_OTHER)
-		return a->end_ip + info.size == b->ip;
-	return (info.flags & HWT_INSN_DIRECT) && info.target == b->ip;
+	if (!s->memo) {
+		if (!insn_goes_on(fl, a->end_ip, a->mode, &next))
+			return 0;
+		return next == b->ip;
+	}
+
+	if (s->memo->generation != hwt_image_generation(fl->image)) {
+		memset(s->memo->e, 0, sizeof(s->memo->e));
+		s->memo->generation = hwt_image_generation(fl->image);
+	}
+	e = &s->memo->e[(a->end_ip ^ (a->end_ip >> 12)) & (CONT_MEMO_SIZE - 1)];
+	if (!e->used || e->ip != a->end_ip || e->mode != a->mode) {
+		goes_on = insn_goes_on(fl, a->end_ip, a->mode, &next);
+		e->ip = a->end_ip;
+		e->mode = a->mode;
+		e->used = 1;
+		e->goes_on = (uint8_t)goes_on;
+		e->next = next;
+	}
+	return e->goes_on && e->next == b->ip;
 }
 
-static void flush_block(struct flow *fl, struct seg *s)
+static inline __attribute__((always_inline)) void
+flush_block(struct flow *fl, struct seg *s)
 {
 	if (!s->have_pb)
 		return;
@@ -442,7 +507,7 @@ static int do_block(struct flow *fl, struct seg *s,
 		if (!b->ninsn)
 			return 0;
 		s->ninsn += b->ninsn;
-		if (s->have_pb && block_continues(fl, &s->pb, b)) {
+		if (s->have_pb && block_continues(fl, s, &s->pb, b)) {
 			s->pb.end_ip = b->end_ip;
 			s->pb.ninsn += b->ninsn;
 			s->pb.iclass = b->iclass;
@@ -564,6 +629,17 @@ static int past_end(const struct seg *s, struct hwt_blk_decoder *dec,
 	return err >= 0 && off >= s->end;
 }
 
+/* perf.data: bring the image up to date, print lost-data notes due here. */
+static void sync_hook(struct flow *fl, struct seg *s,
+		      struct hwt_blk_decoder *dec)
+{
+	if (!fl->hook || !fl->hook->sync(fl->hook->ctx, dec) ||
+	    fl->opt->mode == MODE_STAT)
+		return;
+	flush_block(fl, s);
+	fl->hook->notes(fl->hook->ctx, dec, &s->out);
+}
+
 static void decode_segment(struct flow *fl, struct seg *s)
 {
 	const struct flow_options *opt = fl->opt;
@@ -582,6 +658,11 @@ static void decode_segment(struct flow *fl, struct seg *s)
 		s->nerrors++;
 		return;
 	}
+
+	/* Without it, block_continues() decodes each time. */
+	if (opt->mode == MODE_STAT || opt->mode == MODE_BLOCKS ||
+	    opt->mode == MODE_COVERAGE)
+		s->memo = calloc(1, sizeof(*s->memo));
 
 	memset(&block, 0, sizeof(block));
 	for (;;) {
@@ -634,7 +715,8 @@ static void decode_segment(struct flow *fl, struct seg *s)
 				status = -HWT_ERR_EOS;
 				break;
 			}
-			memset(&block, 0, sizeof(block));
+			/* (hwt_blk_next() clears @block itself.) */
+			sync_hook(fl, s, dec);
 			status = hwt_blk_next(dec, &block);
 			if (stopping && block.ip == stop_ip) {
 				resolve(s, stop_ip, opt->mode == MODE_BRANCHES);
@@ -658,10 +740,13 @@ static void decode_segment(struct flow *fl, struct seg *s)
 			break;
 		if (hwt_blk_get_ip(dec, &ip) < 0)
 			ip = block.ninsn ? block.end_ip : block.ip;
+		sync_hook(fl, s, dec);
 		print_error(fl, s, dec, ip, status);
 	}
 out:
 	flush_block(fl, s);
+	free(s->memo);
+	s->memo = NULL;
 	hwt_blk_delete(dec);
 }
 
@@ -995,6 +1080,72 @@ static int finish(struct flow *fl, struct totals *t, struct cli_out *out)
 }
 
 /* ------------------------------------------------------------------ */
+/* perf.data streams (perfdata_input.c drives, one stream at a time)   */
+/* ------------------------------------------------------------------ */
+
+static void add_totals(struct totals *all, const struct totals *t)
+{
+	all->ninsn += t->ninsn;
+	all->nblocks += t->nblocks;
+	all->nbranches += t->nbranches;
+	all->nevents += t->nevents;
+	all->nerrors += t->nerrors;
+	if (all->map && t->map) {
+		for (size_t i = 0; i < MAP_SIZE; i++) {
+			unsigned v = (unsigned)all->map[i] + t->map[i];
+
+			all->map[i] = (uint8_t)(v > 0xff ? 0xff : v);
+		}
+	}
+}
+
+int cli_flow_stream(struct flow *fl, const uint8_t *trace, size_t size,
+		    struct hwt_image *image, const struct cli_flow_hook *hook,
+		    struct cli_out *out)
+{
+	const struct flow_options *saved = fl->opt;
+	struct hwt_image *saved_image = fl->image;
+	struct flow_options o = *saved;
+	struct totals t;
+	int ret = -1;
+
+	/* The hook's image follows one time line: one thread per stream. */
+	o.jobs = 1;
+	/* The bitmap of all streams is written once, at the end. */
+	o.bitmap_out = NULL;
+	memset(&t, 0, sizeof(t));
+	fl->opt = &o;
+	fl->trace = trace;
+	fl->size = size;
+	fl->image = image;
+	fl->hook = hook;
+	if (o.mode == MODE_COVERAGE) {
+		t.map = calloc(1, MAP_SIZE);
+		if (!t.map) {
+			fprintf(stderr, "%s: out of memory.\n", o.prog);
+			goto out;
+		}
+	}
+	if (run(fl, &t, out) == 0) {
+		if (o.mode != MODE_STAT)
+			hook->notes(hook->ctx, NULL, out);
+		if (finish(fl, &t, out) == 0)
+			ret = 0;
+		if (o.mode == MODE_STAT)
+			hook->stat(hook->ctx, out);
+	}
+	if (fl->all)
+		add_totals(fl->all, &t);
+out:
+	free(t.map);
+	free(t.calls);
+	fl->opt = saved;
+	fl->image = saved_image;
+	fl->hook = NULL;
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
 /* Command line                                                        */
 /* ------------------------------------------------------------------ */
 
@@ -1005,6 +1156,11 @@ static const char common_help[] =
 	"                                each at its address + BIAS; symbols\n"
 	"trace:\n"
 	"  TRACE[:FROM[-TO]]             the Intel PT trace (or a range of it)\n"
+	"  FILE.data                     or a perf.data of `perf record -e intel_pt//`:\n"
+	"                                each AUX stream is decoded with the code\n"
+	"                                its sideband says was mapped, after a line\n"
+	"                                '# stream idx N: ...'; lost data prints as\n"
+	"                                [warning: ...] where it happened\n"
 	"  --cpu none|auto|F/M[/S]       decode for this cpu's errata\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                                timing parameters, as for ptxed\n"
@@ -1194,9 +1350,15 @@ unknown:
 			prog, prog);
 		return -1;
 	}
-	if (!nimages)
+	if (cli_pd_is_perfdata(opt->trace)) {
+		if (nimages)
+			fprintf(stderr, "%s: warning: --raw and --elf are "
+				"ignored with perf.data: its sideband says "
+				"what was mapped.\n", prog);
+	} else if (!nimages) {
 		fprintf(stderr, "%s: warning: no --raw or --elf image: every "
 			"instruction will be missing.\n", prog);
+	}
 	return 0;
 }
 
@@ -1209,9 +1371,11 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	struct cli_out out;
 	struct totals t;
 	struct flow fl;
+	struct cli_pd *pd = NULL;
 	uint32_t errata = 0;
 	int ret;
 
+	memset(&in, 0, sizeof(in));
 	memset(&opt, 0, sizeof(opt));
 	memset(&fl, 0, sizeof(fl));
 	memset(&t, 0, sizeof(t));
@@ -1238,6 +1402,13 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		opt.events = 0;
 	if (opt.mode == MODE_COVERAGE)
 		opt.config.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
+	if (cli_pd_is_perfdata(opt.trace)) {
+		if (cli_pd_open(&pd, opt.trace, prog) < 0) {
+			hwt_image_delete(fl.image);
+			return 1;
+		}
+		cli_pd_qry_config(pd, &opt.config.qry);
+	}
 	if (opt.config.qry.cpu.vendor &&
 	    hwt_pt_cpu_errata(&opt.config.qry.cpu, &errata) < 0)
 		fprintf(stderr, "%s: warning: no errata known for this cpu.\n",
@@ -1245,7 +1416,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	opt.config.qry.errata = errata;
 	opt.config.qry.time.errata = errata;
 
-	if (cli_input_open(&in, opt.trace, prog) < 0) {
+	if (!pd && cli_input_open(&in, opt.trace, prog) < 0) {
 		hwt_image_delete(fl.image);
 		return 1;
 	}
@@ -1277,8 +1448,17 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 
 		(void)hwt_image_symbol(fl.image, 0, &name, &off);
 	}
-	if (run(&fl, &t, &out) == 0 && finish(&fl, &t, &out) == 0)
+	if (pd) {
+		fl.all = &t;
+		if (cli_pd_flow(pd, &fl, &out) == 0) {
+			if (opt.mode == MODE_STAT || opt.mode == MODE_COVERAGE)
+				cli_out_printf(&out, "# all streams\n");
+			if (finish(&fl, &t, &out) == 0)
+				ret = 0;
+		}
+	} else if (run(&fl, &t, &out) == 0 && finish(&fl, &t, &out) == 0) {
 		ret = 0;
+	}
 	if (!t.nblocks && !t.nevents && !t.nerrors)
 		fprintf(stderr, "%s: warning: no PSB in %s: not an Intel PT "
 			"trace?\n", prog, opt.trace);
@@ -1295,6 +1475,7 @@ out:
 	cli_disasm_delete(fl.dis);
 	hwt_image_delete(fl.image);
 	cli_input_close(&in);
+	cli_pd_close(pd);
 	return ret;
 }
 

@@ -27,6 +27,10 @@ static const struct subcommand subcommands[] = {
 	  "AFL-style edge coverage bitmap of a trace" },
 	{ "ptxed", cmd_ptxed, help_ptxed,
 	  "libipt ptxed drop-in: ptxed's options and output format" },
+	{ "info", cmd_info, help_info,
+	  "what a perf.data file holds: events, streams, threads, lost data" },
+	{ "sideband", cmd_sideband, help_sideband,
+	  "the sideband records of a perf.data file in time order" },
 };
 
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))

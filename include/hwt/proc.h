@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt process model: which code each thread could run, over time, built
+ * from perf.data sideband (MMAP/MMAP2, COMM exec, FORK, EXIT, SWITCH,
+ * ITRACE_START).
+ *
+ * Per pid, a timeline of address-space changes: a mapping appears
+ * (MMAP2), the address space is replaced (exec, seen as COMM with
+ * PERF_RECORD_MISC_COMM_EXEC), copied (FORK of a new process) or shared
+ * (FORK of a thread), or ends (EXIT). A view follows one pid along its
+ * timeline and keeps an hwt_image in step, so a flow decoder asks for
+ * code at trace time t and sees the mappings that existed at t.
+ *
+ * Files are opened by the path in the record (below an optional root
+ * directory, as perf's --symfs), checked against the build id when the
+ * record or the file's build-id table has one (a mismatch is a warning
+ * and the mapping is left out). Anonymous and special mappings are kept
+ * as mappings without code, except [vdso], read from a copy saved by the
+ * recorder when one is given.
+ *
+ * Prefix: hwt_proc_.
+ */
+#ifndef HWT_PROC_H
+#define HWT_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hwt/image.h>
+#include <hwt/perfdata.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct hwt_proc_config {
+	const char *root;		/* prefix for file paths, or NULL */
+	const char *vdso_path;		/* saved [vdso] bytes, or NULL */
+	/* Called for each problem (file missing, build id mismatch, ...). */
+	void (*warn)(void *ctx, uint64_t time, uint32_t pid, const char *msg);
+	void *warn_ctx;
+};
+
+void hwt_proc_config_init(struct hwt_proc_config *config);
+
+/* One mapping as the model keeps it. */
+struct hwt_proc_map {
+	uint64_t start, len, pgoff;
+	uint64_t time;			/* when it appeared */
+	uint32_t prot;
+	const char *path;		/* as recorded */
+	uint8_t build_id[20];
+	uint8_t build_id_size;
+};
+
+struct hwt_proc_model;
+
+struct hwt_proc_model *hwt_proc_new(const struct hwt_proc_config *config);
+void hwt_proc_delete(struct hwt_proc_model *m);
+
+/*
+ * Feed one record. Records must come in time order (sort sideband by
+ * sid.time first; perf writes in rounds). Records the model does not use
+ * are ignored; returns 0 or a negative HWT_ERR_*.
+ */
+int hwt_proc_add(struct hwt_proc_model *m, const struct hwt_pd_record *rec);
+
+/* Build ids from the file's HEADER_BUILD_ID feature, by path. */
+int hwt_proc_add_build_ids(struct hwt_proc_model *m,
+			   const struct hwt_pd_build_id *ids, size_t n);
+
+/*
+ * The mappings of @pid at @time (sorted by start, later ones shadowing
+ * earlier ones already resolved). Returns how many; *@maps owned by the
+ * model, valid until the next call into it.
+ */
+size_t hwt_proc_maps(struct hwt_proc_model *m, uint32_t pid, uint64_t time,
+		     const struct hwt_proc_map **maps);
+
+/* The pid of thread @tid (tid itself if unknown). */
+uint32_t hwt_proc_pid_of(const struct hwt_proc_model *m, uint32_t tid);
+
+/* The command name of @tid at @time, or NULL. */
+const char *hwt_proc_comm(const struct hwt_proc_model *m, uint32_t tid,
+			  uint64_t time);
+
+/*
+ * CPU mode: the thread that ran on @cpu at @time (from SWITCH_CPU_WIDE
+ * and ITRACE_START). -HWT_ERR_NOMAP if not known.
+ */
+int hwt_proc_running(const struct hwt_proc_model *m, uint32_t cpu,
+		     uint64_t time, uint32_t *pid, uint32_t *tid);
+
+/* A view: an image that follows one pid through time. */
+struct hwt_proc_view;
+
+struct hwt_proc_view *hwt_proc_view_new(struct hwt_proc_model *m,
+					uint32_t pid);
+void hwt_proc_view_delete(struct hwt_proc_view *v);
+
+/*
+ * Bring the image to @time (only forward; an earlier time is a no-op).
+ * Returns 1 if the image changed, 0 if not, or a negative HWT_ERR_*.
+ */
+int hwt_proc_view_advance(struct hwt_proc_view *v, uint64_t time);
+
+/* Switch the view to another pid (CPU mode), at the current time. */
+int hwt_proc_view_set_pid(struct hwt_proc_view *v, uint32_t pid);
+
+/* The image; stays the same object for the view's life (its generation
+ * changes when mappings change). */
+struct hwt_image *hwt_proc_view_image(struct hwt_proc_view *v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HWT_PROC_H */

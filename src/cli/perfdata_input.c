@@ -1,0 +1,1197 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * perf.data as input of hwt flow, calls, coverage and dump: the Intel PT
+ * trace of a `perf record -e intel_pt//` file, decoded with its sideband.
+ *
+ * One pass over the file collects
+ *   - the sideband (MMAP/MMAP2, COMM, FORK, EXIT, SWITCH, ITRACE_START,
+ *     ...), sorted by time and fed to a process model (hwt_proc_*);
+ *   - AUXTRACE_INFO (how the trace was configured), TIME_CONV and the
+ *     CPUID feature (errata), which become the decoder configuration;
+ *   - the AUX streams: the AUXTRACE chunks of each buffer (idx: one per
+ *     thread, or one per cpu with per-cpu mmaps), concatenated in file
+ *     order;
+ *   - every sign of lost data: LOST records, AUX records with the
+ *     TRUNCATED, PARTIAL or COLLISION flag, AUXTRACE_ERROR records and
+ *     gaps between the AUX offsets of consecutive chunks. Each becomes a
+ *     note of its stream, placed by trace offset (AUX offsets) or by time.
+ *
+ * Memory: a chunk's bytes are only valid until the reader's next record,
+ * so each stream's trace is copied into one heap buffer: the cost is the
+ * total AUX data of the file (plus the sorted sideband, which is small
+ * next to it). Files with more trace than memory need a second pass per
+ * stream instead (hwt_pd_rewind); not done yet.
+ *
+ * Decoding (flow.c through struct cli_flow_hook): each stream gets a view
+ * of the process model that follows its pid (per-thread mode) or the
+ * thread running on its cpu (cpu mode). Before each block the decoder's
+ * TSC is converted to perf time; when that passes the next sideband
+ * change the view is advanced (the block decoder notices through the
+ * image generation). Streams are decoded one after the other: the model
+ * is not shared between threads, and one stream's view follows one time
+ * line, so -j N decodes each stream on one thread and prints what -j1
+ * prints.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <hwt/flow.h>
+#include <hwt/perfdata.h>
+#include <hwt/proc.h>
+#include <hwt/pt.h>
+
+#include "cli/cli.h"
+
+/* Lost data, placed in its stream by trace offset or by perf time. */
+struct pd_note {
+	uint64_t key;
+	uint64_t seq;		/* file order, for a stable sort */
+	char *text;
+};
+
+struct pd_notes {
+	struct pd_note *v;
+	size_t n, cap;
+};
+
+/* Where an AUXTRACE chunk went: aux buffer offset -> stream offset. */
+struct pd_chunk {
+	uint64_t aux_offset, size, pos;
+};
+
+/* What lost data a stream had (--stat). */
+struct pd_losses {
+	uint64_t lost_records, lost_events;
+	uint64_t truncated, partial, collision;
+	uint64_t gaps, gap_bytes;
+	uint64_t errors;
+};
+
+struct pd_stream {
+	uint32_t idx, tid, cpu;
+	uint32_t pid;
+	uint8_t *data;
+	size_t size, cap;
+	struct pd_chunk *chunks;
+	size_t nchunks, chunks_cap;
+	struct pd_notes by_off, by_time;
+	struct pd_losses loss;
+	uint64_t end_time;	/* the latest time known to be in the trace */
+	uint8_t have_end_time;
+};
+
+/* A sideband record copied out of the reader (its pointers die). */
+struct pd_sb {
+	struct hwt_pd_record rec;
+	uint64_t time, seq;
+};
+
+/* Lost-data records before they are assigned to streams. */
+#define AUX_PROGRESS UINT32_MAX	/* type of an AUX record without loss */
+struct pd_loss_rec {
+	uint32_t type;		/* PERF_RECORD_* or HWT_PD_* */
+	uint64_t time, seq;
+	uint32_t cpu, tid;
+	uint8_t have_cpu, have_tid, have_time;
+	struct hwt_pd_aux aux;
+	uint64_t lost;
+	char *msg;		/* AUXTRACE_ERROR */
+	uint32_t code;
+};
+
+struct cli_pd {
+	const char *prog;
+	const char *path;
+	struct hwt_pd_reader *r;
+	struct hwt_proc_model *model;
+
+	uint8_t have_info, per_cpu, snapshot;
+	uint32_t aux_type;
+	uint64_t priv[HWT_PD_PT_INFO_NR];
+	size_t npriv;
+	char *filter;
+
+	struct hwt_pd_time_conv tc;
+	uint8_t have_tc;
+	uint8_t tsc_enabled;	/* the trace has TSC packets */
+	uint64_t pt_config;
+	uint8_t have_pt_attr;
+
+	struct hwt_pt_cpu cpu;
+	uint8_t have_cpu;
+
+	struct pd_stream *streams;
+	size_t nstreams, streams_cap;
+
+	struct pd_sb *sb;
+	size_t nsb, sb_cap;
+	uint64_t *sb_times;	/* sorted: when the sideband changes */
+	size_t nsb_times;
+
+	struct pd_loss_rec *losses;
+	size_t nlosses, losses_cap;
+
+	uint64_t seq;
+	uint64_t nwarnings;
+};
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2 / elem)
+			return -1;
+		n *= 2;
+	}
+	p = realloc(*v, n * elem);
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+static char *xstrdup_printf(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static char *xstrdup_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+static int note_add(struct pd_notes *ns, uint64_t key, uint64_t seq,
+		    char *text)
+{
+	if (!text)
+		return -1;
+	if (grow((void **)&ns->v, &ns->cap, ns->n + 1, sizeof(*ns->v))) {
+		free(text);
+		return -1;
+	}
+	ns->v[ns->n].key = key;
+	ns->v[ns->n].seq = seq;
+	ns->v[ns->n].text = text;
+	ns->n++;
+	return 0;
+}
+
+static int note_cmp(const void *a, const void *b)
+{
+	const struct pd_note *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void notes_free(struct pd_notes *ns)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		free(ns->v[i].text);
+	free(ns->v);
+	memset(ns, 0, sizeof(*ns));
+}
+
+int cli_pd_is_perfdata(const char *path)
+{
+	char magic[8];
+	ssize_t n;
+	int fd;
+
+	/* Raw PT cannot come from standard input; perf.data can. */
+	if (!strcmp(path, "-"))
+		return 1;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	/* File and pipe mode share the magic; byte-swapped: other endian. */
+	return n == (ssize_t)sizeof(magic) &&
+	       (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8));
+}
+
+static const char *aux_type_name(uint32_t type)
+{
+	switch (type) {
+	case HWT_PD_AUXTRACE_INTEL_PT: return "intel_pt";
+	case HWT_PD_AUXTRACE_INTEL_BTS: return "intel_bts";
+	case HWT_PD_AUXTRACE_CS_ETM: return "cs_etm";
+	case HWT_PD_AUXTRACE_ARM_SPE: return "arm_spe";
+	case HWT_PD_AUXTRACE_S390_CPUMSF: return "s390_cpumsf";
+	case HWT_PD_AUXTRACE_HISI_PTT: return "hisi_ptt";
+	default: return NULL;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Collecting                                                          */
+/* ------------------------------------------------------------------ */
+
+static struct pd_stream *stream_of_idx(struct cli_pd *pd, uint32_t idx)
+{
+	struct pd_stream *st;
+
+	for (size_t i = 0; i < pd->nstreams; i++)
+		if (pd->streams[i].idx == idx)
+			return &pd->streams[i];
+	if (grow((void **)&pd->streams, &pd->streams_cap, pd->nstreams + 1,
+		 sizeof(*pd->streams)))
+		return NULL;
+	st = &pd->streams[pd->nstreams++];
+	memset(st, 0, sizeof(*st));
+	st->idx = idx;
+	return st;
+}
+
+static int add_chunk(struct cli_pd *pd, const struct hwt_pd_record *rec)
+{
+	const struct hwt_pd_auxtrace *a = &rec->u.auxtrace;
+	struct pd_stream *st = stream_of_idx(pd, a->idx);
+	struct pd_chunk *last;
+
+	if (!st)
+		return -HWT_ERR_NOMEM;
+	if (!st->nchunks) {
+		st->tid = a->tid;
+		st->cpu = a->cpu;
+	}
+	if (a->size > SIZE_MAX - st->size)
+		return -HWT_ERR_NOMEM;
+	if (grow((void **)&st->data, &st->cap, st->size + (size_t)a->size, 1) ||
+	    grow((void **)&st->chunks, &st->chunks_cap, st->nchunks + 1,
+		 sizeof(*st->chunks)))
+		return -HWT_ERR_NOMEM;
+	last = st->nchunks ? &st->chunks[st->nchunks - 1] : NULL;
+	/*
+	 * The AUX offsets of consecutive chunks are contiguous unless the
+	 * buffer wrapped before perf read it (or it is a snapshot).
+	 */
+	if (last && !pd->snapshot &&
+	    a->offset != last->aux_offset + last->size) {
+		uint64_t end = last->aux_offset + last->size;
+
+		st->loss.gaps++;
+		if (a->offset > end)
+			st->loss.gap_bytes += a->offset - end;
+		if (note_add(&st->by_off, st->size, pd->seq,
+			     xstrdup_printf("[warning: trace data lost: "
+					    "the AUX data jumps from offset "
+					    "0x%" PRIx64 " to 0x%" PRIx64
+					    " (PERF_RECORD_AUXTRACE at file "
+					    "offset 0x%" PRIx64 ")]",
+					    end, a->offset,
+					    rec->file_offset)))
+			return -HWT_ERR_NOMEM;
+	}
+	st->chunks[st->nchunks].aux_offset = a->offset;
+	st->chunks[st->nchunks].size = a->size;
+	st->chunks[st->nchunks].pos = st->size;
+	st->nchunks++;
+	if (a->size)
+		memcpy(st->data + st->size, a->data, (size_t)a->size);
+	st->size += (size_t)a->size;
+	return 0;
+}
+
+static int add_sideband(struct cli_pd *pd, const struct hwt_pd_record *rec)
+{
+	const char *str = NULL;
+	struct pd_sb *sb;
+	size_t slen = 0;
+	char *copy;
+
+	switch (rec->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		str = rec->u.mmap.filename;
+		break;
+	case PERF_RECORD_COMM:
+		str = rec->u.comm.comm;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_ITRACE_START:
+		break;
+	default:
+		return 0;
+	}
+	if (grow((void **)&pd->sb, &pd->sb_cap, pd->nsb + 1, sizeof(*pd->sb)))
+		return -HWT_ERR_NOMEM;
+	if (str)
+		slen = strlen(str) + 1;
+	copy = malloc(rec->size + slen + 1);
+	if (!copy)
+		return -HWT_ERR_NOMEM;
+	sb = &pd->sb[pd->nsb++];
+	sb->rec = *rec;
+	/* The attrs may move as a pipe's attr records arrive. */
+	sb->rec.attr = NULL;
+	if (rec->raw && rec->size)
+		memcpy(copy, rec->raw, rec->size);
+	sb->rec.raw = (const uint8_t *)copy;
+	if (str) {
+		memcpy(copy + rec->size, str, slen);
+		if (rec->type == PERF_RECORD_COMM)
+			sb->rec.u.comm.comm = copy + rec->size;
+		else
+			sb->rec.u.mmap.filename = copy + rec->size;
+	}
+	sb->time = rec->sid.time;
+	if (!(rec->sid.present & HWT_PD_SID_TIME) &&
+	    (rec->type == PERF_RECORD_FORK || rec->type == PERF_RECORD_EXIT))
+		sb->time = rec->u.task.time;
+	sb->seq = pd->seq;
+	return 0;
+}
+
+static int add_loss(struct cli_pd *pd, const struct hwt_pd_record *rec)
+{
+	struct pd_loss_rec *l;
+
+	if (grow((void **)&pd->losses, &pd->losses_cap, pd->nlosses + 1,
+		 sizeof(*pd->losses)))
+		return -HWT_ERR_NOMEM;
+	l = &pd->losses[pd->nlosses++];
+	memset(l, 0, sizeof(*l));
+	l->type = rec->type;
+	/* An AUX record without loss only says how far the trace got. */
+	if (rec->type == PERF_RECORD_AUX &&
+	    !(rec->u.aux.flags & (PERF_AUX_FLAG_TRUNCATED |
+				  PERF_AUX_FLAG_PARTIAL |
+				  PERF_AUX_FLAG_COLLISION)))
+		l->type = AUX_PROGRESS;
+	l->seq = pd->seq;
+	l->time = rec->sid.time;
+	l->have_time = !!(rec->sid.present & HWT_PD_SID_TIME);
+	l->cpu = rec->sid.cpu;
+	l->have_cpu = !!(rec->sid.present & HWT_PD_SID_CPU);
+	l->tid = rec->sid.tid;
+	l->have_tid = !!(rec->sid.present & HWT_PD_SID_TID);
+	switch (rec->type) {
+	case PERF_RECORD_LOST:
+		l->lost = rec->u.lost.lost;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		l->lost = rec->u.lost_samples.lost;
+		break;
+	case PERF_RECORD_AUX:
+		l->aux = rec->u.aux;
+		break;
+	case HWT_PD_AUXTRACE_ERROR: {
+		const struct hwt_pd_auxtrace_error *e = &rec->u.auxtrace_error;
+
+		/* Its own fields say where, not the (absent) trailer. */
+		l->cpu = e->cpu;
+		l->have_cpu = e->cpu != UINT32_MAX;
+		l->tid = e->tid;
+		l->have_tid = e->tid != UINT32_MAX;
+		l->time = e->time;
+		l->have_time = e->time != 0;
+		l->code = e->code;
+		l->aux.aux_offset = e->ip;
+		l->msg = strdup(e->msg ? e->msg : "");
+		if (!l->msg)
+			return -HWT_ERR_NOMEM;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int add_info(struct cli_pd *pd, const struct hwt_pd_record *rec)
+{
+	const struct hwt_pd_auxtrace_info *ai = &rec->u.auxtrace_info;
+	size_t n = ai->npriv;
+
+	if (pd->have_info)
+		return 0;
+	pd->have_info = 1;
+	pd->aux_type = ai->type;
+	if (ai->type != HWT_PD_AUXTRACE_INTEL_PT)
+		return 0;
+	if (n > HWT_PD_PT_INFO_NR)
+		n = HWT_PD_PT_INFO_NR;
+	memcpy(pd->priv, ai->priv, n * sizeof(*pd->priv));
+	pd->npriv = n;
+	/* The filter string follows the words, NUL-padded to 8 bytes. */
+	if (ai->npriv > HWT_PD_PT_INFO_NR && n > HWT_PD_PT_FILTER_STR_LEN &&
+	    pd->priv[HWT_PD_PT_FILTER_STR_LEN]) {
+		size_t words = ai->npriv - HWT_PD_PT_INFO_NR;
+		uint64_t len = pd->priv[HWT_PD_PT_FILTER_STR_LEN];
+
+		if (len > words * 8)
+			len = words * 8;
+		pd->filter = strndup((const char *)(ai->priv +
+						    HWT_PD_PT_INFO_NR),
+				     (size_t)len);
+		if (!pd->filter)
+			return -HWT_ERR_NOMEM;
+	}
+	return 0;
+}
+
+static int sb_cmp(const void *a, const void *b)
+{
+	const struct pd_sb *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void model_warn(void *ctx, uint64_t time, uint32_t pid,
+		       const char *msg)
+{
+	struct cli_pd *pd = ctx;
+
+	pd->nwarnings++;
+	fprintf(stderr, "%s: warning: pid %" PRIu32 " at time %" PRIu64
+		": %s\n", pd->prog, pid, time, msg);
+}
+
+static int collect(struct cli_pd *pd)
+{
+	struct hwt_pd_record rec;
+	int err;
+
+	while ((err = hwt_pd_next(pd->r, &rec)) > 0) {
+		pd->seq++;
+		switch (rec.type) {
+		case HWT_PD_AUXTRACE_INFO:
+			err = add_info(pd, &rec);
+			break;
+		case HWT_PD_TIME_CONV:
+			pd->tc = rec.u.time_conv;
+			pd->have_tc = 1;
+			err = 0;
+			break;
+		case HWT_PD_AUXTRACE:
+			err = add_chunk(pd, &rec);
+			break;
+		case PERF_RECORD_AUX:
+		case PERF_RECORD_LOST:
+		case PERF_RECORD_LOST_SAMPLES:
+		case HWT_PD_AUXTRACE_ERROR:
+			err = add_loss(pd, &rec);
+			break;
+		default:
+			err = add_sideband(pd, &rec);
+			break;
+		}
+		if (err < 0) {
+			fprintf(stderr, "%s: %s: %s.\n", pd->prog, pd->path,
+				hwt_errstr(err));
+			return -1;
+		}
+	}
+	if (err < 0) {
+		/* What was read so far is still worth decoding. */
+		fprintf(stderr, "%s: warning: %s: %s; decoding what came "
+			"before.\n", pd->prog, pd->path, hwt_pd_errmsg(pd->r));
+		pd->nwarnings++;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+/* ------------------------------------------------------------------ */
+
+/* "GenuineIntel,6,142,10": vendor, family, model, stepping. */
+static int parse_cpuid(struct hwt_pt_cpu *cpu, const char *s)
+{
+	unsigned long f, m, st = 0;
+	const char *p = strchr(s, ',');
+	char *end;
+
+	if (!p || strncmp(s, "GenuineIntel", (size_t)(p - s)) ||
+	    p - s != 12)
+		return -1;
+	errno = 0;
+	f = strtoul(p + 1, &end, 10);
+	if (*end != ',' || errno)
+		return -1;
+	m = strtoul(end + 1, &end, 10);
+	if ((*end != ',' && *end) || errno)
+		return -1;
+	if (*end == ',')
+		st = strtoul(end + 1, &end, 10);
+	if (errno || f > UINT16_MAX || m > UINT8_MAX || st > UINT8_MAX)
+		return -1;
+	memset(cpu, 0, sizeof(*cpu));
+	cpu->vendor = HWT_PT_VENDOR_INTEL;
+	cpu->family = (uint16_t)f;
+	cpu->model = (uint8_t)m;
+	cpu->stepping = (uint8_t)st;
+	return 0;
+}
+
+static uint64_t priv_word(const struct cli_pd *pd, unsigned i)
+{
+	return i < pd->npriv ? pd->priv[i] : 0;
+}
+
+/* The intel_pt event's attr: its config says which packets there are. */
+static void find_pt_attr(struct cli_pd *pd)
+{
+	size_t n = hwt_pd_nattrs(pd->r);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_pd_attr *a = hwt_pd_get_attr(pd->r, i);
+
+		if (a && pd->npriv > HWT_PD_PT_PMU_TYPE &&
+		    a->attr.type == priv_word(pd, HWT_PD_PT_PMU_TYPE)) {
+			pd->pt_config = a->attr.config;
+			pd->have_pt_attr = 1;
+			return;
+		}
+	}
+}
+
+/*
+ * The *_BIT and MTC_FREQ_BITS words are masks of the attr's config (perf
+ * fills them by parsing "tsc", "mtc_period", ... against the PMU's format),
+ * not bit numbers: perf -D prints "TSC bit 0x400".
+ */
+static int config_has(const struct cli_pd *pd, unsigned word)
+{
+	return (pd->pt_config & priv_word(pd, word)) != 0;
+}
+
+static void configure(struct cli_pd *pd)
+{
+	const struct hwt_pd_info *info = hwt_pd_get_info(pd->r);
+
+	if (info && info->cpuid && !parse_cpuid(&pd->cpu, info->cpuid))
+		pd->have_cpu = 1;
+	pd->per_cpu = priv_word(pd, HWT_PD_PT_PER_CPU_MMAPS) != 0;
+	pd->snapshot = priv_word(pd, HWT_PD_PT_SNAPSHOT_MODE) != 0;
+	if (!pd->have_tc && pd->npriv > HWT_PD_PT_CAP_USER_TIME_ZERO) {
+		pd->tc.time_shift = priv_word(pd, HWT_PD_PT_TIME_SHIFT);
+		pd->tc.time_mult = priv_word(pd, HWT_PD_PT_TIME_MULT);
+		pd->tc.time_zero = priv_word(pd, HWT_PD_PT_TIME_ZERO);
+		pd->tc.cap_user_time_zero =
+			priv_word(pd, HWT_PD_PT_CAP_USER_TIME_ZERO) != 0;
+		pd->have_tc = 1;
+	}
+	find_pt_attr(pd);
+	/* Without the attr, assume TSC (perf's default config has it). */
+	pd->tsc_enabled = !pd->have_pt_attr ||
+			  config_has(pd, HWT_PD_PT_TSC_BIT);
+	if (pd->tsc_enabled && (!pd->have_tc || !pd->tc.time_mult)) {
+		fprintf(stderr, "%s: warning: %s: no TSC conversion: the "
+			"mappings at each stream's end are used.\n", pd->prog,
+			pd->path);
+		pd->tsc_enabled = 0;
+	}
+}
+
+void cli_pd_qry_config(const struct cli_pd *pd, struct hwt_qry_config *q)
+{
+	struct hwt_time_config *t = &q->time;
+
+	/* Command-line values win; perf.data fills what was not given. */
+	if (!q->cpu.vendor && pd->have_cpu)
+		q->cpu = pd->cpu;
+	if (pd->aux_type != HWT_PD_AUXTRACE_INTEL_PT)
+		return;
+	if (!t->mtc_freq && pd->have_pt_attr &&
+	    config_has(pd, HWT_PD_PT_MTC_BIT) &&
+	    priv_word(pd, HWT_PD_PT_MTC_FREQ_BITS)) {
+		uint64_t mask = priv_word(pd, HWT_PD_PT_MTC_FREQ_BITS);
+
+		t->mtc_freq = (uint8_t)((pd->pt_config & mask) >>
+					__builtin_ctzll(mask));
+	}
+	/* perf stores CPUID.15H as the TSC:CTC ratio n/d = EBX/EAX. */
+	if (!t->cpuid_0x15_eax && !t->cpuid_0x15_ebx &&
+	    priv_word(pd, HWT_PD_PT_TSC_CTC_D) <= UINT32_MAX &&
+	    priv_word(pd, HWT_PD_PT_TSC_CTC_N) <= UINT32_MAX) {
+		t->cpuid_0x15_eax =
+			(uint32_t)priv_word(pd, HWT_PD_PT_TSC_CTC_D);
+		t->cpuid_0x15_ebx =
+			(uint32_t)priv_word(pd, HWT_PD_PT_TSC_CTC_N);
+	}
+	if (!t->nom_freq &&
+	    priv_word(pd, HWT_PD_PT_MAX_NONTURBO_RATIO) <= UINT8_MAX)
+		t->nom_freq =
+			(uint8_t)priv_word(pd, HWT_PD_PT_MAX_NONTURBO_RATIO);
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams and their notes                                             */
+/* ------------------------------------------------------------------ */
+
+/* Where AUX offset @aux is in the stream's concatenated bytes. */
+static uint64_t stream_pos(const struct pd_stream *st, uint64_t aux)
+{
+	for (size_t i = 0; i < st->nchunks; i++) {
+		const struct pd_chunk *c = &st->chunks[i];
+
+		if (aux < c->aux_offset)
+			return c->pos;
+		if (aux - c->aux_offset <= c->size)
+			return c->pos + (aux - c->aux_offset);
+	}
+	return st->size;
+}
+
+static int loss_matches(const struct cli_pd *pd, const struct pd_stream *st,
+			const struct pd_loss_rec *l)
+{
+	if (pd->nstreams == 1)
+		return 1;
+	if (pd->per_cpu)
+		return !l->have_cpu || l->cpu == st->cpu;
+	return !l->have_tid || l->tid == st->tid;
+}
+
+static const char *aux_flag_text(uint64_t flags)
+{
+	if (flags & PERF_AUX_FLAG_TRUNCATED)
+		return "the AUX buffer was full: trace data lost after this "
+		       "point (PERF_RECORD_AUX truncated)";
+	if (flags & PERF_AUX_FLAG_PARTIAL)
+		return "partial trace data: gaps in this AUX record "
+		       "(PERF_RECORD_AUX partial)";
+	return "trace data collided with a sample (PERF_RECORD_AUX "
+	       "collision)";
+}
+
+static int assign_loss(struct cli_pd *pd, struct pd_stream *st,
+		       const struct pd_loss_rec *l)
+{
+	struct pd_losses *c = &st->loss;
+
+	switch (l->type) {
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		c->lost_records++;
+		c->lost_events += l->lost;
+		return note_add(&st->by_time, l->time, l->seq,
+				xstrdup_printf("[warning: %" PRIu64 " %s lost "
+					       "(%s at time %" PRIu64 ")]",
+					       l->lost,
+					       l->type == PERF_RECORD_LOST ?
+					       "sideband records" : "samples",
+					       l->type == PERF_RECORD_LOST ?
+					       "PERF_RECORD_LOST" :
+					       "PERF_RECORD_LOST_SAMPLES",
+					       l->time));
+	case HWT_PD_AUXTRACE_ERROR:
+		c->errors++;
+		return note_add(&st->by_time, l->have_time ? l->time : 0,
+				l->seq,
+				xstrdup_printf("[warning: trace error reported "
+					       "by perf: %s (code %" PRIu32
+					       ", ip 0x%" PRIx64 ", "
+					       "PERF_RECORD_AUXTRACE_ERROR at "
+					       "time %" PRIu64 ")]",
+					       l->msg, l->code,
+					       l->aux.aux_offset, l->time));
+	case PERF_RECORD_AUX: {
+		uint64_t f = l->aux.flags, at = l->aux.aux_offset;
+
+		if (f & PERF_AUX_FLAG_TRUNCATED) {
+			c->truncated++;
+			at += l->aux.aux_size;
+		} else if (f & PERF_AUX_FLAG_PARTIAL) {
+			c->partial++;
+		} else {
+			c->collision++;
+		}
+		return note_add(&st->by_off, stream_pos(st, at), l->seq,
+				xstrdup_printf("[warning: %s; aux offset 0x%"
+					       PRIx64 " size 0x%" PRIx64
+					       ", time %" PRIu64 "]",
+					       aux_flag_text(f),
+					       l->aux.aux_offset,
+					       l->aux.aux_size, l->time));
+	}
+	default:
+		(void)pd;
+		return 0;
+	}
+}
+
+static void note_end_time(struct pd_stream *st, const struct pd_loss_rec *l)
+{
+	/* perf writes an AUX record once the data is out. */
+	if (l->have_time && (!st->have_end_time || l->time > st->end_time)) {
+		st->end_time = l->time;
+		st->have_end_time = 1;
+	}
+}
+
+static int place_losses(struct cli_pd *pd)
+{
+	for (size_t i = 0; i < pd->nlosses; i++) {
+		const struct pd_loss_rec *l = &pd->losses[i];
+		size_t matched = 0;
+
+		for (size_t s = 0; s < pd->nstreams; s++) {
+			struct pd_stream *st = &pd->streams[s];
+
+			if (!loss_matches(pd, st, l))
+				continue;
+			matched++;
+			if (l->type == AUX_PROGRESS ||
+			    l->type == PERF_RECORD_AUX)
+				note_end_time(st, l);
+			if (l->type != AUX_PROGRESS &&
+			    assign_loss(pd, st, l) < 0)
+				return -HWT_ERR_NOMEM;
+		}
+		/* Lost data is never dropped: unplaced, every stream has it. */
+		for (size_t s = 0; !matched && l->type != AUX_PROGRESS &&
+				   s < pd->nstreams; s++)
+			if (assign_loss(pd, &pd->streams[s], l) < 0)
+				return -HWT_ERR_NOMEM;
+	}
+	for (size_t s = 0; s < pd->nstreams; s++) {
+		struct pd_stream *st = &pd->streams[s];
+
+		if (st->by_off.n)
+			qsort(st->by_off.v, st->by_off.n,
+			      sizeof(*st->by_off.v), note_cmp);
+		if (st->by_time.n)
+			qsort(st->by_time.v, st->by_time.n,
+			      sizeof(*st->by_time.v), note_cmp);
+	}
+	return 0;
+}
+
+/* Sort the sideband by time and build the model from it. */
+static int build_model(struct cli_pd *pd)
+{
+	struct hwt_proc_config cfg;
+	const struct hwt_pd_info *info = hwt_pd_get_info(pd->r);
+	int err;
+
+	hwt_proc_config_init(&cfg);
+	cfg.warn = model_warn;
+	cfg.warn_ctx = pd;
+	pd->model = hwt_proc_new(&cfg);
+	if (!pd->model)
+		return -HWT_ERR_NOMEM;
+	if (info && info->nbuild_ids) {
+		err = hwt_proc_add_build_ids(pd->model, info->build_ids,
+					     info->nbuild_ids);
+		if (err < 0)
+			return err;
+	}
+	if (pd->nsb)
+		qsort(pd->sb, pd->nsb, sizeof(*pd->sb), sb_cmp);
+	pd->sb_times = malloc((pd->nsb ? pd->nsb : 1) *
+			      sizeof(*pd->sb_times));
+	if (!pd->sb_times)
+		return -HWT_ERR_NOMEM;
+	for (size_t i = 0; i < pd->nsb; i++) {
+		err = hwt_proc_add(pd->model, &pd->sb[i].rec);
+		if (err < 0) {
+			fprintf(stderr, "%s: warning: %s: %s record at file "
+				"offset 0x%" PRIx64 ": %s.\n", pd->prog,
+				pd->path, hwt_pd_record_name(pd->sb[i].rec.type),
+				pd->sb[i].rec.file_offset, hwt_errstr(err));
+			pd->nwarnings++;
+		}
+		if (!pd->nsb_times ||
+		    pd->sb_times[pd->nsb_times - 1] != pd->sb[i].time)
+			pd->sb_times[pd->nsb_times++] = pd->sb[i].time;
+	}
+	return 0;
+}
+
+static int sb_is_pid(const struct pd_sb *sb, uint32_t pid)
+{
+	const struct hwt_pd_record *r = &sb->rec;
+
+	switch (r->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return r->u.mmap.pid == pid;
+	case PERF_RECORD_COMM:
+		return r->u.comm.pid == pid;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return r->u.task.pid == pid;
+	default:
+		return (r->sid.present & HWT_PD_SID_TID) && r->sid.pid == pid;
+	}
+}
+
+/*
+ * Per-thread mode: whose address space a stream runs in, and the time
+ * its code is taken from when the trace has no timestamps: the last AUX
+ * record (perf writes one when the data is out), else the process's last
+ * sideband; before its exit either way.
+ */
+static void stream_owner(struct cli_pd *pd, struct pd_stream *st)
+{
+	if (pd->per_cpu || st->tid == UINT32_MAX) {
+		st->pid = UINT32_MAX;
+		return;
+	}
+	st->pid = hwt_proc_pid_of(pd->model, st->tid);
+	for (size_t i = pd->nsb; i-- > 0;) {
+		const struct pd_sb *sb = &pd->sb[i];
+
+		if (!sb_is_pid(sb, st->pid))
+			continue;
+		if (sb->rec.type == PERF_RECORD_EXIT) {
+			const struct hwt_pd_task *t = &sb->rec.u.task;
+
+			/* Another thread's end is not the stream's. */
+			if (t->tid != st->tid && t->tid != t->pid)
+				continue;
+			if (st->have_end_time && st->end_time >= sb->time)
+				st->end_time = sb->time ? sb->time - 1 : 0;
+			continue;
+		}
+		if (!st->have_end_time) {
+			st->end_time = sb->time;
+			st->have_end_time = 1;
+		}
+		break;
+	}
+}
+
+static void free_sideband(struct cli_pd *pd)
+{
+	for (size_t i = 0; i < pd->nsb; i++)
+		free((void *)pd->sb[i].rec.raw);
+	free(pd->sb);
+	pd->sb = NULL;
+	pd->nsb = pd->sb_cap = 0;
+}
+
+int cli_pd_open(struct cli_pd **out, const char *path, const char *prog)
+{
+	struct cli_pd *pd;
+	char err[256];
+	int ret;
+
+	*out = NULL;
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		fprintf(stderr, "%s: out of memory.\n", prog);
+		return -1;
+	}
+	pd->prog = prog;
+	pd->path = path;
+	err[0] = '\0';
+	ret = hwt_pd_open(&pd->r, path, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "%s: %s: %s.\n", prog, path,
+			err[0] ? err : hwt_errstr(ret));
+		free(pd);
+		return -1;
+	}
+	if (collect(pd) < 0)
+		goto fail;
+	if (pd->have_info && pd->aux_type != HWT_PD_AUXTRACE_INTEL_PT) {
+		const char *name = aux_type_name(pd->aux_type);
+
+		if (name)
+			fprintf(stderr, "%s: %s: not supported yet: %s trace "
+				"(only intel_pt is decoded).\n", prog, path,
+				name);
+		else
+			fprintf(stderr, "%s: %s: not supported yet: AUX trace "
+				"type %" PRIu32 ".\n", prog, path,
+				pd->aux_type);
+		goto fail;
+	}
+	if (!pd->nstreams) {
+		fprintf(stderr, "%s: %s: no AUX area trace data in this file "
+			"(%s): record with -e intel_pt// to decode program "
+			"flow.\n", prog, path,
+			pd->have_info ? "AUXTRACE_INFO but no AUXTRACE records" :
+					"no AUXTRACE_INFO record");
+		goto fail;
+	}
+	if (!pd->have_info)
+		fprintf(stderr, "%s: warning: %s: no AUXTRACE_INFO record: "
+			"assuming intel_pt.\n", prog, path);
+	configure(pd);
+	if (build_model(pd) < 0 || place_losses(pd) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", prog);
+		goto fail;
+	}
+	for (size_t i = 0; i < pd->nstreams; i++)
+		stream_owner(pd, &pd->streams[i]);
+	*out = pd;
+	return 0;
+
+fail:
+	cli_pd_close(pd);
+	return -1;
+}
+
+void cli_pd_close(struct cli_pd *pd)
+{
+	if (!pd)
+		return;
+	for (size_t i = 0; i < pd->nstreams; i++) {
+		struct pd_stream *st = &pd->streams[i];
+
+		free(st->data);
+		free(st->chunks);
+		notes_free(&st->by_off);
+		notes_free(&st->by_time);
+	}
+	free(pd->streams);
+	for (size_t i = 0; i < pd->nlosses; i++)
+		free(pd->losses[i].msg);
+	free(pd->losses);
+	free_sideband(pd);
+	free(pd->sb_times);
+	free(pd->filter);
+	hwt_proc_delete(pd->model);
+	hwt_pd_close(pd->r);
+	free(pd);
+}
+
+size_t cli_pd_nstreams(const struct cli_pd *pd)
+{
+	return pd->nstreams;
+}
+
+const uint8_t *cli_pd_stream_data(const struct cli_pd *pd, size_t i,
+				  size_t *size)
+{
+	*size = pd->streams[i].size;
+	return pd->streams[i].data;
+}
+
+void cli_pd_stream_header(const struct cli_pd *pd, size_t i,
+			  struct cli_out *out)
+{
+	const struct pd_stream *st = &pd->streams[i];
+	const char *comm = NULL;
+
+	if (pd->per_cpu || st->tid == UINT32_MAX) {
+		cli_out_printf(out, "# stream idx %" PRIu32 ": cpu %" PRIu32
+			       ", %zu bytes\n", st->idx, st->cpu, st->size);
+	} else {
+		comm = hwt_proc_comm(pd->model, st->tid,
+				     st->have_end_time ? st->end_time :
+							 UINT64_MAX);
+		cli_out_printf(out, "# stream idx %" PRIu32 ": pid %" PRIu32
+			       " tid %" PRIu32 " comm %s, %zu bytes\n",
+			       st->idx, st->pid, st->tid, comm ? comm : "?",
+			       st->size);
+	}
+	if (i == 0 && pd->snapshot)
+		cli_out_printf(out, "# snapshot mode: each AUX chunk is a "
+			       "separate snapshot\n");
+	if (i == 0 && pd->filter)
+		cli_out_printf(out, "# address filter: %s\n", pd->filter);
+	if (i == 0 && !pd->tsc_enabled)
+		cli_out_printf(out, "# no timestamps: code as mapped at each "
+			       "stream's end\n");
+}
+
+void cli_pd_stream_notes(const struct cli_pd *pd, size_t i,
+			 struct cli_out *out)
+{
+	const struct pd_stream *st = &pd->streams[i];
+
+	for (size_t k = 0; k < st->by_off.n; k++)
+		cli_out_printf(out, "%016" PRIx64 "  %s\n", st->by_off.v[k].key,
+			       st->by_off.v[k].text);
+	for (size_t k = 0; k < st->by_time.n; k++)
+		cli_out_printf(out, "%s\n", st->by_time.v[k].text);
+}
+
+/* ------------------------------------------------------------------ */
+/* Decoding                                                            */
+/* ------------------------------------------------------------------ */
+
+struct pd_decode {
+	struct cli_pd *pd;
+	struct pd_stream *st;
+	struct hwt_proc_view *view;
+	uint64_t next_change;	/* advance the view at or after this time */
+	uint64_t now;
+	uint8_t have_now;
+	uint32_t view_pid;
+	size_t next_off, next_time;
+};
+
+/* The first sideband time after @t. */
+static uint64_t next_change_after(const struct cli_pd *pd, uint64_t t)
+{
+	size_t lo = 0, hi = pd->nsb_times;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pd->sb_times[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pd->nsb_times ? pd->sb_times[lo] : UINT64_MAX;
+}
+
+static void view_to(struct pd_decode *d, uint64_t t)
+{
+	struct cli_pd *pd = d->pd;
+	uint32_t pid, tid;
+	int err;
+
+	err = hwt_proc_view_advance(d->view, t);
+	if (err < 0)
+		fprintf(stderr, "%s: warning: time %" PRIu64 ": %s.\n",
+			pd->prog, t, hwt_errstr(err));
+	if (pd->per_cpu &&
+	    hwt_proc_running(pd->model, d->st->cpu, t, &pid, &tid) >= 0 &&
+	    pid != d->view_pid) {
+		err = hwt_proc_view_set_pid(d->view, pid);
+		if (err >= 0)
+			d->view_pid = pid;
+	}
+	d->next_change = next_change_after(pd, t);
+}
+
+static int hook_sync(void *ctx, struct hwt_blk_decoder *dec)
+{
+	struct pd_decode *d = ctx;
+	const struct pd_stream *st = d->st;
+	uint64_t tsc, off;
+
+	if (d->pd->tsc_enabled && hwt_blk_time(dec, &tsc, NULL, NULL) >= 0) {
+		d->now = hwt_pd_tsc_to_perf_time(&d->pd->tc, tsc);
+		d->have_now = 1;
+		if (d->now >= d->next_change)
+			view_to(d, d->now);
+	}
+	if (d->next_time < st->by_time.n && d->have_now &&
+	    st->by_time.v[d->next_time].key <= d->now)
+		return 1;
+	return d->next_off < st->by_off.n &&
+	       hwt_blk_get_offset(dec, &off) >= 0 &&
+	       st->by_off.v[d->next_off].key <= off;
+}
+
+static void print_notes(struct pd_decode *d, struct cli_out *out,
+			uint64_t off, int have_off, int all)
+{
+	const struct pd_stream *st = d->st;
+
+	for (;;) {
+		const struct pd_note *o = d->next_off < st->by_off.n ?
+					  &st->by_off.v[d->next_off] : NULL;
+		const struct pd_note *t = d->next_time < st->by_time.n ?
+					  &st->by_time.v[d->next_time] : NULL;
+
+		if (o && !all && !(have_off && o->key <= off))
+			o = NULL;
+		if (t && !all && !(d->have_now && t->key <= d->now))
+			t = NULL;
+		if (!o && !t)
+			return;
+		/* Both due: file order says which came first. */
+		if (o && (!t || o->seq <= t->seq)) {
+			cli_out_printf(out, "%s\n", o->text);
+			d->next_off++;
+		} else {
+			cli_out_printf(out, "%s\n", t->text);
+			d->next_time++;
+		}
+	}
+}
+
+static void hook_notes(void *ctx, struct hwt_blk_decoder *dec,
+		       struct cli_out *out)
+{
+	struct pd_decode *d = ctx;
+	uint64_t off = 0;
+	int have_off = dec && hwt_blk_get_offset(dec, &off) >= 0;
+
+	print_notes(d, out, off, have_off, dec == NULL);
+}
+
+static void hook_stat(void *ctx, struct cli_out *out)
+{
+	const struct pd_decode *d = ctx;
+	const struct pd_losses *l = &d->st->loss;
+
+	cli_out_printf(out, "lost sideband records: %" PRIu64 " (%" PRIu64
+		       " events)\n", l->lost_records, l->lost_events);
+	cli_out_printf(out, "aux truncated: %" PRIu64 "\n", l->truncated);
+	cli_out_printf(out, "aux partial: %" PRIu64 "\n", l->partial);
+	cli_out_printf(out, "aux collision: %" PRIu64 "\n", l->collision);
+	cli_out_printf(out, "aux gaps: %" PRIu64 " (%" PRIu64 " bytes)\n",
+		       l->gaps, l->gap_bytes);
+	cli_out_printf(out, "trace errors: %" PRIu64 "\n", l->errors);
+}
+
+int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < pd->nstreams; i++) {
+		struct pd_stream *st = &pd->streams[i];
+		struct cli_flow_hook hook;
+		struct pd_decode d;
+
+		memset(&d, 0, sizeof(d));
+		d.pd = pd;
+		d.st = st;
+		d.view_pid = st->pid;
+		d.view = hwt_proc_view_new(pd->model, st->pid);
+		if (!d.view) {
+			fprintf(stderr, "%s: out of memory.\n", pd->prog);
+			return -1;
+		}
+		if (!pd->tsc_enabled) {
+			/*
+			 * No timestamps: the trace cannot say when it ran, so
+			 * the code is what was mapped at the stream's end.
+			 */
+			view_to(&d, st->have_end_time ? st->end_time :
+							UINT64_MAX);
+			d.next_change = UINT64_MAX;
+		}
+		memset(&hook, 0, sizeof(hook));
+		hook.ctx = &d;
+		hook.sync = hook_sync;
+		hook.notes = hook_notes;
+		hook.stat = hook_stat;
+		cli_pd_stream_header(pd, i, out);
+		if (cli_flow_stream(fl, st->data, st->size,
+				    hwt_proc_view_image(d.view), &hook,
+				    out) < 0)
+			ret = -1;
+		hwt_proc_view_delete(d.view);
+	}
+	return ret;
+}

@@ -1,0 +1,369 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# perf.data input of hwt flow, calls, coverage and dump, and the
+# independent cross-check: `perf script --itrace=b`, perf's own Intel PT
+# decoder, must list the same taken branches as `hwt flow --branches` on
+# the same perf.data.
+#
+# The files are intel_pt perf.data as `perf record --per-thread -e
+# intel_pt//u` writes them, packed by mkptdata (tests/tools) from an ELF
+# and its trace from ptgen: examples/calls.asm with examples/calls.ptdesc,
+# and tests/data/perfdata_loop.asm (calls, returns, indirect calls and
+# jumps, loops) with a trace that tests/data/perfdata_loop.awk writes
+# branch by branch. Also: the perf.data decode is the raw decode with
+# --elf; -j N prints what -j1 prints; lost data (an AUX record patched to
+# TRUNCATED) is a warning where it happened and counted by --stat; cpu
+# mode (a patched PER_CPU_MMAPS word) and pipe mode (perf inject -o -)
+# decode the same; a file without AUX data, an AUX type hwt cannot decode
+# yet and a mapped ELF that is gone give clear messages and no crash.
+#
+# Only the parts that run perf (the cross-check, pipe mode, a file
+# without AUX data) need it; without perf they are skipped.
+#
+#   bash tests/cli/perfdata_flow.sh path/to/hwt BUILD_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 HWT BUILD_DIR" >&2
+	exit 2
+fi
+hwt=$1
+ptgen=$2/ptgen
+mkptdata=$2/mkptdata
+src=$(cd "$(dirname "$0")/../.." && pwd)
+for tool in "$ptgen" "$mkptdata"; do
+	if [ ! -x "$tool" ]; then
+		echo "perfdata_flow.sh: $tool not built" >&2
+		exit 1
+	fi
+done
+for cmd in yasm ld nm od dd truncate; do
+	if ! command -v $cmd >/dev/null; then
+		echo "perfdata_flow.sh: $cmd is not installed (see DEB_PKGS)" >&2
+		exit 1
+	fi
+done
+have_perf=1
+command -v perf >/dev/null || have_perf=0
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-pdflow.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+compared=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+# run NAME CMD...: stdout to $tmp/NAME.out, stderr to $tmp/NAME.err; a
+# crash (signal) or a timeout is a failure. Returns the exit code.
+run() {
+	local name=$1
+	shift
+	timeout 120 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	local rc=$?
+	if [ $rc -ge 124 ]; then
+		fail "$name: exit $rc (crash or timeout): $*"
+		head -n 5 "$tmp/$name.err" >&2
+	fi
+	return $rc
+}
+
+# same DESC FILE1 FILE2: the two files must be equal and not empty.
+same() {
+	checks=$((checks + 1))
+	if [ ! -s "$2" ]; then
+		fail "$1: no output"
+	elif ! cmp -s "$2" "$3"; then
+		fail "$1"
+		diff -u "$2" "$3" | head -n 30 >&2
+	fi
+}
+
+# contains DESC FILE PATTERN: grep -E PATTERN must match a line of FILE.
+contains() {
+	checks=$((checks + 1))
+	if ! grep -Eq -- "$3" "$2"; then
+		fail "$1: no line matching '$3' in:"
+		head -n 20 "$2" >&2
+	fi
+}
+
+# The perf.data decode without its '# ...' header and '[...]' lines.
+strip() {
+	grep -v '^[#[]' "$1"
+}
+
+# record_at FILE TYPE SIZE: the file offset of the first record header
+# (8-byte aligned) of this type and size, or nothing.
+record_at() {
+	od -An -v -tu4 -w8 "$1" |
+		awk -v t="$2" -v sz="$3" \
+			'$1 == t && int($2 / 65536) == sz { print (NR - 1) * 8; exit }'
+}
+
+# poke FILE OFFSET BYTE...: overwrite bytes in place.
+poke() {
+	local f=$1 off=$2
+	shift 2
+	for b in "$@"; do
+		printf "\\$(printf '%03o' "$b")" |
+			dd of="$f" bs=1 seek="$off" conv=notrunc 2>/dev/null
+		off=$((off + 1))
+	done
+}
+
+# ---- the programs, their traces, their perf.data --------------------
+
+# As the Makefile's example target builds it.
+yasm -f elf64 "$src/examples/calls.asm" -o "$tmp/calls.o" &&
+	ld -Ttext=0x401000 -e _start -o "$tmp/calls" "$tmp/calls.o" &&
+	"$ptgen" "$tmp/calls.pt" <"$src/examples/calls.ptdesc" || {
+	echo "FAIL: building the calls example" >&2
+	exit 1
+}
+
+iter=3000
+yasm -f elf64 -DITER=$iter "$src/tests/data/perfdata_loop.asm" \
+	-o "$tmp/loop.o" &&
+	ld -Ttext=0x401000 -e _start -o "$tmp/loop" "$tmp/loop.o" || {
+	echo "FAIL: building the loop program" >&2
+	exit 1
+}
+# The symbol addresses the trace description needs, as 0x... numbers.
+syms=$(nm "$tmp/loop" | awk '$3 ~ /^(top|f0|f1|f2|f2b|f3)$/ {
+	a = $1; sub(/^0+/, "", a); printf "-v %s=0x%s ", $3, a }')
+# shellcheck disable=SC2086
+awk -v iter=$iter -v tsc=32075810494824 $syms \
+	-f "$src/tests/data/perfdata_loop.awk" >"$tmp/loop.ptdesc" &&
+	"$ptgen" "$tmp/loop.pt" <"$tmp/loop.ptdesc" || {
+	echo "FAIL: writing the loop trace" >&2
+	exit 1
+}
+
+for p in calls loop; do
+	"$mkptdata" --pt "$tmp/$p.pt" --elf "$tmp/$p" "$tmp/$p.data" \
+		2>"$tmp/mk.err" || {
+		echo "FAIL: mkptdata $p" >&2
+		cat "$tmp/mk.err" >&2
+		exit 1
+	}
+done
+
+# ---- (1) the same taken branches as perf's decoder -------------------
+
+if [ $have_perf -eq 0 ]; then
+	echo "perfdata_flow.sh: skipped: perf is not installed (cross-check" \
+		"with perf script --itrace=b, pipe mode, no-AUX file)"
+else
+	for p in calls loop; do
+		checks=$((checks + 1))
+		run hwt_br "$hwt" flow --branches "$tmp/$p.data" ||
+			fail "hwt flow --branches $p.data: exit $?"
+		strip "$tmp/hwt_br.out" >"$tmp/$p.hwt"
+		# -F hw:...: the fields of the synthesized branches event (the
+		# intel_pt event itself has no ADDR). --force only if perf
+		# refuses the file (it checks the owner).
+		run perf_br perf script --itrace=be -F hw:ip,addr \
+			-i "$tmp/$p.data" || {
+			run perf_br perf script --force --itrace=be \
+				-F hw:ip,addr -i "$tmp/$p.data" ||
+				fail "perf script on $p.data: exit $?"
+		}
+		# perf also reports the trace start (0 => ip) and end (ip =>
+		# 0) as branches; hwt does not. Errors print as lines of
+		# their own: there must be none.
+		awk '$2 == "=>" && $1 != "0" && $3 != "0" {
+			print "0x" $1 " 0x" $3 }' "$tmp/perf_br.out" \
+			>"$tmp/$p.perf"
+		if grep -q 'instruction trace error' "$tmp/perf_br.out"; then
+			fail "perf reports trace errors in $p.data:"
+			grep 'instruction trace error' "$tmp/perf_br.out" |
+				head -n 5 >&2
+		fi
+		n=$(wc -l <"$tmp/$p.perf")
+		if [ "$n" -lt 10 ]; then
+			fail "perf script lists only $n branches of $p.data"
+		fi
+		same "hwt flow --branches vs perf script --itrace=b ($p)" \
+			"$tmp/$p.perf" "$tmp/$p.hwt"
+		cmp -s "$tmp/$p.perf" "$tmp/$p.hwt" &&
+			compared=$((compared + n))
+	done
+
+	# Pipe mode, as perf writes to a pipe: from a file and from stdin.
+	if perf inject -i "$tmp/calls.data" -o - >"$tmp/pipe.data" \
+		2>/dev/null; then
+		run pipe "$hwt" flow --branches "$tmp/pipe.data" ||
+			fail "hwt flow on a pipe-mode file: exit $?"
+		strip "$tmp/pipe.out" >"$tmp/pipe.hwt"
+		same "pipe-mode perf.data vs the file" "$tmp/calls.hwt" \
+			"$tmp/pipe.hwt"
+		run pipe "$hwt" flow --branches - <"$tmp/pipe.data" ||
+			fail "hwt flow - <pipe.data: exit $?"
+		strip "$tmp/pipe.out" >"$tmp/pipe.hwt"
+		same "pipe-mode perf.data on stdin" "$tmp/calls.hwt" \
+			"$tmp/pipe.hwt"
+	else
+		fail "perf inject -o - (pipe mode) failed"
+	fi
+fi
+
+# ---- (2) the perf.data decode is the raw decode with --elf -----------
+
+# What mkptdata records of the machine, given by hand to the raw decode:
+# the CPUID feature and the AUXTRACE_INFO timing words (TSC:CTC 2/1,
+# max non-turbo ratio 24).
+timing="--cpu 6/142/10 --cpuid-0x15.eax 1 --cpuid-0x15.ebx 2 --nom-freq 24"
+for p in calls loop; do
+	for cmd in "flow --branches" "flow --insn --disasm" "flow --blocks" \
+		"calls --time" "coverage"; do
+		# shellcheck disable=SC2086
+		run pd "$hwt" $cmd "$tmp/$p.data" ||
+			fail "hwt $cmd $p.data: exit $?"
+		# shellcheck disable=SC2086
+		run raw "$hwt" $cmd $timing --elf "$tmp/$p" "$tmp/$p.pt" ||
+			fail "hwt $cmd --elf $p: exit $?"
+		# coverage adds the totals of all streams after '# all streams'
+		awk '/^# all streams/ { exit } !/^#/' "$tmp/pd.out" \
+			>"$tmp/pd.one"
+		same "hwt $cmd: $p.data vs $p.pt --elf $p" \
+			"$tmp/raw.out" "$tmp/pd.one"
+	done
+	contains "stream header of $p.data" "$tmp/pd.out" \
+		"^# stream idx 0: pid 1234 tid 1234 comm $p, [0-9]+ bytes$"
+
+	run j1 "$hwt" flow --blocks -j1 "$tmp/$p.data"
+	run j4 "$hwt" flow --blocks -j4 "$tmp/$p.data"
+	same "hwt flow -j4 vs -j1 ($p.data)" "$tmp/j1.out" "$tmp/j4.out"
+
+	run pdd "$hwt" dump "$tmp/$p.data" || fail "hwt dump $p.data: exit $?"
+	# perf pads each AUXTRACE chunk to 8 bytes (PAD packets).
+	cp "$tmp/$p.pt" "$tmp/$p.pad" && truncate -s %8 "$tmp/$p.pad"
+	run rawd "$hwt" dump "$tmp/$p.pad"
+	strip "$tmp/pdd.out" >"$tmp/pdd.one"
+	same "hwt dump: $p.data vs $p.pt" "$tmp/rawd.out" "$tmp/pdd.one"
+	contains "hwt dump header of $p.data" "$tmp/pdd.out" \
+		"^# stream idx 0: pid 1234 tid 1234 comm $p"
+done
+
+# ---- cpu mode: the stream of a cpu, its thread from the sideband -----
+
+# mkptdata --cpu 0 puts the trace in cpu 0's buffer; the AUXTRACE_INFO
+# word PER_CPU_MMAPS (priv[9], at +16 + 9 * 8) says the buffers are per
+# cpu, so the thread comes from ITRACE_START/SWITCH on that cpu.
+"$mkptdata" --cpu 0 --pt "$tmp/calls.pt" --elf "$tmp/calls" \
+	"$tmp/cpu.data" || fail "mkptdata --cpu 0"
+off=$(record_at "$tmp/cpu.data" 70 152)
+checks=$((checks + 1))
+if [ -z "$off" ]; then
+	fail "no AUXTRACE_INFO in cpu.data to patch"
+else
+	poke "$tmp/cpu.data" $((off + 88)) 1
+	run cpu "$hwt" flow --branches "$tmp/cpu.data" ||
+		fail "hwt flow on cpu.data: exit $?"
+	contains "cpu stream header" "$tmp/cpu.out" \
+		'^# stream idx 0: cpu 0, [0-9]+ bytes$'
+	strip "$tmp/cpu.out" >"$tmp/cpu.hwt"
+	"$hwt" flow --branches --elf "$tmp/calls" "$tmp/calls.pt" \
+		>"$tmp/calls.raw" 2>/dev/null
+	same "cpu mode decode vs the raw decode" "$tmp/calls.raw" \
+		"$tmp/cpu.hwt"
+fi
+
+# ---- lost data: an AUX record that says the buffer was full ----------
+
+# PERF_RECORD_AUX (11) with the sample id trailer is 0x40 bytes: make it
+# say that only the first 0x400 bytes came out and the rest was lost.
+cp "$tmp/loop.data" "$tmp/trunc.data"
+off=$(record_at "$tmp/trunc.data" 11 64)
+checks=$((checks + 1))
+if [ -z "$off" ]; then
+	fail "no PERF_RECORD_AUX in loop.data to patch"
+else
+	poke "$tmp/trunc.data" $((off + 16)) 0 4 0 0 0 0 0 0	# aux_size
+	poke "$tmp/trunc.data" $((off + 24)) 1			# TRUNCATED
+	run tr "$hwt" flow --branches "$tmp/trunc.data" ||
+		fail "hwt flow on trunc.data: exit $?"
+	contains "truncation warning" "$tmp/tr.out" \
+		'^\[warning: the AUX buffer was full.*aux offset 0x0 size 0x400'
+	# Where it happened: branches before and after it (the trace
+	# itself is whole, the record only says what was lost).
+	checks=$((checks + 1))
+	awk '/^\[warning: the AUX buffer/ { w = NR } /^0x/ { if (w) a++; else b++ }
+		END { exit !(w && a > 100 && b > 100) }' "$tmp/tr.out" ||
+		fail "the truncation warning is not inside the branch list"
+	run trs "$hwt" flow --stat "$tmp/trunc.data"
+	contains "--stat counts the truncation" "$tmp/trs.out" \
+		'^aux truncated: 1$'
+	run trd "$hwt" dump "$tmp/trunc.data"
+	contains "hwt dump lists the truncation" "$tmp/trd.out" \
+		'^0000000000000400  \[warning: the AUX buffer was full'
+fi
+
+# ---- (3) bad input --------------------------------------------------
+
+# A perf.data without AUX data.
+if [ $have_perf -eq 1 ]; then
+	if perf record -q -e dummy -o "$tmp/dummy.data" -- true \
+		>/dev/null 2>&1; then
+		for cmd in "flow" "calls" "coverage" "dump"; do
+			checks=$((checks + 1))
+			# shellcheck disable=SC2086
+			if run noaux "$hwt" $cmd "$tmp/dummy.data"; then
+				fail "hwt $cmd on a perf.data without AUX data:" \
+					"exit 0"
+			fi
+			contains "hwt $cmd: no AUX data message" \
+				"$tmp/noaux.err" "no AUX area trace data"
+		done
+	else
+		fail "perf record -e dummy does not work here"
+	fi
+fi
+
+# An AUX type hwt cannot decode yet: AUXTRACE_INFO (70) of intel_pt is
+# 8 + 8 + 17 * 8 = 0x98 bytes; its type (u32 at +8) becomes intel_bts.
+cp "$tmp/calls.data" "$tmp/bts.data"
+off=$(record_at "$tmp/bts.data" 70 152)
+checks=$((checks + 1))
+if [ -z "$off" ]; then
+	fail "no AUXTRACE_INFO in calls.data to patch"
+else
+	poke "$tmp/bts.data" $((off + 8)) 2
+	for cmd in flow dump; do
+		checks=$((checks + 1))
+		if run bts "$hwt" $cmd "$tmp/bts.data"; then
+			fail "hwt $cmd on intel_bts data: exit 0"
+		fi
+		contains "hwt $cmd: intel_bts not supported" "$tmp/bts.err" \
+			"not supported yet: intel_bts"
+	done
+fi
+
+# The mapped ELF is gone: a warning naming it, the decode goes on with
+# "no memory mapped" errors.
+cp "$tmp/calls" "$tmp/gone"
+"$mkptdata" --pt "$tmp/calls.pt" --elf "$tmp/gone" "$tmp/gone.data" ||
+	fail "mkptdata gone.data"
+rm -f "$tmp/gone"
+for cmd in flow calls; do
+	run gone "$hwt" $cmd "$tmp/gone.data"
+	contains "hwt $cmd: warning names the missing ELF" "$tmp/gone.err" \
+		"warning: .*$tmp/gone"
+	contains "hwt $cmd: NOMAP errors" "$tmp/gone.out" \
+		'^\[error at offset 0x[0-9a-f]+, ip 0x401000: no memory mapped'
+done
+
+# A truncated file: whatever came before its end is decoded or reported.
+head -c 700 "$tmp/calls.data" >"$tmp/short.data"
+run short "$hwt" flow "$tmp/short.data"
+checks=$((checks + 1))
+if [ ! -s "$tmp/short.err" ]; then
+	fail "hwt flow on a truncated perf.data: no message"
+fi
+
+echo "perfdata_flow.sh: $checks checks, $failures failed;" \
+	"$compared branches compared with perf script"
+[ $failures -eq 0 ]

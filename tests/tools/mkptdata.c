@@ -1,0 +1,875 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mkptdata: pack a raw Intel PT trace and the ELF it ran into a perf.data
+ * file as `perf record --per-thread -e intel_pt//u -- PROG` writes it, with
+ * hwt's perf.data writer. For tests only: `perf script --itrace=b` is an
+ * independent decoder of our traces, and perf's acceptance of the file is
+ * the check of the writer.
+ *
+ *   mkptdata [options] --pt TRACE --elf PROG OUT.data
+ *     --load ADDR     where PROG's first segment is mapped (default: its
+ *                     own addresses, right for non-PIE executables)
+ *     --pid N --tid N --comm NAME   (1234, the pid, PROG's base name)
+ *     --tsc-hz N      TSC frequency for the time conversion (2.4 GHz)
+ *     --time-zero NS  perf time at TSC 0 (0)
+ *     --tsc-ctc N:D   TSC:CTC ratio of MTC/TMA timing (2:1)
+ *     --cpu N         the CPU of the AUXTRACE record and the sideband;
+ *                     -1 (default): per-thread buffers
+ *     --pmu-type N    intel_pt's PMU type (default: sysfs, else 8)
+ *     --cpuid STR     the CPUID feature ("GenuineIntel,6,142,10")
+ *     --show          print the records as perf script -D must show them
+ *                     (see --all-records)
+ *
+ *   mkptdata --all-records OUT.data
+ *     one record of every type the writer encodes, no trace; prints what
+ *     it wrote, one line per record, for tests/cli/perfdata_writer.sh to
+ *     compare with perf's view of the file.
+ *
+ * The attr's config has the TSC, MTC and CYC bits of the packets the
+ * trace holds, so that perf's decoder expects what it finds.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <hwt/perfdata.h>
+#include <hwt/pt.h>
+
+/* intel_pt's config bits (/sys/bus/event_source/devices/intel_pt/format). */
+#define PT_CFG_PT	0
+#define PT_CFG_CYC	1
+#define PT_CFG_MTC	9
+#define PT_CFG_TSC	10
+#define PT_CFG_NORETCOMP 11
+#define PT_CFG_BRANCH	13
+#define PT_CFG_MTC_PERIOD 14	/* 4 bits */
+#define PT_CFG_PSB_PERIOD 24	/* 4 bits */
+
+struct opts {
+	const char *pt, *elf, *out, *comm, *cpuid;
+	uint64_t load;
+	int have_load;
+	uint32_t pid, tid;
+	int have_tid;
+	uint64_t tsc_hz, time_zero;
+	uint64_t tsc_ctc_n, tsc_ctc_d;
+	int32_t cpu;
+	uint32_t pmu_type;
+	int all_records;
+	FILE *show;	/* where the records go as perf must show them */
+};
+
+/* What the trace holds: packet kinds and its first and last TSC. */
+struct trace_info {
+	int have_tsc, have_mtc, have_cyc;
+	uint64_t first_tsc, last_tsc;
+};
+
+static int die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "mkptdata: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	return 1;
+}
+
+static int num(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return (errno || *end) ? -1 : 0;
+}
+
+static uint8_t *load_file(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t done = 0;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+		close(fd);
+		return NULL;
+	}
+	p = malloc((size_t)st.st_size);
+	while (p && done < (size_t)st.st_size) {
+		ssize_t k = read(fd, p + done, (size_t)st.st_size - done);
+
+		if (k <= 0) {
+			free(p);
+			p = NULL;
+			break;
+		}
+		done += (size_t)k;
+	}
+	close(fd);
+	*len = done;
+	return p;
+}
+
+static void scan_trace(const uint8_t *buf, size_t len, struct trace_info *ti)
+{
+	const uint8_t *pos = buf, *end = buf + len;
+
+	memset(ti, 0, sizeof(*ti));
+	while (pos < end) {
+		struct hwt_pt_packet pkt;
+		int n = hwt_pt_decode(pos, end, 0, &pkt);
+
+		if (n <= 0) {
+			pos++;
+			continue;
+		}
+		if (pkt.type == HWT_PT_TSC) {
+			if (!ti->have_tsc)
+				ti->first_tsc = pkt.u.tsc;
+			ti->have_tsc = 1;
+			ti->last_tsc = pkt.u.tsc;
+		} else if (pkt.type == HWT_PT_MTC) {
+			ti->have_mtc = 1;
+		} else if (pkt.type == HWT_PT_CYC) {
+			ti->have_cyc = 1;
+		}
+		pos += n;
+	}
+}
+
+/* perf time from a TSC value with the conversion we write. */
+static uint64_t tsc_to_ns(uint64_t tsc, uint64_t shift, uint64_t mult,
+			  uint64_t zero)
+{
+	uint64_t quot = tsc >> shift, rem = tsc & ((1ull << shift) - 1);
+
+	return zero + quot * mult + ((rem * mult) >> shift);
+}
+
+static uint32_t pmu_type(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/intel_pt/type", "r");
+	unsigned t = 8;
+
+	if (f) {
+		if (fscanf(f, "%u", &t) != 1)
+			t = 8;
+		fclose(f);
+	}
+	return t;
+}
+
+static int check(int ret, const char *what)
+{
+	if (ret < 0) {
+		fprintf(stderr, "mkptdata: %s: %s\n", what, hwt_errstr(ret));
+		return -1;
+	}
+	return 0;
+}
+
+static int put(struct hwt_pd_writer *w, struct hwt_pd_record *rec)
+{
+	int ret = hwt_pd_write(w, rec);
+
+	if (ret < 0) {
+		fprintf(stderr, "mkptdata: record type %u: %s (%s)\n",
+			rec->type, hwt_errstr(ret), hwt_pd_writer_errmsg(w));
+		return -1;
+	}
+	return 0;
+}
+
+static void features(struct hwt_pd_writer *w, const char *cpuid, int argc,
+		     char **argv)
+{
+	hwt_pd_writer_set_string(w, HWT_PD_FEAT_HOSTNAME, "hwt-test");
+	hwt_pd_writer_set_string(w, HWT_PD_FEAT_OSRELEASE, "6.1.0-hwt");
+	hwt_pd_writer_set_string(w, HWT_PD_FEAT_VERSION, "6.1.hwt");
+	hwt_pd_writer_set_string(w, HWT_PD_FEAT_ARCH, "x86_64");
+	hwt_pd_writer_set_nrcpus(w, 4, 4);
+	hwt_pd_writer_set_string(w, HWT_PD_FEAT_CPUDESC,
+				 "Intel(R) Core(TM) i7-8650U CPU @ 1.90GHz");
+	hwt_pd_writer_set_string(w, HWT_PD_FEAT_CPUID, cpuid);
+	hwt_pd_writer_set_cmdline(w, argc, (const char *const *)argv);
+}
+
+static int finish(struct hwt_pd_writer *w)
+{
+	char err[512];
+
+	if (hwt_pd_writer_close(w, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mkptdata: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- the intel_pt file ---- */
+
+/* What perf script -D must show of a record: see write_all_records(). */
+static void show(FILE *f, const struct hwt_pd_record *rec)
+{
+	const char *name = hwt_pd_record_name(rec->type);
+
+	if (rec->type < HWT_PD_HEADER_ATTR)
+		fprintf(f, "%s\t%u %llu %u/%u", name ? name : "?", rec->sid.cpu,
+		       (unsigned long long)rec->sid.time, rec->sid.pid,
+		       rec->sid.tid);
+	else
+		fprintf(f, "%s\t0 0", name ? name : "?");
+}
+
+
+/*
+ * The executable PT_LOAD segments of @elf as MMAP2 records, the way the
+ * kernel reports a file mapping: page-aligned start and page offset.
+ */
+static int put_mmaps(struct hwt_pd_writer *w, const struct opts *o,
+		     uint64_t time, uint64_t id, int *nmaps)
+{
+	char path[PATH_MAX];
+	const Elf64_Ehdr *eh;
+	const Elf64_Phdr *ph;
+	uint64_t bias = 0, low = UINT64_MAX;
+	struct stat st;
+	uint8_t *img;
+	size_t len;
+	int ret = 0;
+
+	*nmaps = 0;
+	if (!realpath(o->elf, path) || stat(path, &st) < 0)
+		return die("%s: cannot open", o->elf), -1;
+	img = load_file(path, &len);
+	if (!img)
+		return die("%s: cannot read", o->elf), -1;
+	eh = (const void *)img;
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(*ph) ||
+	    eh->e_phoff > len ||
+	    (len - eh->e_phoff) / sizeof(*ph) < eh->e_phnum) {
+		free(img);
+		return die("%s: not a 64-bit ELF file", o->elf), -1;
+	}
+	ph = (const void *)(img + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < low)
+			low = ph[i].p_vaddr & ~0xfffull;
+	if (o->have_load && low != UINT64_MAX)
+		bias = o->load - low;
+	for (unsigned i = 0; i < eh->e_phnum && !ret; i++) {
+		struct hwt_pd_record rec;
+		uint64_t start, end;
+
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		start = (ph[i].p_vaddr & ~0xfffull) + bias;
+		end = ((ph[i].p_vaddr + ph[i].p_memsz + 0xfff) & ~0xfffull) +
+		      bias;
+		memset(&rec, 0, sizeof(rec));
+		rec.type = PERF_RECORD_MMAP2;
+		rec.misc = PERF_RECORD_MISC_USER;
+		rec.u.mmap.pid = o->pid;
+		rec.u.mmap.tid = o->tid;
+		rec.u.mmap.start = start;
+		rec.u.mmap.len = end - start;
+		rec.u.mmap.pgoff = ph[i].p_offset & ~0xfffull;
+		rec.u.mmap.maj = major(st.st_dev);
+		rec.u.mmap.min = minor(st.st_dev);
+		rec.u.mmap.ino = st.st_ino;
+		rec.u.mmap.prot = PROT_READ | PROT_EXEC;
+		rec.u.mmap.flags = MAP_PRIVATE;
+		rec.u.mmap.filename = path;
+		rec.sid.pid = o->pid;
+		rec.sid.tid = o->tid;
+		rec.sid.time = time;
+		rec.sid.id = id;
+	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
+		rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
+		ret = put(w, &rec);
+		show(o->show, &rec);
+		fprintf(o->show, "\t%u/%u:\t[%#llx(%#llx) @ %#llx\tr-xp %s\n", o->pid,
+		       o->tid, (unsigned long long)start,
+		       (unsigned long long)(end - start),
+		       (unsigned long long)rec.u.mmap.pgoff, path);
+		(*nmaps)++;
+	}
+	free(img);
+	return ret;
+}
+
+static int write_pt(const struct opts *o, int argc, char **argv)
+{
+	enum { ID_PT = 42 };
+	const uint64_t shift = 31;
+	uint64_t mult = (uint64_t)(((unsigned __int128)1000000000u << shift) /
+				   o->tsc_hz);
+	uint64_t priv[HWT_PD_PT_INFO_NR] = { 0 };
+	uint64_t id = ID_PT, t_start, t_end;
+	struct perf_event_attr attr;
+	struct hwt_pd_writer *w;
+	struct hwt_pd_record rec;
+	struct trace_info ti;
+	char err[512];
+	uint8_t *trace;
+	size_t tlen;
+	int nmaps;
+
+	trace = load_file(o->pt, &tlen);
+	if (!trace)
+		return die("%s: cannot read (or empty)", o->pt);
+	scan_trace(trace, tlen, &ti);
+
+	/* As `perf record --per-thread -e intel_pt//u` sets it up. */
+	memset(&attr, 0, sizeof(attr));
+	attr.type = o->pmu_type;
+	attr.size = sizeof(attr);
+	attr.config = 1ull << PT_CFG_PT | 1ull << PT_CFG_BRANCH |
+		      3ull << PT_CFG_PSB_PERIOD;
+	if (ti.have_tsc)
+		attr.config |= 1ull << PT_CFG_TSC;
+	if (ti.have_mtc)
+		attr.config |= 1ull << PT_CFG_MTC | 3ull << PT_CFG_MTC_PERIOD;
+	if (ti.have_cyc)
+		attr.config |= 1ull << PT_CFG_CYC;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			   PERF_SAMPLE_IDENTIFIER;
+	attr.read_format = PERF_FORMAT_ID;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.enable_on_exec = 1;
+	attr.sample_id_all = 1;
+	attr.mmap = 1;
+	attr.mmap2 = 1;
+	attr.comm = 1;
+	attr.comm_exec = 1;
+	attr.task = 1;
+
+	if (hwt_pd_writer_new(&w, o->out, err, sizeof(err)) < 0) {
+		free(trace);
+		return die("%s", err);
+	}
+	if (check(hwt_pd_writer_add_attr(w, &attr, &id, 1, "intel_pt//u"),
+		  "attr"))
+		goto fail;
+	features(w, o->cpuid, argc, argv);
+
+	/* Sideband a microsecond before the trace starts, the end one
+	 * after its last timestamp. */
+	t_start = tsc_to_ns(ti.first_tsc, shift, mult, o->time_zero);
+	t_end = tsc_to_ns(ti.last_tsc, shift, mult, o->time_zero) + 1000000;
+	t_start = t_start > 1000 ? t_start - 1000 : 0;
+
+	priv[HWT_PD_PT_PMU_TYPE] = o->pmu_type;
+	priv[HWT_PD_PT_TIME_SHIFT] = shift;
+	priv[HWT_PD_PT_TIME_MULT] = mult;
+	priv[HWT_PD_PT_TIME_ZERO] = o->time_zero;
+	priv[HWT_PD_PT_CAP_USER_TIME_ZERO] = 1;
+	/* The *_BIT words are config masks, not bit numbers: perf tests
+	 * `config & word` (and finds the MTC period's shift in its mask). */
+	priv[HWT_PD_PT_TSC_BIT] = 1ull << PT_CFG_TSC;
+	priv[HWT_PD_PT_NORETCOMP_BIT] = 1ull << PT_CFG_NORETCOMP;
+	priv[HWT_PD_PT_HAVE_SCHED_SWITCH] = 0;
+	priv[HWT_PD_PT_SNAPSHOT_MODE] = 0;
+	/* A trace of one cpu's buffer, as perf record without --per-thread
+	 * writes it; the thread then comes from the sideband. */
+	priv[HWT_PD_PT_PER_CPU_MMAPS] = o->cpu >= 0;
+	priv[HWT_PD_PT_MTC_BIT] = 1ull << PT_CFG_MTC;
+	priv[HWT_PD_PT_MTC_FREQ_BITS] = 0xfull << PT_CFG_MTC_PERIOD;
+	priv[HWT_PD_PT_TSC_CTC_N] = o->tsc_ctc_n;
+	priv[HWT_PD_PT_TSC_CTC_D] = o->tsc_ctc_d;
+	priv[HWT_PD_PT_CYC_BIT] = 1ull << PT_CFG_CYC;
+	/* The bus runs at 100 MHz. */
+	priv[HWT_PD_PT_MAX_NONTURBO_RATIO] = o->tsc_hz / 100000000u;
+	priv[HWT_PD_PT_FILTER_STR_LEN] = 0;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWT_PD_AUXTRACE_INFO;
+	rec.u.auxtrace_info.type = HWT_PD_AUXTRACE_INTEL_PT;
+	rec.u.auxtrace_info.priv = priv;
+	rec.u.auxtrace_info.npriv = HWT_PD_PT_INFO_NR;
+	if (put(w, &rec))
+		goto fail;
+	show(o->show, &rec);
+	fprintf(o->show, "\ttype: 1\tPMU Type %u\tTime Shift %llu\tTime Muliplier %llu"
+	       "\tTSC bit %#llx\tNoRETComp bit %#llx\tPer-cpu maps %d"
+	       "\tMTC bit %#llx\tCYC bit %#llx\n", o->pmu_type,
+	       (unsigned long long)priv[HWT_PD_PT_TIME_SHIFT],
+	       (unsigned long long)priv[HWT_PD_PT_TIME_MULT],
+	       (unsigned long long)priv[HWT_PD_PT_TSC_BIT],
+	       (unsigned long long)priv[HWT_PD_PT_NORETCOMP_BIT],
+	       o->cpu >= 0, (unsigned long long)priv[HWT_PD_PT_MTC_BIT],
+	       (unsigned long long)priv[HWT_PD_PT_CYC_BIT]);
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = PERF_RECORD_COMM;
+	rec.misc = PERF_RECORD_MISC_USER;
+	rec.u.comm.pid = o->pid;
+	rec.u.comm.tid = o->tid;
+	rec.u.comm.comm = o->comm;
+	rec.u.comm.exec = 1;
+	rec.sid.pid = o->pid;
+	rec.sid.tid = o->tid;
+	rec.sid.time = t_start;
+	rec.sid.id = id;
+	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
+	if (put(w, &rec))
+		goto fail;
+	show(o->show, &rec);
+	fprintf(o->show, "\texec: %s:%u/%u\n", o->comm, o->pid, o->tid);
+
+	if (put_mmaps(w, o, t_start, id, &nmaps))
+		goto fail;
+	if (!nmaps) {
+		die("%s: no executable segment", o->elf);
+		goto fail;
+	}
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = PERF_RECORD_ITRACE_START;
+	rec.u.itrace_start.pid = o->pid;
+	rec.u.itrace_start.tid = o->tid;
+	rec.sid.pid = o->pid;
+	rec.sid.tid = o->tid;
+	rec.sid.time = t_start;
+	rec.sid.id = id;
+	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
+	if (put(w, &rec))
+		goto fail;
+	show(o->show, &rec);
+	fprintf(o->show, "\tpid: %u tid: %u\n", o->pid, o->tid);
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWT_PD_FINISHED_ROUND;
+	if (put(w, &rec))
+		goto fail;
+	show(o->show, &rec);
+	fprintf(o->show, "\n");
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = PERF_RECORD_AUX;
+	rec.u.aux.aux_offset = 0;
+	rec.u.aux.aux_size = tlen;
+	rec.u.aux.flags = 0;
+	rec.sid.pid = o->pid;
+	rec.sid.tid = o->tid;
+	rec.sid.time = t_end;
+	rec.sid.id = id;
+	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
+	if (put(w, &rec))
+		goto fail;
+	show(o->show, &rec);
+	fprintf(o->show, "\toffset: 0 size: %#zx flags: 0\n", tlen);
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWT_PD_AUXTRACE;
+	rec.u.auxtrace.size = tlen;
+	rec.u.auxtrace.offset = 0;
+	rec.u.auxtrace.reference = 0x1d2c3b4a5968ull ^ tlen;
+	rec.u.auxtrace.idx = 0;
+	rec.u.auxtrace.tid = o->tid;
+	rec.u.auxtrace.cpu = (uint32_t)o->cpu;
+	rec.u.auxtrace.data = trace;
+	if (put(w, &rec))
+		goto fail;
+	show(o->show, &rec);
+	fprintf(o->show, "\tsize: %#zx offset: 0 ref: %#llx idx: 0 tid: %u cpu: %d\n",
+	       (tlen + 7) & ~(size_t)7,
+	       (unsigned long long)rec.u.auxtrace.reference, o->tid, o->cpu);
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = PERF_RECORD_EXIT;
+	rec.u.task.pid = o->pid;
+	rec.u.task.ppid = o->pid;
+	rec.u.task.tid = o->tid;
+	rec.u.task.ptid = o->tid;
+	rec.u.task.time = t_end;
+	rec.sid.pid = o->pid;
+	rec.sid.tid = o->tid;
+	rec.sid.time = t_end;
+	rec.sid.id = id;
+	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
+	if (put(w, &rec))
+		goto fail;
+	show(o->show, &rec);
+	fprintf(o->show, "\t(%u:%u):(%u:%u)\n", o->pid, o->tid, o->pid, o->tid);
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWT_PD_FINISHED_ROUND;
+	if (put(w, &rec))
+		goto fail;
+	show(o->show, &rec);
+	fprintf(o->show, "\n");
+	free(trace);
+	return finish(w);
+fail:
+	free(trace);
+	hwt_pd_writer_close(w, err, sizeof(err));
+	return 1;
+}
+
+/* ---- one record of every type ---- */
+
+enum { ID_DUMMY = 101, ID_CLOCK0 = 201, ID_CLOCK1 = 202 };
+
+/* A sample id for @pid at @time, of the dummy attr unless @id. */
+static void sid(struct hwt_pd_record *rec, uint32_t pid, uint64_t time,
+		uint64_t id)
+{
+	rec->sid.pid = pid;
+	/* The child's records come from its second thread: the trailer's
+	 * tid differs from its pid, so a swap shows. */
+	rec->sid.tid = pid == 200 ? 201 : pid;
+	rec->sid.time = time;
+	rec->sid.id = id ? id : ID_DUMMY;
+	rec->sid.cpu = 1;
+}
+
+static int write_all_records(const struct opts *o, int argc, char **argv)
+{
+	static const uint8_t poke[6] = { 0x0f, 0x1f, 0x44, 0xe8, 0x10, 0x20 };
+	uint64_t ids_dummy[1] = { ID_DUMMY };
+	uint64_t ids_clock[2] = { ID_CLOCK0, ID_CLOCK1 };
+	struct perf_event_attr attr;
+	struct hwt_pd_writer *w;
+	struct hwt_pd_record rec;
+	uint64_t t = 1000000000;	/* 1 s */
+	uint8_t id_index[8 + 8 + 3 * 32];
+	char err[512];
+
+	if (hwt_pd_writer_new(&w, o->out, err, sizeof(err)) < 0)
+		return die("%s", err);
+
+	/* The sideband attr `perf record -e dummy` uses, and a sampling one;
+	 * both with IDENTIFIER so perf can tell their records apart. */
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+			   PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	attr.read_format = PERF_FORMAT_ID;
+	attr.sample_id_all = 1;
+	attr.mmap = attr.mmap2 = attr.comm = attr.comm_exec = 1;
+	attr.task = attr.context_switch = attr.ksymbol = 1;
+	attr.exclude_kernel = 1;
+	if (check(hwt_pd_writer_add_attr(w, &attr, ids_dummy, 1, "dummy:u"),
+		  "attr"))
+		goto fail;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_period = 100000;
+	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+			   PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			   PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU |
+			   PERF_SAMPLE_PERIOD;
+	attr.read_format = PERF_FORMAT_ID;
+	attr.sample_id_all = 1;
+	if (check(hwt_pd_writer_add_attr(w, &attr, ids_clock, 2, "cpu-clock"),
+		  "attr"))
+		goto fail;
+	features(w, "GenuineIntel,6,142,10", argc, argv);
+	{
+		struct hwt_pd_build_id bid = { .pid = -1, .size = 20,
+					       .filename = "/usr/bin/hwt-test" };
+
+		for (int i = 0; i < 20; i++)
+			bid.id[i] = (uint8_t)(0xa0 + i);
+		if (check(hwt_pd_writer_add_build_id(w, &bid), "build id"))
+			goto fail;
+	}
+
+	/* Each record as perf script -D shows it: its name, "CPU TIME
+	 * PID/TID" from the sample id ("0 0" for perf's own records), then
+	 * the strings its line must hold, tab-separated. */
+#define PUT(...)							\
+	do {								\
+		if (put(w, &rec))					\
+			goto fail;					\
+		show(stdout, &rec);					\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+		memset(&rec, 0, sizeof(rec));				\
+		t += 1000;						\
+	} while (0)
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = PERF_RECORD_COMM;
+	rec.misc = PERF_RECORD_MISC_USER;
+	rec.u.comm = (struct hwt_pd_comm){ 100, 100, "parent", 1 };
+	sid(&rec, 100, t, 0);
+	PUT("%s", "\texec: parent:100/100");
+
+	rec.type = PERF_RECORD_MMAP;
+	rec.misc = PERF_RECORD_MISC_USER;
+	rec.u.mmap.pid = 100;
+	rec.u.mmap.tid = 100;
+	rec.u.mmap.start = 0x400000;
+	rec.u.mmap.len = 0x3000;
+	rec.u.mmap.pgoff = 0;
+	rec.u.mmap.filename = "/usr/bin/parent";
+	sid(&rec, 100, t, 0);
+	PUT("%s", "\t100/100:\t[0x400000(0x3000) @ 0]\t/usr/bin/parent");
+
+	rec.type = PERF_RECORD_MMAP2;
+	rec.misc = PERF_RECORD_MISC_USER;
+	rec.u.mmap.pid = 100;
+	rec.u.mmap.tid = 100;
+	rec.u.mmap.start = 0x7f0000001000;
+	rec.u.mmap.len = 0x20000;
+	rec.u.mmap.pgoff = 0x1000;
+	rec.u.mmap.maj = 8;
+	rec.u.mmap.min = 1;
+	rec.u.mmap.ino = 4242;
+	rec.u.mmap.prot = PROT_READ | PROT_EXEC;
+	rec.u.mmap.flags = MAP_PRIVATE;
+	/* Seven bytes plus the NUL: no padding; the next one needs it. */
+	rec.u.mmap.filename = "/lib/la";
+	sid(&rec, 100, t, 0);
+	PUT("%s", "\t100/100:\t[0x7f0000001000(0x20000) @ 0x1000 08:01 4242 0]\tr-xp /lib/la");
+
+	rec.type = PERF_RECORD_MMAP2;
+	rec.misc = PERF_RECORD_MISC_USER;
+	rec.u.mmap.pid = 100;
+	rec.u.mmap.tid = 100;
+	rec.u.mmap.start = 0x7f0000100000;
+	rec.u.mmap.len = 0x5000;
+	rec.u.mmap.pgoff = 0;
+	rec.u.mmap.prot = PROT_READ | PROT_EXEC;
+	rec.u.mmap.flags = MAP_PRIVATE;
+	rec.u.mmap.build_id_size = 20;
+	for (int i = 0; i < 20; i++)
+		rec.u.mmap.build_id[i] = (uint8_t)(0x10 + i);
+	rec.u.mmap.filename = "/lib/libbuildid.so.1";
+	sid(&rec, 100, t, 0);
+	PUT("%s", "\t100/100:\t[0x7f0000100000(0x5000) @ 0 <101112131415161718191a1b1c1d1e1f20212223>]\tr-xp /lib/libbuildid.so.1");
+
+	rec.type = PERF_RECORD_FORK;
+	rec.u.task = (struct hwt_pd_task){ 200, 100, 200, 100, t };
+	sid(&rec, 200, t, 0);
+	PUT("%s", "\t(200:200):(100:100)");
+
+	rec.type = PERF_RECORD_COMM;
+	rec.misc = PERF_RECORD_MISC_USER;
+	rec.u.comm = (struct hwt_pd_comm){ 200, 200, "child-name", 0 };
+	sid(&rec, 200, t, 0);
+	PUT("%s", "\t: child-name:200/200");
+
+	rec.type = PERF_RECORD_ITRACE_START;
+	rec.u.itrace_start = (struct hwt_pd_itrace_start){ 200, 200 };
+	sid(&rec, 200, t, 0);
+	PUT("%s", "\tpid: 200 tid: 200");
+
+	rec.type = PERF_RECORD_SWITCH;
+	rec.u.sw.out = 1;
+	rec.u.sw.preempt = 1;
+	sid(&rec, 200, t, 0);
+	PUT("%s", "\tOUT preempt");
+
+	rec.type = PERF_RECORD_SWITCH;
+	sid(&rec, 200, t, 0);
+	PUT("%s", "\tSWITCH IN");
+
+	rec.type = PERF_RECORD_SWITCH_CPU_WIDE;
+	rec.u.sw.out = 1;
+	rec.u.sw.cpu_wide = 1;
+	rec.u.sw.next_prev_pid = 300;
+	rec.u.sw.next_prev_tid = 301;
+	sid(&rec, 200, t, 0);
+	PUT("%s", "\tOUT next pid/tid: 300/301");
+
+	rec.type = PERF_RECORD_SAMPLE;
+	rec.misc = PERF_RECORD_MISC_USER;
+	rec.u.sample.ip = 0x401234;
+	rec.u.sample.addr = 0xdead000;
+	rec.u.sample.period = 100000;
+	sid(&rec, 200, t, ID_CLOCK1);
+	PUT("\t200/201: 0x401234 period: 100000 addr: 0xdead000");
+
+	rec.type = PERF_RECORD_LOST;
+	rec.u.lost = (struct hwt_pd_lost){ ID_DUMMY, 7 };
+	sid(&rec, 200, t, 0);
+	PUT("\tid:%u: lost:7", ID_DUMMY);
+
+	rec.type = PERF_RECORD_LOST_SAMPLES;
+	rec.u.lost_samples.lost = 9;
+	sid(&rec, 200, t, ID_CLOCK0);
+	PUT("%s", "\tid:201: lost samples :9");
+
+	rec.type = PERF_RECORD_THROTTLE;
+	rec.u.throttle = (struct hwt_pd_throttle){ t, ID_CLOCK0, 0 };
+	sid(&rec, 200, t, ID_CLOCK0);
+	PUT("%s", "");
+
+	rec.type = PERF_RECORD_UNTHROTTLE;
+	rec.u.throttle = (struct hwt_pd_throttle){ t, ID_CLOCK0, 0 };
+	sid(&rec, 200, t, ID_CLOCK0);
+	PUT("%s", "");
+
+	rec.type = PERF_RECORD_AUX;
+	rec.u.aux = (struct hwt_pd_aux){ 0x1000, 0x2000,
+					 PERF_AUX_FLAG_TRUNCATED };
+	sid(&rec, 200, t, 0);
+	PUT("%s", "\toffset: 0x1000 size: 0x2000 flags: 0x1 [T]");
+
+	rec.type = PERF_RECORD_KSYMBOL;
+	rec.u.ksymbol = (struct hwt_pd_ksymbol){ 0xffffffffc0001000ull, 0x80,
+		PERF_RECORD_KSYMBOL_TYPE_BPF, 0, "bpf_prog_hwt" };
+	sid(&rec, 200, t, 0);
+	PUT("%s", "\taddr ffffffffc0001000 len 128 type 1 flags 0x0 name bpf_prog_hwt");
+
+	rec.type = PERF_RECORD_TEXT_POKE;
+	rec.u.text_poke = (struct hwt_pd_text_poke){ 0xffffffff81000000ull, 3,
+						     3, poke };
+	sid(&rec, 200, t, 0);
+	PUT("%s", "\tffffffff81000000 old len 3 new len 3\tOld bytes: 0f 1f 44\tNew bytes: e8 10 20");
+
+	rec.type = PERF_RECORD_EXIT;
+	rec.u.task = (struct hwt_pd_task){ 200, 100, 200, 100, t };
+	sid(&rec, 200, t, 0);
+	PUT("%s", "\t(200:200):(100:100)");
+
+	rec.type = HWT_PD_FINISHED_ROUND;
+	PUT("%s", "");
+
+	rec.type = HWT_PD_TIME_CONV;
+	rec.u.time_conv = (struct hwt_pd_time_conv){ 31, 894784853, 12345,
+						     0, 0, 1, 0, 1 };
+	PUT("%s", "\tTime Shift 31\tTime Muliplier 894784853\tTime Zero 12345");
+
+	rec.type = HWT_PD_AUXTRACE_ERROR;
+	rec.u.auxtrace_error = (struct hwt_pd_auxtrace_error){
+		.type = 1, .code = 6, .cpu = 1, .pid = 200, .tid = 200,
+		.fmt = 1, .ip = 0x401000, .time = t,
+		.msg = "hwt test error" };
+	PUT("%s", "\terror type 1 time 1.000021000 cpu 1 pid 200 tid 200 ip 0x401000 code 6: hwt test error");
+
+	/* ID_INDEX is written as it is: nr, then id, idx, cpu, tid each. */
+	{
+		uint64_t v[1 + 3 * 4] = { 3, ID_DUMMY, 0, 1, UINT64_MAX,
+					  ID_CLOCK0, 1, 0, UINT64_MAX,
+					  ID_CLOCK1, 1, 1, UINT64_MAX };
+		struct perf_event_header h = { HWT_PD_ID_INDEX, 0,
+					       sizeof(id_index) };
+
+		memcpy(id_index, &h, sizeof(h));
+		memcpy(id_index + 8, v, sizeof(v));
+		rec.type = HWT_PD_ID_INDEX;
+		rec.size = sizeof(id_index);
+		rec.raw = id_index;
+		PUT("%s", "\tnr: 3\tid: 101 idx: 0 cpu: 1 tid: -1\tid: 201 idx: 1 cpu: 0 tid: -1\tid: 202 idx: 1 cpu: 1 tid: -1");
+	}
+	rec.type = HWT_PD_FINISHED_ROUND;
+	PUT("%s", "");
+#undef PUT
+	return finish(w);
+fail:
+	hwt_pd_writer_close(w, err, sizeof(err));
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {
+		.pid = 1234,
+		.tsc_hz = 2400000000u,
+		.tsc_ctc_n = 2,
+		.tsc_ctc_d = 1,
+		.cpu = -1,
+		.cpuid = "GenuineIntel,6,142,10",
+	};
+	uint64_t v;
+	int i;
+
+	o.pmu_type = pmu_type();
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--all-records")) {
+			o.all_records = 1;
+			continue;
+		}
+		if (!strcmp(a, "--show")) {
+			o.show = stdout;
+			continue;
+		}
+		if (a[0] != '-' || a[1] != '-')
+			break;
+		if (!val)
+			return die("%s: missing value", a);
+		i++;
+		if (!strcmp(a, "--pt")) {
+			o.pt = val;
+		} else if (!strcmp(a, "--elf")) {
+			o.elf = val;
+		} else if (!strcmp(a, "--comm")) {
+			o.comm = val;
+		} else if (!strcmp(a, "--cpuid")) {
+			o.cpuid = val;
+		} else if (!strcmp(a, "--tsc-ctc")) {
+			if (sscanf(val, "%" SCNu64 ":%" SCNu64, &o.tsc_ctc_n,
+				   &o.tsc_ctc_d) != 2 || !o.tsc_ctc_d)
+				return die("--tsc-ctc %s: want N:D", val);
+		} else if (num(val, &v)) {
+			return die("%s: not a number", a);
+		} else if (!strcmp(a, "--load")) {
+			o.load = v;
+			o.have_load = 1;
+		} else if (!strcmp(a, "--pid")) {
+			o.pid = (uint32_t)v;
+		} else if (!strcmp(a, "--tid")) {
+			o.tid = (uint32_t)v;
+			o.have_tid = 1;
+		} else if (!strcmp(a, "--tsc-hz") && v) {
+			o.tsc_hz = v;
+		} else if (!strcmp(a, "--time-zero")) {
+			o.time_zero = v;
+		} else if (!strcmp(a, "--cpu")) {
+			o.cpu = (int32_t)v;
+		} else if (!strcmp(a, "--pmu-type")) {
+			o.pmu_type = (uint32_t)v;
+		} else {
+			return die("%s: unknown option", a);
+		}
+	}
+	if (i != argc - 1 || (!o.all_records && (!o.pt || !o.elf))) {
+		fprintf(stderr,
+			"usage: mkptdata [options] --pt TRACE --elf PROG OUT.data\n"
+			"       mkptdata --all-records OUT.data\n");
+		return 2;
+	}
+	o.out = argv[i];
+	if (!o.have_tid)
+		o.tid = o.pid;
+	if (o.all_records)
+		return write_all_records(&o, argc, argv);
+	if (!o.show) {
+		o.show = fopen("/dev/null", "w");
+		if (!o.show)
+			return die("%s", "/dev/null: cannot open");
+	}
+	if (!o.comm) {
+		const char *slash = strrchr(o.elf, '/');
+
+		o.comm = slash ? slash + 1 : o.elf;
+	}
+	return write_pt(&o, argc, argv);
+}
