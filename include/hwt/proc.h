@@ -13,10 +13,13 @@
  *
  * Files are opened by the path in the record (below an optional root
  * directory, as perf's --symfs), checked against the build id when the
- * record or the file's build-id table has one (a mismatch is a warning
- * and the mapping is left out). Anonymous and special mappings are kept
- * as mappings without code, except [vdso], read from a copy saved by the
- * recorder when one is given.
+ * record or the file's build-id table has one. When the file is gone or
+ * is another build, the copy in a build-id cache (perf's ~/.debug layout:
+ * DIR/.build-id/ab/cdef... naming the file, or a directory holding `elf'
+ * or `vdso') is used if it has the right build id; else the mapping is
+ * left out, with a warning. Anonymous and special mappings are kept as
+ * mappings without code, except [vdso], read from a copy saved by the
+ * recorder when one is given, else from the build-id cache.
  *
  * Prefix: hwt_proc_.
  */
@@ -36,6 +39,7 @@ extern "C" {
 struct hwt_proc_config {
 	const char *root;		/* prefix for file paths, or NULL */
 	const char *vdso_path;		/* saved [vdso] bytes, or NULL */
+	const char *buildid_dir;	/* a build-id cache, or NULL */
 	/* Called for each problem (file missing, build id mismatch, ...). */
 	void (*warn)(void *ctx, uint64_t time, uint32_t pid, const char *msg);
 	void *warn_ctx;

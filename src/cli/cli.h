@@ -147,6 +147,37 @@ static inline char *cli_put_hex(char *p, uint64_t v)
 	return p + n;
 }
 
+/* ---- a trace read in pieces (pieces.c) ---- */
+
+/*
+ * A trace too large to hold whole (a perf.data AUX stream, read from the
+ * file) is decoded piece by piece. A piece is [base, base + len) of the
+ * trace; its decode stops at the PSB at @cut (the piece holds that PSB+
+ * whole), where the next piece starts. Cutting at a PSB is what -j does:
+ * the decoders drop at every PSB+ what does not survive a cut, so the
+ * output is that of the whole trace. Pieces are 64 MiB unless the
+ * environment's HWT_PIECE_SIZE says otherwise (tests use it for many cuts).
+ */
+struct cli_pieces {
+	/* Copy [pos, pos + len) of the trace: 0, or -1 after a message. */
+	int (*read)(void *ctx, uint64_t pos, uint8_t *buf, size_t len);
+	void *ctx;
+	uint64_t size;		/* of the whole trace */
+	size_t piece;		/* wanted piece size */
+	uint8_t *buf;		/* the current piece */
+	size_t cap, len;
+	uint64_t base, cut;
+	int last;
+};
+
+void cli_pieces_init(struct cli_pieces *p, uint64_t size,
+		     int (*read)(void *ctx, uint64_t pos, uint8_t *buf,
+				 size_t len),
+		     void *ctx);
+/* The next piece: 1, 0 after the last, -1 after a message. */
+int cli_pieces_next(struct cli_pieces *p);
+void cli_pieces_fini(struct cli_pieces *p);
+
 /* ---- perf.data input (perfdata_input.c) ---- */
 
 struct cli_pd;
@@ -161,12 +192,23 @@ int cli_pd_is_perfdata(const char *path);
  * type hwt cannot decode yet, a broken file).
  */
 int cli_pd_open(struct cli_pd **pd, const char *path, const char *prog);
+/*
+ * Where the code of the recorded files is (NULL: the defaults): @symfs a
+ * root the recorded paths are below (perf's --symfs), @vdso a copy of
+ * the vdso, @buildid_dir a build-id cache (default $HOME/.debug, perf's).
+ */
+struct cli_pd_files {
+	const char *symfs, *vdso, *buildid_dir;
+};
+int cli_pd_open_files(struct cli_pd **pd, const char *path, const char *prog,
+		      const struct cli_pd_files *files);
 void cli_pd_close(struct cli_pd *pd);
 /* Fill what @q does not set yet (cpu, time) from the file. */
 void cli_pd_qry_config(const struct cli_pd *pd, struct hwt_qry_config *q);
 size_t cli_pd_nstreams(const struct cli_pd *pd);
-const uint8_t *cli_pd_stream_data(const struct cli_pd *pd, size_t i,
-				  size_t *size);
+/* Stream @i's trace, in pieces (from the file, not held in memory). */
+void cli_pd_stream_pieces(struct cli_pd *pd, size_t i,
+			  struct cli_pieces *p);
 /* "# stream idx 0: pid 1234 tid 1234 comm calls, 123 bytes" (+ notes). */
 void cli_pd_stream_header(const struct cli_pd *pd, size_t i,
 			  struct cli_out *out);
@@ -178,12 +220,13 @@ void cli_pd_stream_notes(const struct cli_pd *pd, size_t i,
  * What flow.c asks of a perf.data stream while it decodes: @sync before
  * each block (bring the image to the decoder's time; returns 1 if lost-data
  * notes are due), @notes to print those (all remaining ones if @dec is
- * NULL), @stat for --stat.
+ * NULL), @stat for --stat. @base is the stream offset of the decoder's
+ * trace (the piece it decodes).
  */
 struct cli_flow_hook {
 	void *ctx;
-	int (*sync)(void *ctx, struct hwt_blk_decoder *dec);
-	void (*notes)(void *ctx, struct hwt_blk_decoder *dec,
+	int (*sync)(void *ctx, struct hwt_blk_decoder *dec, uint64_t base);
+	void (*notes)(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
 		      struct cli_out *out);
 	void (*stat)(void *ctx, struct cli_out *out);
 };
@@ -191,7 +234,7 @@ struct cli_flow_hook {
 struct flow;	/* flow.c's state of one flow/calls/coverage command */
 
 /* flow.c: decode one stream with @image, printing the usual output. */
-int cli_flow_stream(struct flow *fl, const uint8_t *trace, size_t size,
+int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 		    struct hwt_image *image, const struct cli_flow_hook *hook,
 		    struct cli_out *out);
 /* perfdata_input.c: decode every stream of @pd through cli_flow_stream. */

@@ -561,8 +561,10 @@ static int dump_perfdata(struct dump_opts *o, const char *path)
 	o->tcfg = q.time;
 	(void)hwt_pt_cpu_errata(&o->cpu, &o->tcfg.errata);
 	for (size_t i = 0; i < cli_pd_nstreams(pd); i++) {
+		struct cli_pieces trace;
 		struct cli_input in;
 		struct dump_state *s;
+		int more;
 
 		if (cli_out_init(&hdr, stdout) < 0 ||
 		    !(s = calloc(1, sizeof(*s)))) {
@@ -574,13 +576,22 @@ static int dump_perfdata(struct dump_opts *o, const char *path)
 		cli_pd_stream_notes(pd, i, &hdr);
 		cli_out_fini(&hdr);
 		memset(&in, 0, sizeof(in));
-		in.data = cli_pd_stream_data(pd, i, &in.size);
 		s->o = o;
 		s->in = &in;
 		hwt_pt_last_ip_init(&s->lip);
 		hwt_time_tracker_init(&s->time, &o->tcfg, 0);
-		if (in.size && dump(s) < 0)
+		/* Pieces start at a PSB (but the first) and end at one. */
+		cli_pd_stream_pieces(pd, i, &trace);
+		while ((more = cli_pieces_next(&trace)) > 0) {
+			in.data = trace.buf;
+			in.size = (size_t)trace.cut;
+			in.offset = trace.base;
+			if (in.size && dump(s) < 0)
+				ret = 1;
+		}
+		if (more < 0)
 			ret = 1;
+		cli_pieces_fini(&trace);
 		if (o->stat)
 			print_stat(s);
 		if (s->errors) {

@@ -47,6 +47,7 @@ struct flow_options {
 	const char *prog;
 	const char *trace;
 	const char *bitmap_out;		/* coverage -o */
+	struct cli_pd_files files;	/* perf.data: where the code is */
 	struct hwt_blk_config config;
 	enum flow_mode mode;
 	unsigned jobs;
@@ -100,6 +101,7 @@ struct cont_memo {
 struct seg {
 	uint64_t begin, end;		/* trace offsets: [begin PSB, end PSB) */
 	int first;
+	int cont;			/* goes on from the previous piece */
 	struct cli_out out;
 	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
 	uint8_t *map;			/* coverage */
@@ -123,6 +125,7 @@ struct flow {
 	struct hwt_image *image;
 	const uint8_t *trace;
 	size_t size;
+	uint64_t base;			/* trace offset of @trace[0] */
 	struct cli_disasm *dis;
 	/* perf.data input (perfdata_input.c): NULL for a raw trace */
 	const struct cli_flow_hook *hook;
@@ -174,8 +177,8 @@ static void print_error(struct flow *fl, struct seg *s,
 			       ": %s]\n", ip, hwt_errstr(err));
 	else
 		cli_out_printf(&s->out, "[error at offset 0x%" PRIx64
-			       ", ip 0x%" PRIx64 ": %s]\n", pos, ip,
-			       hwt_errstr(err));
+			       ", ip 0x%" PRIx64 ": %s]\n", fl->base + pos,
+			       ip, hwt_errstr(err));
 }
 
 /* ------------------------------------------------------------------ */
@@ -633,11 +636,11 @@ static int past_end(const struct seg *s, struct hwt_blk_decoder *dec,
 static void sync_hook(struct flow *fl, struct seg *s,
 		      struct hwt_blk_decoder *dec)
 {
-	if (!fl->hook || !fl->hook->sync(fl->hook->ctx, dec) ||
+	if (!fl->hook || !fl->hook->sync(fl->hook->ctx, dec, fl->base) ||
 	    fl->opt->mode == MODE_STAT)
 		return;
 	flush_block(fl, s);
-	fl->hook->notes(fl->hook->ctx, dec, &s->out);
+	fl->hook->notes(fl->hook->ctx, dec, fl->base, &s->out);
 }
 
 static void decode_segment(struct flow *fl, struct seg *s)
@@ -670,12 +673,14 @@ static void decode_segment(struct flow *fl, struct seg *s)
 			status = hwt_blk_sync_set(dec, s->begin);
 		else
 			status = hwt_blk_sync_forward(dec);
-		started = 1;
 		flush_block(fl, s);
 		s->pend.valid = 0;
 		s->prev_loc = 0;
 		s->have_psb_ip = 0;
-		s->new_seg = 1;
+		/* A piece's PSB+ is any PSB+ to a function segment. */
+		if (started || !s->cont)
+			s->new_seg = 1;
+		started = 1;
 		if (status == -HWT_ERR_EOS)
 			break;
 		if (status < 0) {
@@ -1099,7 +1104,47 @@ static void add_totals(struct totals *all, const struct totals *t)
 	}
 }
 
-int cli_flow_stream(struct flow *fl, const uint8_t *trace, size_t size,
+/*
+ * A perf.data stream: one segment, decoded piece by piece on this thread
+ * (the hook's image follows one time line), printed as it goes.
+ */
+static int run_pieces(struct flow *fl, struct cli_pieces *trace,
+		      struct totals *t, struct cli_out *out)
+{
+	struct seg s;
+	int more;
+
+	if (seg_init(fl, &s) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
+		return -1;
+	}
+	cli_out_fini(&s.out);
+	s.out = *out;
+	while ((more = cli_pieces_next(trace)) > 0) {
+		fl->trace = trace->buf;
+		fl->size = trace->len;
+		fl->base = trace->base;
+		s.first = trace->base == 0;
+		s.cont = !s.first;
+		s.begin = 0;
+		s.end = trace->last ? UINT64_MAX : trace->cut;
+		decode_segment(fl, &s);
+	}
+	*out = s.out;
+	s.out.buf = NULL;
+	s.out.len = 0;
+	consume(fl, &s, t, out);
+	if (fl->opt->mode == MODE_CALLS) {
+		t->calls = s.calls;
+		t->ncalls = s.ncalls;
+	} else {
+		free(s.calls);
+	}
+	fl->base = 0;
+	return more < 0 ? -1 : 0;
+}
+
+int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 		    struct hwt_image *image, const struct cli_flow_hook *hook,
 		    struct cli_out *out)
 {
@@ -1115,8 +1160,6 @@ int cli_flow_stream(struct flow *fl, const uint8_t *trace, size_t size,
 	o.bitmap_out = NULL;
 	memset(&t, 0, sizeof(t));
 	fl->opt = &o;
-	fl->trace = trace;
-	fl->size = size;
 	fl->image = image;
 	fl->hook = hook;
 	if (o.mode == MODE_COVERAGE) {
@@ -1126,9 +1169,9 @@ int cli_flow_stream(struct flow *fl, const uint8_t *trace, size_t size,
 			goto out;
 		}
 	}
-	if (run(fl, &t, out) == 0) {
+	if (run_pieces(fl, trace, &t, out) == 0) {
 		if (o.mode != MODE_STAT)
-			hook->notes(hook->ctx, NULL, out);
+			hook->notes(hook->ctx, NULL, 0, out);
 		if (finish(fl, &t, out) == 0)
 			ret = 0;
 		if (o.mode == MODE_STAT)
@@ -1161,6 +1204,11 @@ static const char common_help[] =
 	"                                its sideband says was mapped, after a line\n"
 	"                                '# stream idx N: ...'; lost data prints as\n"
 	"                                [warning: ...] where it happened\n"
+	"  --symfs DIR                   perf.data: recorded paths are below DIR\n"
+	"  --vdso FILE                   perf.data: a copy of the vdso\n"
+	"  --buildid-dir DIR             perf.data: a build-id cache with the\n"
+	"                                files gone or rebuilt since (default\n"
+	"                                ~/.debug, where perf record puts them)\n"
 	"  --cpu none|auto|F/M[/S]       decode for this cpu's errata\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                                timing parameters, as for ptxed\n"
@@ -1299,6 +1347,17 @@ static int parse_args(int argc, char **argv, struct flow_options *opt,
 			}
 			opt->bitmap_out = next;
 			i++;
+		} else if (!strcmp(a, "--symfs") || !strcmp(a, "--vdso") ||
+			   !strcmp(a, "--buildid-dir")) {
+			if (!next) {
+				fprintf(stderr, "%s: %s: missing argument.\n",
+					prog, a);
+				return -1;
+			}
+			*(a[2] == 's' ? &opt->files.symfs :
+			  a[2] == 'v' ? &opt->files.vdso :
+					&opt->files.buildid_dir) = next;
+			i++;
 		} else if (!strcmp(a, "--cpu")) {
 			if (cli_ipt_parse_cpu(prog, next, &q->cpu))
 				return -1;
@@ -1403,7 +1462,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	if (opt.mode == MODE_COVERAGE)
 		opt.config.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
 	if (cli_pd_is_perfdata(opt.trace)) {
-		if (cli_pd_open(&pd, opt.trace, prog) < 0) {
+		if (cli_pd_open_files(&pd, opt.trace, prog, &opt.files) < 0) {
 			hwt_image_delete(fl.image);
 			return 1;
 		}

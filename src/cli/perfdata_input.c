@@ -16,11 +16,12 @@
  *     gaps between the AUX offsets of consecutive chunks. Each becomes a
  *     note of its stream, placed by trace offset (AUX offsets) or by time.
  *
- * Memory: a chunk's bytes are only valid until the reader's next record,
- * so each stream's trace is copied into one heap buffer: the cost is the
- * total AUX data of the file (plus the sorted sideband, which is small
- * next to it). Files with more trace than memory need a second pass per
- * stream instead (hwt_pd_rewind); not done yet.
+ * Memory: the trace stays in the file. A stream is a list of chunks
+ * (where each one's bytes are in the file), read in pieces when it is
+ * decoded (struct cli_pieces: cut at PSBs, 64 MiB each), so what is
+ * resident is a piece, the images and the sorted sideband, not the AUX
+ * data of the file. A pipe cannot be read twice: there the chunks'
+ * bytes are copied into one heap buffer per stream as they pass.
  *
  * Decoding (flow.c through struct cli_flow_hook): each stream gets a view
  * of the process model that follows its pid (per-thread mode) or the
@@ -60,9 +61,13 @@ struct pd_notes {
 	size_t n, cap;
 };
 
-/* Where an AUXTRACE chunk went: aux buffer offset -> stream offset. */
+/*
+ * Where an AUXTRACE chunk went: aux buffer offset -> stream offset, and
+ * where its bytes are in the file.
+ */
 struct pd_chunk {
 	uint64_t aux_offset, size, pos;
+	uint64_t file_off;
 };
 
 /* What lost data a stream had (--stat). */
@@ -73,17 +78,27 @@ struct pd_losses {
 	uint64_t errors;
 };
 
+struct pd_stream;
+
+/* What stream_read() reads from. */
+struct pd_reading {
+	const struct cli_pd *pd;
+	const struct pd_stream *st;
+};
+
 struct pd_stream {
 	uint32_t idx, tid, cpu;
 	uint32_t pid;
-	uint8_t *data;
-	size_t size, cap;
+	uint8_t *data;		/* pipe mode: the trace, copied */
+	size_t cap;
+	uint64_t size;
 	struct pd_chunk *chunks;
 	size_t nchunks, chunks_cap;
 	struct pd_notes by_off, by_time;
 	struct pd_losses loss;
 	uint64_t end_time;	/* the latest time known to be in the trace */
 	uint8_t have_end_time;
+	struct pd_reading reading;
 };
 
 /* A sideband record copied out of the reader (its pointers die). */
@@ -109,6 +124,7 @@ struct cli_pd {
 	const char *prog;
 	const char *path;
 	struct hwt_pd_reader *r;
+	int fd;			/* the file, for the trace; -1 for a pipe */
 	struct hwt_proc_model *model;
 
 	uint8_t have_info, per_cpu, snapshot;
@@ -277,9 +293,10 @@ static int add_chunk(struct cli_pd *pd, const struct hwt_pd_record *rec)
 		st->tid = a->tid;
 		st->cpu = a->cpu;
 	}
-	if (a->size > SIZE_MAX - st->size)
-		return -HWT_ERR_NOMEM;
-	if (grow((void **)&st->data, &st->cap, st->size + (size_t)a->size, 1) ||
+	if (a->size > UINT64_MAX - st->size ||
+	    (pd->fd < 0 && (a->size > SIZE_MAX - st->size ||
+			    grow((void **)&st->data, &st->cap,
+				 (size_t)(st->size + a->size), 1))) ||
 	    grow((void **)&st->chunks, &st->chunks_cap, st->nchunks + 1,
 		 sizeof(*st->chunks)))
 		return -HWT_ERR_NOMEM;
@@ -308,10 +325,11 @@ static int add_chunk(struct cli_pd *pd, const struct hwt_pd_record *rec)
 	st->chunks[st->nchunks].aux_offset = a->offset;
 	st->chunks[st->nchunks].size = a->size;
 	st->chunks[st->nchunks].pos = st->size;
+	st->chunks[st->nchunks].file_off = a->data_file_offset;
 	st->nchunks++;
-	if (a->size)
+	if (pd->fd < 0 && a->size)
 		memcpy(st->data + st->size, a->data, (size_t)a->size);
-	st->size += (size_t)a->size;
+	st->size += a->size;
 	return 0;
 }
 
@@ -788,16 +806,28 @@ static int place_losses(struct cli_pd *pd)
 }
 
 /* Sort the sideband by time and build the model from it. */
-static int build_model(struct cli_pd *pd)
+static int build_model(struct cli_pd *pd, const struct cli_pd_files *files)
 {
 	struct hwt_proc_config cfg;
 	const struct hwt_pd_info *info = hwt_pd_get_info(pd->r);
+	const char *home = getenv("HOME");
+	char *cache = NULL;
 	int err;
 
 	hwt_proc_config_init(&cfg);
 	cfg.warn = model_warn;
 	cfg.warn_ctx = pd;
+	if (files) {
+		cfg.root = files->symfs;
+		cfg.vdso_path = files->vdso;
+		cfg.buildid_dir = files->buildid_dir;
+	}
+	/* perf's build-id cache, where perf record saves the vdso too. */
+	if (!cfg.buildid_dir && home && *home &&
+	    asprintf(&cache, "%s/.debug", home) >= 0)
+		cfg.buildid_dir = cache;
 	pd->model = hwt_proc_new(&cfg);
+	free(cache);
 	if (!pd->model)
 		return -HWT_ERR_NOMEM;
 	if (info && info->nbuild_ids) {
@@ -893,6 +923,12 @@ static void free_sideband(struct cli_pd *pd)
 
 int cli_pd_open(struct cli_pd **out, const char *path, const char *prog)
 {
+	return cli_pd_open_files(out, path, prog, NULL);
+}
+
+int cli_pd_open_files(struct cli_pd **out, const char *path, const char *prog,
+		      const struct cli_pd_files *files)
+{
 	struct cli_pd *pd;
 	char err[256];
 	int ret;
@@ -905,6 +941,7 @@ int cli_pd_open(struct cli_pd **out, const char *path, const char *prog)
 	}
 	pd->prog = prog;
 	pd->path = path;
+	pd->fd = -1;
 	err[0] = '\0';
 	ret = hwt_pd_open(&pd->r, path, err, sizeof(err));
 	if (ret < 0) {
@@ -912,6 +949,15 @@ int cli_pd_open(struct cli_pd **out, const char *path, const char *prog)
 			err[0] ? err : hwt_errstr(ret));
 		free(pd);
 		return -1;
+	}
+	/* The trace is read from the file again when it is decoded. */
+	if (!hwt_pd_get_info(pd->r)->pipe_mode) {
+		pd->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (pd->fd < 0) {
+			fprintf(stderr, "%s: %s: %s.\n", prog, path,
+				strerror(errno));
+			goto fail;
+		}
 	}
 	if (collect(pd) < 0)
 		goto fail;
@@ -940,7 +986,7 @@ int cli_pd_open(struct cli_pd **out, const char *path, const char *prog)
 		fprintf(stderr, "%s: warning: %s: no AUXTRACE_INFO record: "
 			"assuming intel_pt.\n", prog, path);
 	configure(pd);
-	if (build_model(pd) < 0 || place_losses(pd) < 0) {
+	if (build_model(pd, files) < 0 || place_losses(pd) < 0) {
 		fprintf(stderr, "%s: out of memory.\n", prog);
 		goto fail;
 	}
@@ -975,6 +1021,8 @@ void cli_pd_close(struct cli_pd *pd)
 	free(pd->filter);
 	hwt_proc_delete(pd->model);
 	hwt_pd_close(pd->r);
+	if (pd->fd >= 0)
+		close(pd->fd);
 	free(pd);
 }
 
@@ -983,11 +1031,65 @@ size_t cli_pd_nstreams(const struct cli_pd *pd)
 	return pd->nstreams;
 }
 
-const uint8_t *cli_pd_stream_data(const struct cli_pd *pd, size_t i,
-				  size_t *size)
+/* The chunk that holds stream offset @pos (chunks are in stream order). */
+static const struct pd_chunk *chunk_at(const struct pd_stream *st,
+				       uint64_t pos)
 {
-	*size = pd->streams[i].size;
-	return pd->streams[i].data;
+	size_t lo = 0, hi = st->nchunks;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->chunks[mid].pos <= pos)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &st->chunks[lo];
+}
+
+static int stream_read(void *ctx, uint64_t pos, uint8_t *buf, size_t len)
+{
+	const struct pd_reading *rd = ctx;
+	const struct pd_stream *st = rd->st;
+	const struct pd_chunk *c;
+
+	if (rd->pd->fd < 0) {
+		memcpy(buf, st->data + pos, len);
+		return 0;
+	}
+	c = len ? chunk_at(st, pos) : NULL;
+	while (len) {
+		uint64_t in = pos - c->pos;
+		size_t n = c->size - in < len ? (size_t)(c->size - in) : len;
+		ssize_t got = n ? pread(rd->pd->fd, buf, n,
+					 (off_t)(c->file_off + in)) : 0;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 || (size_t)got < n) {
+			fprintf(stderr, "%s: %s: reading the trace at file "
+				"offset 0x%" PRIx64 ": %s.\n", rd->pd->prog,
+				rd->pd->path, c->file_off + in,
+				got < 0 ? strerror(errno) :
+					  "unexpected end of file");
+			return -1;
+		}
+		buf += n;
+		pos += n;
+		len -= n;
+		c++;
+	}
+	return 0;
+}
+
+void cli_pd_stream_pieces(struct cli_pd *pd, size_t i, struct cli_pieces *p)
+{
+	struct pd_stream *st = &pd->streams[i];
+
+	st->reading.pd = pd;
+	st->reading.st = st;
+	cli_pieces_init(p, st->size, stream_read, &st->reading);
 }
 
 void cli_pd_stream_header(const struct cli_pd *pd, size_t i,
@@ -998,13 +1100,15 @@ void cli_pd_stream_header(const struct cli_pd *pd, size_t i,
 
 	if (pd->per_cpu || st->tid == UINT32_MAX) {
 		cli_out_printf(out, "# stream idx %" PRIu32 ": cpu %" PRIu32
-			       ", %zu bytes\n", st->idx, st->cpu, st->size);
+			       ", %" PRIu64 " bytes\n", st->idx, st->cpu,
+			       st->size);
 	} else {
 		comm = hwt_proc_comm(pd->model, st->tid,
 				     st->have_end_time ? st->end_time :
 							 UINT64_MAX);
 		cli_out_printf(out, "# stream idx %" PRIu32 ": pid %" PRIu32
-			       " tid %" PRIu32 " comm %s, %zu bytes\n",
+			       " tid %" PRIu32 " comm %s, %" PRIu64
+			       " bytes\n",
 			       st->idx, st->pid, st->tid, comm ? comm : "?",
 			       st->size);
 	}
@@ -1081,7 +1185,7 @@ static void view_to(struct pd_decode *d, uint64_t t)
 	d->next_change = next_change_after(pd, t);
 }
 
-static int hook_sync(void *ctx, struct hwt_blk_decoder *dec)
+static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base)
 {
 	struct pd_decode *d = ctx;
 	const struct pd_stream *st = d->st;
@@ -1098,7 +1202,7 @@ static int hook_sync(void *ctx, struct hwt_blk_decoder *dec)
 		return 1;
 	return d->next_off < st->by_off.n &&
 	       hwt_blk_get_offset(dec, &off) >= 0 &&
-	       st->by_off.v[d->next_off].key <= off;
+	       st->by_off.v[d->next_off].key <= base + off;
 }
 
 static void print_notes(struct pd_decode *d, struct cli_out *out,
@@ -1130,13 +1234,13 @@ static void print_notes(struct pd_decode *d, struct cli_out *out,
 }
 
 static void hook_notes(void *ctx, struct hwt_blk_decoder *dec,
-		       struct cli_out *out)
+		       uint64_t base, struct cli_out *out)
 {
 	struct pd_decode *d = ctx;
 	uint64_t off = 0;
 	int have_off = dec && hwt_blk_get_offset(dec, &off) >= 0;
 
-	print_notes(d, out, off, have_off, dec == NULL);
+	print_notes(d, out, base + off, have_off, dec == NULL);
 }
 
 static void hook_stat(void *ctx, struct cli_out *out)
@@ -1161,6 +1265,7 @@ int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out)
 	for (size_t i = 0; i < pd->nstreams; i++) {
 		struct pd_stream *st = &pd->streams[i];
 		struct cli_flow_hook hook;
+		struct cli_pieces trace;
 		struct pd_decode d;
 
 		memset(&d, 0, sizeof(d));
@@ -1187,10 +1292,11 @@ int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out)
 		hook.notes = hook_notes;
 		hook.stat = hook_stat;
 		cli_pd_stream_header(pd, i, out);
-		if (cli_flow_stream(fl, st->data, st->size,
-				    hwt_proc_view_image(d.view), &hook,
-				    out) < 0)
+		cli_pd_stream_pieces(pd, i, &trace);
+		if (cli_flow_stream(fl, &trace, hwt_proc_view_image(d.view),
+				    &hook, out) < 0)
 			ret = -1;
+		cli_pieces_fini(&trace);
 		hwt_proc_view_delete(d.view);
 	}
 	return ret;

@@ -150,9 +150,12 @@ struct hwt_proc_model *hwt_proc_new(const struct hwt_proc_config *config)
 		m->config = *config;
 		m->config.root = NULL;
 		m->config.vdso_path = NULL;
+		m->config.buildid_dir = NULL;
 		if ((config->root && !(m->config.root = strdup(config->root))) ||
 		    (config->vdso_path &&
-		     !(m->config.vdso_path = strdup(config->vdso_path)))) {
+		     !(m->config.vdso_path = strdup(config->vdso_path))) ||
+		    (config->buildid_dir &&
+		     !(m->config.buildid_dir = strdup(config->buildid_dir)))) {
 			hwt_proc_delete(m);
 			return NULL;
 		}
@@ -184,6 +187,7 @@ void hwt_proc_delete(struct hwt_proc_model *m)
 	free(m->scratch);
 	free((char *)m->config.root);
 	free((char *)m->config.vdso_path);
+	free((char *)m->config.buildid_dir);
 	free(m);
 }
 

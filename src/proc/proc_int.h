@@ -65,6 +65,7 @@ struct proc_file {
 	uint8_t warned;		/* PROC_WARNED_* */
 	uint8_t has_id;		/* the file has a build-id note */
 	uint8_t has_hdr_id;	/* HEADER_BUILD_ID names this path */
+	uint8_t cache_tried;	/* looked for in the build-id cache */
 	uint8_t id[20];		/* zero padded */
 	uint8_t hdr_id[20];
 };

@@ -107,9 +107,49 @@ static void print_id(char *buf, const uint8_t id[20])
 }
 
 /*
+ * The copy of build @id in the build-id cache (perf's layout: the link
+ * .build-id/ab/cdef... names the file, or a directory holding `elf' or
+ * `vdso'), if it is there and is that build. A new string, or NULL.
+ */
+static char *cache_lookup(const struct hwt_proc_model *m,
+			  const uint8_t id[20])
+{
+	static const char *const leaf[] = { "", "/elf", "/vdso" };
+	const char *dir = m->config.buildid_dir;
+	uint8_t got[20];
+	char hex[41];
+
+	if (!dir || !*dir)
+		return NULL;
+	print_id(hex, id);
+	for (size_t i = 0; i < sizeof(leaf) / sizeof(leaf[0]); i++) {
+		char *p;
+
+		if (asprintf(&p, "%s/.build-id/%.2s/%s%s", dir, hex, hex + 2,
+			     leaf[i]) < 0)
+			return NULL;
+		if (proc_read_build_id(p, got) > 0 && !memcmp(got, id, 20))
+			return p;
+		free(p);
+	}
+	return NULL;
+}
+
+/* @f is the copy at @path of build @id from now on. */
+static void use_cached(struct proc_file *f, char *path, const uint8_t id[20])
+{
+	free(f->open_path);
+	f->open_path = path;
+	memcpy(f->id, id, 20);
+	f->has_id = 1;
+	f->state = PROC_FILE_READABLE;
+}
+
+/*
  * Whether the code of @x can be loaded: the file is there and, if the
- * recording names a build id, it is the same. Problems are warned about
- * once per file. Returns the path to open, or NULL.
+ * recording names a build id, it is the same (else the build-id cache has
+ * it). Problems are warned about once per file. Returns the path to open,
+ * or NULL.
  */
 static const char *map_file(struct hwt_proc_model *m,
 			    const struct proc_mapx *x, uint64_t time,
@@ -119,10 +159,32 @@ static const char *map_file(struct hwt_proc_model *m,
 	const char *path = m->paths.s[x->file], *open_path;
 	const uint8_t *want = NULL;
 	uint8_t padded[20];
-	char a[41], b[41];
+	char a[41], b[41], *cached;
 	int ret;
 
+	if (x->map.build_id_size) {
+		memset(padded, 0, sizeof(padded));
+		memcpy(padded, x->map.build_id, x->map.build_id_size);
+		want = padded;
+	} else if (f->has_hdr_id) {
+		want = f->hdr_id;
+	}
 	open_path = file_open_path(m, x->file);
+	if (open_path && f->state == PROC_FILE_UNCHECKED) {
+		ret = proc_read_build_id(open_path, f->id);
+		f->state = ret < 0 ? PROC_FILE_MISSING : PROC_FILE_READABLE;
+		f->has_id = ret > 0;
+	}
+	if (want && !f->cache_tried &&
+	    (!open_path || f->state == PROC_FILE_MISSING ||
+	     !f->has_id || memcmp(want, f->id, 20))) {
+		f->cache_tried = 1;
+		cached = cache_lookup(m, want);
+		if (cached) {
+			use_cached(f, cached, want);
+			open_path = cached;
+		}
+	}
 	if (!open_path) {
 		if (!(f->warned & PROC_WARNED_MISSING))
 			proc_warn(m, time, pid, "%s: %s", path,
@@ -132,11 +194,6 @@ static const char *map_file(struct hwt_proc_model *m,
 		f->warned |= PROC_WARNED_MISSING;
 		return NULL;
 	}
-	if (f->state == PROC_FILE_UNCHECKED) {
-		ret = proc_read_build_id(open_path, f->id);
-		f->state = ret < 0 ? PROC_FILE_MISSING : PROC_FILE_READABLE;
-		f->has_id = ret > 0;
-	}
 	if (f->state == PROC_FILE_MISSING) {
 		if (!(f->warned & PROC_WARNED_MISSING))
 			proc_warn(m, time, pid,
@@ -144,13 +201,6 @@ static const char *map_file(struct hwt_proc_model *m,
 				  open_path);
 		f->warned |= PROC_WARNED_MISSING;
 		return NULL;
-	}
-	if (x->map.build_id_size) {
-		memset(padded, 0, sizeof(padded));
-		memcpy(padded, x->map.build_id, x->map.build_id_size);
-		want = padded;
-	} else if (f->has_hdr_id) {
-		want = f->hdr_id;
 	}
 	if (want && (!f->has_id || memcmp(want, f->id, 20))) {
 		if (!(f->warned & PROC_WARNED_MISMATCH)) {

@@ -248,6 +248,25 @@ for p in calls loop; do
 		"^# stream idx 0: pid 1234 tid 1234 comm $p"
 done
 
+# ---- the trace read in pieces: the same output ------------------------
+
+# A stream is read from the file in pieces cut at PSBs (64 MiB unless
+# HWT_PIECE_SIZE says otherwise); cut into pieces of 4 KiB, the loop
+# trace decodes and dumps exactly as when it is read whole.
+checks=$((checks + 1))
+[ "$(stat -c %s "$tmp/loop.pt")" -gt 16384 ] ||
+	fail "loop.pt is too small to be cut into pieces"
+for cmd in "flow --blocks" "flow --branches" "calls --time" "coverage" \
+	"flow --stat" "dump --lastip"; do
+	# shellcheck disable=SC2086
+	run whole "$hwt" $cmd "$tmp/loop.data"
+	# shellcheck disable=SC2086
+	run cut env HWT_PIECE_SIZE=4096 "$hwt" $cmd "$tmp/loop.data" ||
+		fail "hwt $cmd in 4 KiB pieces: exit $?"
+	same "hwt $cmd: in 4 KiB pieces vs whole" "$tmp/whole.out" \
+		"$tmp/cut.out"
+done
+
 # ---- cpu mode: the stream of a cpu, its thread from the sideband -----
 
 # mkptdata --cpu 0 puts the trace in cpu 0's buffer; the AUXTRACE_INFO

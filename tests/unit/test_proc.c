@@ -676,6 +676,92 @@ static void test_missing_and_root(void **state)
 	rmdir(dir);
 }
 
+/*
+ * The build-id cache (perf's ~/.debug layout): a file that is gone, or is
+ * another build, is found there by the recorded build id; the vdso too.
+ * Both leaf forms perf wrote over time: the link names the file, or a
+ * directory holding `elf'.
+ */
+static void test_buildid_cache(void **state)
+{
+	struct warnings w = { 0 };
+	struct hwt_proc_config cfg;
+	struct hwt_proc_model *m;
+	struct hwt_proc_view *v;
+	struct hwt_pd_record r;
+	struct text_map t;
+	uint8_t id[21] = { 0 };
+	char dir[] = "/tmp/hwt_test_cache_XXXXXX";
+	char hex[41], sub[4300], leaf[4400], elf[4500];
+
+	(void)state;
+	self_text(&t);
+	dl_iterate_phdr(find_build_id, id);
+	if (!id[0] || id[id[0]] == 0)
+		skip();		/* ids ending in 00 print shorter */
+	for (int i = 0; i < id[0]; i++)
+		sprintf(hex + 2 * i, "%02x", id[1 + i]);
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/.build-id", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(sub, sizeof(sub), "%s/.build-id/%.2s", dir, hex);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(leaf, sizeof(leaf), "%s/%s", sub, hex + 2);
+
+	hwt_proc_config_init(&cfg);
+	cfg.warn = on_warn;
+	cfg.warn_ctx = &w;
+	cfg.buildid_dir = dir;
+	for (int form = 0; form < 2; form++) {
+		if (form == 0) {
+			assert_int_equal(symlink(t.path, leaf), 0);
+		} else {
+			assert_int_equal(mkdir(leaf, 0700), 0);
+			snprintf(elf, sizeof(elf), "%s/elf", leaf);
+			assert_int_equal(symlink(t.path, elf), 0);
+		}
+		w.n = 0;
+		m = hwt_proc_new(&cfg);
+		v = hwt_proc_view_new(m, 1);
+		/* Gone: another path, this build id. */
+		r = mmap2(1, 1, 5, t.start, t.len, t.pgoff, RX,
+			  "/nonexistent/hwt-test-exe");
+		memcpy(r.u.mmap.build_id, id + 1, id[0]);
+		r.u.mmap.build_id_size = id[0];
+		add(m, r);
+		assert_int_equal(hwt_proc_view_advance(v, 5), 1);
+		expect_probe(v, 0);
+		assert_int_equal(w.n, 0);
+		/* The vdso, by the build id the recording has for it. */
+		r = mmap2(1, 1, 6, 0x10000000, t.len, t.pgoff, RX, "[vdso]");
+		memcpy(r.u.mmap.build_id, id + 1, id[0]);
+		r.u.mmap.build_id_size = id[0];
+		add(m, r);
+		assert_int_equal(hwt_proc_view_advance(v, 6), 1);
+		expect_probe(v, 0x10000000 - t.start);
+		/* Another build in the cache: left out, with a warning. */
+		r = mmap2(1, 1, 7, 0x20000000, t.len, t.pgoff, RX,
+			  "/nonexistent/other");
+		memcpy(r.u.mmap.build_id, id + 1, id[0]);
+		r.u.mmap.build_id[0] ^= 1;
+		r.u.mmap.build_id_size = id[0];
+		add(m, r);
+		assert_int_equal(hwt_proc_view_advance(v, 7), 0);
+		expect_no_code(v, 0x20000000 + (probe_addr() - t.start));
+		assert_int_equal(w.n, 1);
+		assert_non_null(strstr(w.last, "/nonexistent/other"));
+		hwt_proc_view_delete(v);
+		hwt_proc_delete(m);
+		if (form == 1)
+			assert_int_equal(unlink(elf), 0);
+		assert_int_equal(form ? rmdir(leaf) : unlink(leaf), 0);
+	}
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/.build-id", dir);
+	rmdir(sub);
+	rmdir(dir);
+}
+
 /* The vdso: saved from this process, mapped where it is. */
 static void test_vdso(void **state)
 {
@@ -879,6 +965,7 @@ int main(void)
 		cmocka_unit_test(test_view),
 		cmocka_unit_test(test_build_id),
 		cmocka_unit_test(test_missing_and_root),
+		cmocka_unit_test(test_buildid_cache),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_random_records),
 	};
