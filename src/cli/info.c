@@ -380,7 +380,7 @@ static void print_header(FILE *f, const struct hwt_pd_info *info,
 		if (!(info->features[feat / 64] & (1ull << (feat % 64))) ||
 		    (info->pipe_mode && feat == HWT_PD_FEAT_LAST))
 			continue;
-		if (feat < HWT_PD_FEAT_LAST)
+		if (feat < HWT_PD_FEAT_LAST || feat == HWT_PD_FEAT_HWT_EXIT)
 			fprintf(f, " %s", hwt_pd_feature_name(feat));
 		else
 			fprintf(f, " feature-%u", feat);
