@@ -133,7 +133,7 @@ static const char *map_file(struct hwt_proc_model *m,
 		return NULL;
 	}
 	if (f->state == PROC_FILE_UNCHECKED) {
-		ret = proc_read_build_id(open_path, f->id);
+		ret = hwt_proc_build_id(open_path, f->id);
 		f->state = ret < 0 ? PROC_FILE_MISSING : PROC_FILE_READABLE;
 		f->has_id = ret > 0;
 	}
