@@ -16,6 +16,8 @@ int cmd_calls(int argc, char **argv);
 int cmd_coverage(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_sideband(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_last(int argc, char **argv);
 
 /* One-paragraph help for each subcommand (printed by `hwt help CMD`). */
 void help_dump(void);
@@ -26,6 +28,8 @@ void help_calls(void);
 void help_coverage(void);
 void help_info(void);
 void help_sideband(void);
+void help_record(void);
+void help_last(void);
 
 /*
  * A read-only view of (part of) a file, mmap'd. Named as FILE[:from[-to]]
