@@ -201,4 +201,23 @@ int cli_flow_stream(struct flow *fl, const uint8_t *trace, size_t size,
 /* perfdata_input.c: decode every stream of @pd through cli_flow_stream. */
 int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out);
 
+struct hwt_image;
+struct hwt_pd_info;
+
+/*
+ * Call @fn for each stream with its trace, an image that follows its
+ * process and the hook that keeps the image at the decoder's time.
+ * -1 if any call returned < 0.
+ */
+typedef int (*cli_pd_stream_fn)(void *ctx, size_t i, const uint8_t *trace,
+				size_t size, struct hwt_image *image,
+				const struct cli_flow_hook *hook);
+int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx);
+/* Whose stream @i is (pid UINT32_MAX in cpu mode); its command name. */
+void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
+		       uint32_t *tid);
+const char *cli_pd_stream_comm(const struct cli_pd *pd, size_t i);
+/* The file's header information (features: exits, ...). */
+const struct hwt_pd_info *cli_pd_info(const struct cli_pd *pd);
+
 #endif
