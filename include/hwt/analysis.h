@@ -62,6 +62,13 @@ struct hwt_an_last *hwt_an_last_new(const struct hwt_an_last_config *c);
 void hwt_an_last_delete(struct hwt_an_last *l);
 
 /*
+ * Where the thread is known to have stopped (the instruction that
+ * faulted): if the trace ends before it on a path that needs no trace
+ * (straight code, direct jumps and calls), that path is added.
+ */
+void hwt_an_last_stop(struct hwt_an_last *l, uint64_t ip);
+
+/*
  * Decode @cfg's trace with @image to its end. @sync (may be NULL) is
  * called before each block, as perf.data input needs to bring the image
  * to the decoder's time. Decode errors are kept as HWT_AN_LOST branches

@@ -49,7 +49,8 @@ struct hwt_an_last {
 	uint64_t open;		/* total when the exit branch was added */
 
 	uint64_t tsc;
-	uint8_t have_tsc;
+	uint8_t have_tsc, have_stop, mode;
+	uint64_t stop;		/* hwt_an_last_stop() */
 	struct hwt_an_last_end end;
 };
 
@@ -177,6 +178,55 @@ static void resolve(struct hwt_an_last *l, uint64_t next)
 	}
 }
 
+void hwt_an_last_stop(struct hwt_an_last *l, uint64_t ip)
+{
+	l->stop = ip;
+	l->have_stop = 1;
+}
+
+/*
+ * From @ip, the path that needs no trace (fall-through, direct jumps and
+ * calls) to the stop IP: with @commit 0 only whether it gets there.
+ */
+static int tail(struct hwt_an_last *l, uint64_t ip, int commit)
+{
+	struct hwt_insn_info info;
+	const uint8_t *code;
+	size_t avail;
+
+	for (int n = 0; n < 100000; n++) {
+		if (ip == l->stop) {
+			if (commit) {
+				l->end.ip = ip;
+				l->end.have_ip = 1;
+			}
+			return 1;
+		}
+		if (hwt_image_read(l->image, ip, &code, &avail) < 0 ||
+		    hwt_insn_decode(&info, code, avail, ip, l->mode) < 0)
+			return 0;
+		if (info.iclass == HWT_IC_OTHER) {
+			ip += info.size;
+			continue;
+		}
+		if (!(info.flags & HWT_INSN_DIRECT) ||
+		    (info.iclass != HWT_IC_JUMP && info.iclass != HWT_IC_CALL))
+			return 0;
+		if (commit) {
+			l->end.insns += (uint64_t)n;
+			add(l, info.iclass == HWT_IC_CALL ? HWT_AN_CALL :
+			    HWT_AN_JUMP, ip, info.target, 0);
+			if (info.iclass == HWT_IC_CALL &&
+			    info.target != ip + info.size)
+				push(l, HWT_AN_CALL, ip, info.target,
+				     ip + info.size);
+			n = 0;
+		}
+		ip = info.target;
+	}
+	return 0;
+}
+
 static int walk(struct hwt_an_last *l, const struct hwt_block *b)
 {
 	uint64_t ip = b->ip, next;
@@ -191,6 +241,7 @@ static int walk(struct hwt_an_last *l, const struct hwt_block *b)
 		l->end.insns++;
 		l->end.ip = insn.ip;
 		l->end.have_ip = 1;
+		l->mode = b->mode;
 		next = insn.ip + insn.size;
 		if (n == 1) {
 			l->pend.ip = insn.ip;
@@ -353,6 +404,10 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 	 * decoder stands is where that branch went. */
 	if (l->pend.valid && hwt_blk_get_ip(dec, &ip) >= 0)
 		resolve(l, ip);
+	/* A thread that stopped (faulted) inside code the trace never had
+	 * to describe: the straight path to where it stopped. */
+	if (l->have_stop && hwt_blk_get_ip(dec, &ip) >= 0 && tail(l, ip, 0))
+		tail(l, ip, 1);
 	l->end.tsc = l->tsc;
 	l->end.have_tsc = l->have_tsc;
 	hwt_blk_delete(dec);

@@ -230,15 +230,17 @@ static int one(void *ctx, size_t i, const uint8_t *trace, size_t size,
 	l = hwt_an_last_new(&lc);
 	if (!l)
 		return -1;
+	cli_pd_stream_ids(c->pd, i, &pid, &tid);
+	e = exit_of(c, pid);
+	took = ran_last(c, i);
+	if (took && e && e->signal && (e->flags & HWT_PD_EXIT_HAVE_IP))
+		hwt_an_last_stop(l, e->ip);
 	cfg.qry.begin = trace;
 	cfg.qry.end = trace + size;
 	if (hwt_an_last_run(l, &cfg, image, hook->sync, hook->ctx) < 0) {
 		hwt_an_last_delete(l);
 		return -1;
 	}
-	cli_pd_stream_ids(c->pd, i, &pid, &tid);
-	e = exit_of(c, pid);
-	took = ran_last(c, i);
 	if (i)
 		printf("\n");
 	header(c, i, e, took, image, stdout);
