@@ -348,8 +348,12 @@ static void summary(const struct record_opts *o,
 		       s->execs == 1 ? "" : "es");
 }
 
-/* Remove our own files (vgpt.*, vg.*.log) from @dir, then @dir if empty. */
-static void clean_dir(const char *dir, int keep_code)
+/*
+ * Tidy @dir: remove our own files (vgpt.*, vg.*.log), except saved code
+ * if @keep_code; with @out, vgpt.TID.truth becomes OUT.TID.truth (the
+ * tests' ground truth). Then remove @dir if it is empty.
+ */
+static void tidy_dir(const char *dir, int keep_code, const char *out)
 {
 	struct dirent *de;
 	DIR *d = opendir(dir);
@@ -359,43 +363,24 @@ static void clean_dir(const char *dir, int keep_code)
 	while ((de = readdir(d))) {
 		const char *n = de->d_name;
 		size_t len = strlen(n);
-		char path[PATH_MAX + 256];
-		int code = len > 4 && !strcmp(n + len - 4, ".bin");
+		char path[PATH_MAX + 256], to[PATH_MAX + 256];
 
 		if (strncmp(n, "vgpt.", 5) && strncmp(n, "vg.", 3))
 			continue;
-		if (code && keep_code)
-			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, n);
-		unlink(path);
+		if (out && !strncmp(n, "vgpt.", 5) && len > 11 &&
+		    !strcmp(n + len - 6, ".truth")) {
+			snprintf(to, sizeof(to), "%s.%s", out, n + 5);
+			if (rename(path, to))
+				fprintf(stderr, "hwt record: warning: %s: %s\n",
+					to, strerror(errno));
+		} else if (!keep_code || len < 5 ||
+			   strcmp(n + len - 4, ".bin")) {
+			unlink(path);
+		}
 	}
 	closedir(d);
 	rmdir(dir);
-}
-
-/* vgpt.TID.truth -> OUT.TID.truth (the tests' ground truth). */
-static void keep_truth(const char *dir, const char *out)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		const char *n = de->d_name;
-		size_t len = strlen(n);
-		char from[PATH_MAX + 256], to[PATH_MAX + 256];
-
-		if (strncmp(n, "vgpt.", 5) || len < 12 ||
-		    strcmp(n + len - 6, ".truth"))
-			continue;
-		snprintf(from, sizeof(from), "%s/%s", dir, n);
-		snprintf(to, sizeof(to), "%s.%s", out, n + 5);
-		if (rename(from, to))
-			fprintf(stderr, "hwt record: warning: %s: %s\n", to,
-				strerror(errno));
-	}
-	closedir(d);
 }
 
 /* The exits to record: the program's wait status, Valgrind's logs. */
@@ -474,7 +459,7 @@ static int prepare_dir(const char *out, char *dir, size_t dlen,
 				       strerror(errno)), -1;
 		snprintf(dir, dlen, "%s/%s.code", abs, out);
 	}
-	clean_dir(dir, 0);
+	tidy_dir(dir, 0, NULL);
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return fprintf(stderr, "hwt record: %s: %s\n", dir,
 			       strerror(errno)), -1;
@@ -552,9 +537,7 @@ static int run_vgpt(const struct record_opts *o)
 			"--vgpt-import %s converts them again)\n", dir, prefix);
 		return EXIT_FAILED;
 	}
-	if (o->truth)
-		keep_truth(dir, o->out);
-	clean_dir(dir, 1);
+	tidy_dir(dir, 1, o->truth ? o->out : NULL);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);

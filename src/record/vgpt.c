@@ -217,20 +217,30 @@ static struct vproc *proc_find(const struct import *im, uint32_t pid)
 	return NULL;
 }
 
+/* A new zeroed element at the end of *@arr (of *@n items of @size). */
+static void *append(void *arr, size_t *n, size_t size)
+{
+	void **a = arr;
+	char *p = realloc(*a, (*n + 1) * size);
+
+	if (!p)
+		return NULL;
+	*a = p;
+	memset(p + *n * size, 0, size);
+	return p + (*n)++ * size;
+}
+
 static struct vproc *proc_get(struct import *im, uint32_t pid)
 {
 	struct vproc *p = proc_find(im, pid);
 
 	if (p)
 		return p;
-	p = realloc(im->procs, (im->nprocs + 1) * sizeof(*p));
-	if (!p)
-		return NULL;
-	im->procs = p;
-	p = &im->procs[im->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	p->first = UINT64_MAX;
+	p = append(&im->procs, &im->nprocs, sizeof(*p));
+	if (p) {
+		p->pid = pid;
+		p->first = UINT64_MAX;
+	}
 	return p;
 }
 
@@ -248,14 +258,11 @@ static struct vthread *thread_get(struct import *im, uint32_t tid)
 
 	if (t)
 		return t;
-	t = realloc(im->threads, (im->nthreads + 1) * sizeof(*t));
-	if (!t)
-		return NULL;
-	im->threads = t;
-	t = &im->threads[im->nthreads];
-	memset(t, 0, sizeof(*t));
-	t->tid = tid;
-	t->idx = (uint32_t)im->nthreads++;
+	t = append(&im->threads, &im->nthreads, sizeof(*t));
+	if (t) {
+		t->tid = tid;
+		t->idx = (uint32_t)(im->nthreads - 1);
+	}
 	return t;
 }
 

@@ -27,7 +27,7 @@ if [ $# -ne 2 ]; then
 	exit 2
 fi
 hwt=$(readlink -f "$1")
-vglib=$2/vgpt
+vglib=${HWT_VGPT_LIB:-$2/vgpt}
 cmp_awk=$(cd "$(dirname "$0")/../data" && pwd)/truth_cmp.awk
 for cmd in valgrind gcc gzip; do
 	if ! command -v $cmd >/dev/null; then

@@ -17,7 +17,7 @@ if [ $# -ne 2 ]; then
 	exit 2
 fi
 hwt=$(readlink -f "$1")
-vglib=$2/vgpt
+vglib=${HWT_VGPT_LIB:-$2/vgpt}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-recbad.XXXXXX")
 mnt=
 cleanup() {
