@@ -2,7 +2,8 @@
 # hwt record with the portable source, through perf.data:
 #
 #  (1) exactness: for /bin/ls, gzip, a multithreaded program, one taking
-#      signals, one that dlopens a library and one that forks and execs,
+#      signals, one that dlopens a library, one that runs code it wrote
+#      (saved beside the perf.data) and one that forks and execs,
 #      `hwt record --vgpt-truth` then `hwt flow` on the perf.data must be,
 #      thread by thread, the ground truth vgpt wrote beside it
 #      (tests/data/truth_cmp.awk: superblock by superblock), with no
@@ -181,7 +182,29 @@ int main(void)
 	return 0;
 }
 EOF
-for p in mt sig dl fe; do
+cat >"$tmp/jit.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+int main(void)
+{
+	/* add edi, esi; mov eax, edi; ret */
+	static const unsigned char code[] = { 0x01, 0xf7, 0x89, 0xf8, 0xc3 };
+	unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int s = 0;
+
+	if (m == MAP_FAILED)
+		return 1;
+	memcpy(m, code, sizeof(code));
+	for (int i = 0; i < 100; i++)
+		s = ((int (*)(int, int))m)(s, i);
+	printf("%d\n", s);
+	return 0;
+}
+EOF
+for p in mt sig dl fe jit; do
 	extra=
 	[ $p = mt ] && extra=-pthread
 	[ $p = dl ] && extra=-ldl
@@ -317,6 +340,11 @@ record dl ./dl ./libplug.so && { exact dl; with_perf dl; }
 checks=$((checks + 1))
 "$hwt" sideband "$tmp/dl.data" | grep -q 'MMAP2.*libplug.so' ||
 	fail "dl: no MMAP2 of the dlopened library"
+record jit ./jit && { exact jit; with_perf jit; }
+checks=$((checks + 1))
+"$hwt" sideband "$tmp/jit.data" | grep -q 'MMAP2 .*jit.data.code/vgpt\.[0-9]*\.[0-9a-f]*\.bin' &&
+	ls "$tmp"/jit.data.code/vgpt.*.bin >/dev/null 2>&1 ||
+	fail "jit: the generated code is not saved in jit.data.code/ and mapped"
 record fe ./fe && { exact fe; with_perf fe; }
 checks=$((checks + 1))
 [ "${streams_fe:-0}" -eq 2 ] || fail "fe: ${streams_fe:-0} exact streams, expected 2 (parent, child until its exec)"
