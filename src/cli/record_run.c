@@ -90,14 +90,14 @@ int rec_find_program(const char *name, char *path, size_t len)
 /* Does `valgrind --tool=vgpt --help` list @option? */
 int rec_vgpt_has_option(const char *vglib, const char *option)
 {
-	char cmd[PATH_MAX + 128], line[512];
+	char line[512];
 	int found = 0;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd),
-		 "VALGRIND_LIB='%s' valgrind --tool=vgpt --help 2>/dev/null",
-		 vglib);
-	f = popen(cmd, "r");
+	/* The program runs with the same VALGRIND_LIB later. */
+	if (setenv("VALGRIND_LIB", vglib, 1))
+		return 0;
+	f = popen("valgrind --tool=vgpt --help 2>/dev/null", "r");
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
