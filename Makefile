@@ -7,7 +7,9 @@
 #                   for FUZZ_SECONDS
 #   make bench      run the benchmarks (bench/run.sh)
 #   make libipt-suite  run libipt's pttc suite against build/hwt (ptdump, ptxed)
-#   make example    decode the bundled example (examples/calls.asm) with hwt
+#   make example    record the bundled example (examples/calc.c, which
+#                   crashes) with hwt record; show hwt calls and hwt last
+#   make example-pt decode a hand-made trace (examples/calls.asm)
 #   make deps       apt-get install what is missing (Debian bookworm)
 
 BUILD        ?= build
@@ -23,7 +25,7 @@ DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
            libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev \
            linux-perf valgrind
 
-.PHONY: all check asan fuzz bench libipt-suite deps clean configure example
+.PHONY: all check asan fuzz bench libipt-suite deps clean configure example example-pt
 
 all: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -35,7 +37,12 @@ configure:
 check: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# vgpt cannot be built with sanitizers; the recording tests use the plain
+# build's (HWT_VGPT_LIB) when there is one, so hwt record and hwt last run
+# under ASan too.
+VGPT_PLAIN = $(wildcard $(CURDIR)/build/vgpt/vgpt-amd64-linux)
 asan: deps
+	HWT_VGPT_LIB=$(if $(VGPT_PLAIN),$(CURDIR)/build/vgpt) \
 	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DHWT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang" check
 
 fuzz: deps
@@ -47,10 +54,28 @@ fuzz: deps
 	cmake --build build-fuzz -j $(JOBS)
 	bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
-# The bundled example: assemble and link a tiny program, write the Intel PT
-# its execution produces (no trace unit needed), decode it three ways.
+# The bundled example: a small C program with recursive calls and a crash,
+# compiled with -g, recorded with the portable source (no trace unit
+# needed), its calls (its own functions: the C library's are in the trace
+# too) and how it got to the crash.
 EX = $(BUILD)/examples
+EXARGS = "1+2*3" "x*(y+1)" "2*(z+1)"
 example: all
+	@mkdir -p $(EX)
+	gcc -g -O0 -o $(EX)/calc examples/calc.c
+	@rc=0; $(BUILD)/hwt record -o $(EX)/calc.data -- $(EX)/calc $(EXARGS) || rc=$$?; \
+	  echo "(hwt record: exit status $$rc = 128 + SIGSEGV: the example crashes on purpose)"; \
+	  test $$rc -eq 139
+	$(BUILD)/hwt calls $(EX)/calc.data | grep -E '	 *(main|expr|term|factor|lookup)	' | \
+	  tail -n 24 | awk -F'\t' '{ l[NR] = $$0; i = match($$2, /[^ ]/) - 1; \
+	  if (NR == 1 || i < m) m = i } END { for (k = 1; k <= NR; k++) { \
+	  split(l[k], f, "\t"); print f[1] "\t" substr(f[2], m + 1) "\t" f[3] } }'
+	$(BUILD)/hwt last -n 8 $(EX)/calc.data
+
+# The hand-made one: a tiny program assembled from examples/calls.asm and
+# the trace a CPU would write for it, from examples/calls.ptdesc (hwt's
+# packet encoder), decoded three ways.
+example-pt: all
 	@mkdir -p $(EX)
 	yasm -f elf64 examples/calls.asm -o $(EX)/calls.o
 	ld -Ttext=0x401000 -e _start -o $(EX)/calls $(EX)/calls.o

@@ -23,16 +23,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_check.h"
 
-#define CHECK(cond)                                                         \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n",        \
-				__FILE__, __LINE__, #cond);                 \
-			abort();                                            \
-		}                                                           \
-	} while (0)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Far more than any input of the fuzzer's size can hold. */
 #define MAX_RECORDS 100000

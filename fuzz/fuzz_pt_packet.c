@@ -23,16 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_check.h"
 
-#define CHECK(cond)                                                         \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n",        \
-				__FILE__, __LINE__, #cond);                  \
-			abort();                                            \
-		}                                                           \
-	} while (0)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
  * The bytes hwt_pt_encode() must produce for the packet decoded from

@@ -87,6 +87,15 @@ void hwt_image_clear(struct hwt_image *image);
 int hwt_image_read(const struct hwt_image *image, uint64_t vaddr,
 		   const uint8_t **ptr, size_t *avail);
 
+/*
+ * Where the byte at @vaddr comes from: the file (its path as given when
+ * it was first mapped, owned by the image) and the offset in it.
+ * -HWT_ERR_NOMAP if nothing is mapped there, -HWT_ERR_NOT_SUPPORTED for
+ * a caller's buffer (hwt_image_add_buffer).
+ */
+int hwt_image_origin(const struct hwt_image *image, uint64_t vaddr,
+		     const char **path, uint64_t *offset);
+
 /* A counter that changes whenever sections are added or removed, so
  * that caches keyed by address (decoded blocks) know to flush. */
 uint64_t hwt_image_generation(const struct hwt_image *image);

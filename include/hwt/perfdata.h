@@ -93,7 +93,13 @@ enum hwt_pd_feature {
 	HWT_PD_FEAT_CLOCK_DATA = 29,
 	HWT_PD_FEAT_HYBRID_TOPOLOGY = 30,
 	HWT_PD_FEAT_PMU_CAPS = 31,
-	HWT_PD_FEAT_LAST
+	HWT_PD_FEAT_LAST,
+	/*
+	 * hwt's own features, far above perf's: perf reads the sections of
+	 * the features it knows and skips the rest, so a file with these is
+	 * still perf's to read.
+	 */
+	HWT_PD_FEAT_HWT_EXIT = 224,	/* how processes ended: hwt_pd_exit */
 };
 
 /* AUX area types (perf's enum auxtrace_type). */
@@ -306,6 +312,25 @@ struct hwt_pd_build_id {
 	const char *filename;
 };
 
+/*
+ * How a process ended (HWT_PD_FEAT_HWT_EXIT), as its recorder saw it:
+ * perf.data has no record for it (PERF_RECORD_EXIT carries no status).
+ * In the file: u32 count, u32 entry size (40), then the entries as here.
+ */
+struct hwt_pd_exit {
+	uint32_t pid;
+	uint32_t tid;		/* the thread that took the signal, or 0 */
+	uint64_t time;		/* perf time of the end, or 0 if unknown */
+	uint32_t signal;	/* killed by this signal; 0: exited */
+	uint32_t code;		/* exit code if @signal is 0 */
+	uint64_t ip;		/* the instruction that faulted, if HAVE_IP */
+	uint32_t flags;		/* HWT_PD_EXIT_* */
+	uint32_t reserved;
+};
+
+#define HWT_PD_EXIT_HAVE_IP   0x1u	/* @ip is known */
+#define HWT_PD_EXIT_HAVE_TIME 0x2u	/* @time is known */
+
 /* What the header and feature sections say. Strings NULL if absent. */
 struct hwt_pd_info {
 	int pipe_mode;
@@ -317,6 +342,8 @@ struct hwt_pd_info {
 	size_t ncmdline;
 	const struct hwt_pd_build_id *build_ids;
 	size_t nbuild_ids;
+	const struct hwt_pd_exit *exits;	/* HWT_PD_FEAT_HWT_EXIT */
+	size_t nexits;
 	uint64_t data_offset, data_size;	/* 0 in pipe mode */
 	/* HEADER_CLOCK_DATA, if present */
 	uint32_t clockid;
@@ -391,6 +418,9 @@ int hwt_pd_writer_set_cmdline(struct hwt_pd_writer *w, int argc,
 			      const char *const *argv);
 int hwt_pd_writer_add_build_id(struct hwt_pd_writer *w,
 			       const struct hwt_pd_build_id *bid);
+/* How a process ended (the HWT_EXIT feature; see struct hwt_pd_exit). */
+int hwt_pd_writer_add_exit(struct hwt_pd_writer *w,
+			   const struct hwt_pd_exit *e);
 
 /*
  * Append a record: encoded from @rec's type, misc, typed fields (u) and

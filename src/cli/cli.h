@@ -16,6 +16,8 @@ int cmd_calls(int argc, char **argv);
 int cmd_coverage(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_sideband(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_last(int argc, char **argv);
 
 /* One-paragraph help for each subcommand (printed by `hwt help CMD`). */
 void help_dump(void);
@@ -26,6 +28,8 @@ void help_calls(void);
 void help_coverage(void);
 void help_info(void);
 void help_sideband(void);
+void help_record(void);
+void help_last(void);
 
 /*
  * A read-only view of (part of) a file, mmap'd. Named as FILE[:from[-to]]
@@ -239,5 +243,24 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 		    struct cli_out *out);
 /* perfdata_input.c: decode every stream of @pd through cli_flow_stream. */
 int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out);
+
+struct hwt_image;
+struct hwt_pd_info;
+
+/*
+ * Call @fn for each stream with its trace (to read in pieces), an image
+ * that follows its process and the hook that keeps the image at the
+ * decoder's time. -1 if any call returned < 0.
+ */
+typedef int (*cli_pd_stream_fn)(void *ctx, size_t i, struct cli_pieces *trace,
+				struct hwt_image *image,
+				const struct cli_flow_hook *hook);
+int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx);
+/* Whose stream @i is (pid UINT32_MAX in cpu mode); its command name. */
+void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
+		       uint32_t *tid);
+const char *cli_pd_stream_comm(const struct cli_pd *pd, size_t i);
+/* The file's header information (features: exits, ...). */
+const struct hwt_pd_info *cli_pd_info(const struct cli_pd *pd);
 
 #endif

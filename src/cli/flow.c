@@ -365,8 +365,10 @@ static int walk_block(struct flow *fl, struct seg *s,
 
 		next = insn.ip + insn.size;
 		if (n > 1) {
-			/* Inside a block only direct jumps and calls branch. */
-			if (ip != next) {
+			/* Inside a block only direct jumps and calls branch,
+			 * taken even to the next instruction (jmp/call +0). */
+			if (ip != next || insn.iclass == HWT_IC_JUMP ||
+			    insn.iclass == HWT_IC_CALL) {
 				if (opt->mode == MODE_BRANCHES)
 					branch_line(s, insn.ip, ip);
 				else

@@ -373,6 +373,21 @@ static void print_header(FILE *f, const struct hwt_pd_info *info,
 	}
 	if (info->nbuild_ids)
 		fprintf(f, "%-12s %zu\n", "build ids", info->nbuild_ids);
+	for (i = 0; i < info->nexits; i++) {
+		const struct hwt_pd_exit *e = &info->exits[i];
+
+		fprintf(f, "%-12s pid %" PRIu32 ": ", i ? "" : "exits",
+			e->pid);
+		if (e->signal)
+			fprintf(f, "killed by signal %" PRIu32, e->signal);
+		else
+			fprintf(f, "exit status %" PRIu32, e->code);
+		if (e->flags & HWT_PD_EXIT_HAVE_IP)
+			fprintf(f, " at 0x%" PRIx64, e->ip);
+		if (e->flags & HWT_PD_EXIT_HAVE_TIME)
+			fprintf(f, ", time %" PRIu64, e->time);
+		fputc('\n', f);
+	}
 	fprintf(f, "%-12s", "features");
 	for (feat = 1; feat < 256; feat++) {
 		/* In pipe mode perf ends the features with a record for
@@ -380,7 +395,7 @@ static void print_header(FILE *f, const struct hwt_pd_info *info,
 		if (!(info->features[feat / 64] & (1ull << (feat % 64))) ||
 		    (info->pipe_mode && feat == HWT_PD_FEAT_LAST))
 			continue;
-		if (feat < HWT_PD_FEAT_LAST)
+		if (feat < HWT_PD_FEAT_LAST || feat == HWT_PD_FEAT_HWT_EXIT)
 			fprintf(f, " %s", hwt_pd_feature_name(feat));
 		else
 			fprintf(f, " feature-%u", feat);

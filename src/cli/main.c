@@ -15,6 +15,8 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
+	{ "record", cmd_record, help_record,
+	  "run a program with its control flow traced, into perf.data" },
 	{ "dump", cmd_dump, help_dump,
 	  "print the Intel PT packets of a trace, one per line" },
 	{ "ptdump", cmd_ptdump, help_ptdump,
@@ -23,6 +25,8 @@ static const struct subcommand subcommands[] = {
 	  "the executed instructions, blocks or branches of a trace" },
 	{ "calls", cmd_calls, help_calls,
 	  "function-call history, indented by call depth" },
+	{ "last", cmd_last, help_last,
+	  "how did I get here: the last branches and calls of each thread" },
 	{ "coverage", cmd_coverage, help_coverage,
 	  "AFL-style edge coverage bitmap of a trace" },
 	{ "ptxed", cmd_ptxed, help_ptxed,

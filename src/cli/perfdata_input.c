@@ -1258,7 +1258,7 @@ static void hook_stat(void *ctx, struct cli_out *out)
 	cli_out_printf(out, "trace errors: %" PRIu64 "\n", l->errors);
 }
 
-int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out)
+int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx)
 {
 	int ret = 0;
 
@@ -1291,13 +1291,53 @@ int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out)
 		hook.sync = hook_sync;
 		hook.notes = hook_notes;
 		hook.stat = hook_stat;
-		cli_pd_stream_header(pd, i, out);
 		cli_pd_stream_pieces(pd, i, &trace);
-		if (cli_flow_stream(fl, &trace, hwt_proc_view_image(d.view),
-				    &hook, out) < 0)
+		if (fn(ctx, i, &trace, hwt_proc_view_image(d.view), &hook) < 0)
 			ret = -1;
 		cli_pieces_fini(&trace);
 		hwt_proc_view_delete(d.view);
 	}
 	return ret;
+}
+
+struct pd_flow_ctx {
+	struct cli_pd *pd;
+	struct flow *fl;
+	struct cli_out *out;
+};
+
+static int flow_one(void *ctx, size_t i, struct cli_pieces *trace,
+		    struct hwt_image *image, const struct cli_flow_hook *hook)
+{
+	struct pd_flow_ctx *c = ctx;
+
+	cli_pd_stream_header(c->pd, i, c->out);
+	return cli_flow_stream(c->fl, trace, image, hook, c->out);
+}
+
+int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out)
+{
+	struct pd_flow_ctx c = { pd, fl, out };
+
+	return cli_pd_each_stream(pd, flow_one, &c);
+}
+
+void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
+		       uint32_t *tid)
+{
+	*pid = pd->streams[i].pid;
+	*tid = pd->streams[i].tid;
+}
+
+const char *cli_pd_stream_comm(const struct cli_pd *pd, size_t i)
+{
+	const struct pd_stream *st = &pd->streams[i];
+
+	return hwt_proc_comm(pd->model, st->tid, st->have_end_time ?
+			     st->end_time : UINT64_MAX);
+}
+
+const struct hwt_pd_info *cli_pd_info(const struct cli_pd *pd)
+{
+	return hwt_pd_get_info(pd->r);
 }

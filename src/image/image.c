@@ -55,10 +55,12 @@ void hwt_image_delete(struct hwt_image *image)
 
 	if (!image)
 		return;
-	for (i = 0; i < image->nfiles; i++)
+	for (i = 0; i < image->nfiles; i++) {
 		if (image->files[i].size)
 			munmap((void *)image->files[i].map,
 			       image->files[i].size);
+		free(image->files[i].path);
+	}
 	for (i = 0; i < image->nowned; i++)
 		free(image->owned[i]);
 	free(image->files);
@@ -109,16 +111,23 @@ int img_file_open(struct hwt_image *image, const char *path,
 			  image->nfiles + 1, sizeof(*image->files));
 	if (err < 0)
 		goto out_close;
+	f = &image->files[image->nfiles];
+	f->path = strdup(path);
+	if (!f->path) {
+		err = -HWT_ERR_NOMEM;
+		goto out_close;
+	}
 	map = NULL;
 	if (st.st_size) {
 		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
 			   fd, 0);
 		if (map == MAP_FAILED) {
 			err = errno == ENOMEM ? -HWT_ERR_NOMEM : -HWT_ERR_IO;
+			free(f->path);
 			goto out_close;
 		}
 	}
-	f = &image->files[image->nfiles++];
+	image->nfiles++;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->map = map;
@@ -272,6 +281,31 @@ hit:
 	*ptr = s->data + (vaddr - s->begin);
 	*avail = (size_t)(s->end - vaddr);
 	return 0;
+}
+
+int hwt_image_origin(const struct hwt_image *image, uint64_t vaddr,
+		     const char **path, uint64_t *offset)
+{
+	const uint8_t *p;
+	size_t i;
+
+	if (!image || !path || !offset)
+		return -HWT_ERR_INVALID;
+	i = sec_find(image, vaddr);
+	if (i == SIZE_MAX)
+		return -HWT_ERR_NOMAP;
+	p = image->secs[i].data + (vaddr - image->secs[i].begin);
+	/* Rare (symbolising a few addresses): a scan of the files. */
+	for (i = 0; i < image->nfiles; i++) {
+		const struct img_file *f = &image->files[i];
+
+		if (f->size && p >= f->map && p < f->map + f->size) {
+			*path = f->path;
+			*offset = (uint64_t)(p - f->map);
+			return 0;
+		}
+	}
+	return -HWT_ERR_NOT_SUPPORTED;
 }
 
 uint64_t hwt_image_generation(const struct hwt_image *image)

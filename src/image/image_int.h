@@ -24,6 +24,7 @@ struct img_file {
 	const uint8_t *map;
 	size_t size;
 	unsigned int refs;	/* hwt_image_add_* calls that used it */
+	char *path;		/* as first opened, for hwt_image_origin */
 };
 
 /*

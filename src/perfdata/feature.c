@@ -185,6 +185,37 @@ static int feat_build_id(struct cur *c)
 	return 0;
 }
 
+/* hwt's own: u32 count, u32 entry size, entries (newer ones longer). */
+static int feat_exit(struct cur *c)
+{
+	struct hwt_pd_reader *r = c->r;
+	uint32_t nr, size;
+	int err;
+
+	err = cur_u32(c, &nr);
+	if (!err)
+		err = cur_u32(c, &size);
+	if (err)
+		return err;
+	if (size < sizeof(struct hwt_pd_exit))
+		return pdr_fail(r, HWT_ERR_BAD_FORMAT, c->off + 4,
+				"HWT_EXIT entries of %u bytes, at least %zu needed",
+				size, sizeof(struct hwt_pd_exit));
+	if (nr > (c->n - c->pos) / size)
+		return pdr_fail(r, HWT_ERR_BAD_FORMAT, c->off,
+				"HWT_EXIT: %u entries of %u bytes do not fit in %zu bytes",
+				nr, size, c->n - c->pos);
+	free(r->exits);
+	r->exits = calloc(nr ? nr : 1, sizeof(*r->exits));
+	if (!r->exits)
+		return pdr_fail(r, HWT_ERR_NOMEM, c->off, "out of memory");
+	for (uint32_t i = 0; i < nr; i++, c->pos += size)
+		memcpy(&r->exits[i], c->p + c->pos, sizeof(*r->exits));
+	r->info.exits = r->exits;
+	r->info.nexits = nr;
+	return 0;
+}
+
 static int feat_event_desc(struct cur *c)
 {
 	struct hwt_pd_reader *r = c->r;
@@ -245,6 +276,7 @@ int pdr_feature_known(unsigned int feat)
 	case HWT_PD_FEAT_CMDLINE:
 	case HWT_PD_FEAT_EVENT_DESC:
 	case HWT_PD_FEAT_CLOCK_DATA:
+	case HWT_PD_FEAT_HWT_EXIT:
 		return 1;
 	default:
 		return 0;
@@ -291,6 +323,8 @@ int pdr_feature(struct hwt_pd_reader *r, unsigned int feat, const uint8_t *p,
 		return feat_build_id(&c);
 	case HWT_PD_FEAT_EVENT_DESC:
 		return feat_event_desc(&c);
+	case HWT_PD_FEAT_HWT_EXIT:
+		return feat_exit(&c);
 	case HWT_PD_FEAT_CLOCK_DATA: {
 		uint32_t version, clockid;
 		uint64_t tod, ns;

@@ -99,6 +99,8 @@ const char *hwt_pd_feature_name(uint32_t feat)
 
 	if (feat < HWT_PD_FEAT_LAST && names[feat])
 		return names[feat];
+	if (feat == HWT_PD_FEAT_HWT_EXIT)
+		return "HWT_EXIT";
 	return "unknown feature";
 }
 

@@ -642,6 +642,7 @@ void hwt_pd_close(struct hwt_pd_reader *r)
 	for (size_t i = 0; i < r->info.nbuild_ids; i++)
 		free((void *)r->bids[i].filename);
 	free(r->bids);
+	free(r->exits);
 	free(r->scratch);
 	free(r);
 }

@@ -50,6 +50,7 @@ struct hwt_pd_reader {
 	struct hwt_pd_info info;
 	struct hwt_pd_build_id *bids;
 	size_t capbids;
+	struct hwt_pd_exit *exits;
 
 	/* individually allocated, so pointers survive HEADER_ATTR growth */
 	struct hwt_pd_attr **attrs;

@@ -95,6 +95,8 @@ struct hwt_pd_writer {
 	int have_cmdline;
 	struct pd_wbuild_id *bids;
 	size_t nbids;
+	struct hwt_pd_exit *exits;
+	size_t nexits;
 	struct pd_aux_index *aux_index;
 	size_t naux_index, aux_index_cap;
 };
@@ -497,6 +499,23 @@ int hwt_pd_writer_add_build_id(struct hwt_pd_writer *w,
 	return 0;
 }
 
+int hwt_pd_writer_add_exit(struct hwt_pd_writer *w,
+			   const struct hwt_pd_exit *e)
+{
+	struct hwt_pd_exit *n;
+
+	if (!w || !e)
+		return -HWT_ERR_INVALID;
+	n = realloc(w->exits, (w->nexits + 1) * sizeof(*n));
+	if (!n)
+		return -HWT_ERR_NOMEM;
+	w->exits = n;
+	n[w->nexits] = *e;
+	n[w->nexits].reserved = 0;
+	w->nexits++;
+	return 0;
+}
+
 /* ---- records ---- */
 
 /*
@@ -705,6 +724,14 @@ static int feature(const struct hwt_pd_writer *w, int feat, struct pd_dbuf *b)
 		for (size_t i = 0; i < w->nbids; i++)
 			db_build_id(b, &w->bids[i]);
 		return 1;
+	case HWT_PD_FEAT_HWT_EXIT:
+		if (!w->nexits)
+			return 0;
+		_Static_assert(sizeof(struct hwt_pd_exit) == 40, "exit entry");
+		db_u32(b, (uint32_t)w->nexits);
+		db_u32(b, (uint32_t)sizeof(struct hwt_pd_exit));
+		db_put(b, w->exits, w->nexits * sizeof(*w->exits));
+		return 1;
 	case HWT_PD_FEAT_AUXTRACE: {
 		uint64_t n = 0;
 
@@ -755,14 +782,15 @@ static int feature(const struct hwt_pd_writer *w, int feat, struct pd_dbuf *b)
  */
 static int write_features(struct hwt_pd_writer *w, uint64_t features[4])
 {
-	struct pd_file_section sec[HWT_PD_FEAT_LAST];
+	struct pd_file_section sec[256];
 	struct pd_dbuf blob = { 0 }, tab = { 0 };
 	size_t nsec = 0, done;
 	uint64_t off;
 	int ret = 0;
 
 	memset(features, 0, 4 * sizeof(uint64_t));
-	for (int f = 1; f < HWT_PD_FEAT_LAST; f++) {
+	/* Sections go in bit order, hwt's own after perf's. */
+	for (int f = 1; f < 256; f++) {
 		size_t before = blob.len;
 
 		if (!feature(w, f, &blob))
@@ -809,6 +837,7 @@ static void writer_free(struct hwt_pd_writer *w)
 	for (size_t i = 0; i < w->nbids; i++)
 		free(w->bids[i].filename);
 	free(w->bids);
+	free(w->exits);
 	free(w->aux_index);
 	free(w->buf);
 	free(w->path);

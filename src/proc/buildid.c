@@ -69,7 +69,7 @@ static int elf_build_id(Elf *elf, uint8_t id[20])
 	return 0;
 }
 
-int proc_read_build_id(const char *path, uint8_t id[20])
+int hwt_proc_build_id(const char *path, uint8_t id[20])
 {
 	struct stat st;
 	Elf *elf;

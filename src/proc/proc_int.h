@@ -126,10 +126,4 @@ struct proc_space *proc_space_find(const struct hwt_proc_model *m,
 void proc_warn(const struct hwt_proc_model *m, uint64_t time, uint32_t pid,
 	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/*
- * The build id of the ELF file @path, zero padded to 20 bytes. 1 if it
- * has one, 0 if not (or not ELF), -HWT_ERR_IO if it cannot be read.
- */
-int proc_read_build_id(const char *path, uint8_t id[20]);
-
 #endif /* HWT_PROC_INT_H */

@@ -144,41 +144,8 @@ if ! gcc -O1 -g -pthread -o "$tmp/prog" "$tmp/prog.c" 2> "$tmp/cc.err"; then
 	exit 1
 fi
 
-# Decoded instructions (hwt flow --insn output) against a truth file.
-cat > "$tmp/cmp.awk" <<'EOF'
-function hex(s,   i, v) {
-	v = 0
-	for (i = 1; i <= length(s); i++)
-		v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-	return v
-}
-NR == FNR { ts[++nt] = $1; tn[nt] = hex($2); next }
-/^\[/ { next }
-{
-	a = $1; sub(/^0+/, "", a); ndec++
-	if (rem == 0) {
-		if (++i > nt) {
-			printf "decode has more instructions than the truth (#%d at %s)\n", ndec, a
-			bad = 1; exit 1
-		}
-		if (a != ts[i]) {
-			printf "superblock %d: truth starts at %s, decode has %s (instruction #%d)\n", i, ts[i], a, ndec
-			bad = 1; exit 1
-		}
-		rem = tn[i]
-	}
-	rem--
-}
-END {
-	if (bad)
-		exit 1
-	if (rem != 0 || i != nt) {
-		printf "decode ends early: at superblock %d of %d, %d instructions short\n", i, nt, rem
-		exit 1
-	}
-	printf "%d superblocks, %d instructions\n", nt, ndec
-}
-EOF
+# Decoded instructions against a truth file (the method is described there).
+cmp_awk=$(cd "$(dirname "$0")/../data" && pwd)/truth_cmp.awk
 
 # --raw options for every code mapping of the sideband: "mmap TIME PID
 # START LEN PGOFF PROT PATH".
@@ -223,7 +190,7 @@ vgpt_run() {
 		elif grep -q '^\[error' "$out.$tid.flow"; then
 			fail "$name/$tid: decode errors"
 			grep '^\[error' "$out.$tid.flow" | head -3 >&2
-		elif ! awk -f "$tmp/cmp.awk" "$out.$tid.truth" "$out.$tid.flow" \
+		elif ! awk -f "$cmp_awk" "$out.$tid.truth" "$out.$tid.flow" \
 		     > "$out.$tid.cmp"; then
 			fail "$name/$tid: decode differs from the truth: $(cat "$out.$tid.cmp")"
 		else
@@ -260,7 +227,7 @@ cmp -s "$tmp/j2.flow" "$tmp/prog.$main.flow" || fail "prog: -j2 decode differs"
 # The comparison can fail: a superblock missing from the truth ...
 checks=$((checks + 1))
 sed '100d' "$tmp/prog.$main.truth" > "$tmp/bad.truth"
-if awk -f "$tmp/cmp.awk" "$tmp/bad.truth" "$tmp/prog.$main.flow" > /dev/null; then
+if awk -f "$cmp_awk" "$tmp/bad.truth" "$tmp/prog.$main.flow" > /dev/null; then
 	fail "a truth with a superblock missing compares equal"
 fi
 # ... and one conditional branch turned around in the trace.
@@ -272,7 +239,7 @@ byte=$(od -An -tu1 -j "$off" -N1 "$tmp/bad.pt" | tr -d ' ')
 printf "\\$(printf %03o $((byte ^ 2)))" |
 	dd of="$tmp/bad.pt" bs=1 seek="$off" conv=notrunc status=none
 "$hwt" flow --no-sym "${raw[@]}" "$tmp/bad.pt" > "$tmp/bad.flow" 2>&1
-if awk -f "$tmp/cmp.awk" "$tmp/prog.$main.truth" "$tmp/bad.flow" > /dev/null; then
+if awk -f "$cmp_awk" "$tmp/prog.$main.truth" "$tmp/bad.flow" > /dev/null; then
 	fail "a trace with a TNT bit flipped compares equal"
 fi
 

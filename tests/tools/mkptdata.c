@@ -42,17 +42,7 @@
 #include <unistd.h>
 
 #include <hwt/perfdata.h>
-#include <hwt/pt.h>
-
-/* intel_pt's config bits (/sys/bus/event_source/devices/intel_pt/format). */
-#define PT_CFG_PT	0
-#define PT_CFG_CYC	1
-#define PT_CFG_MTC	9
-#define PT_CFG_TSC	10
-#define PT_CFG_NORETCOMP 11
-#define PT_CFG_BRANCH	13
-#define PT_CFG_MTC_PERIOD 14	/* 4 bits */
-#define PT_CFG_PSB_PERIOD 24	/* 4 bits */
+#include <hwt/record.h>
 
 struct opts {
 	const char *pt, *elf, *out, *comm, *cpuid;
@@ -66,12 +56,6 @@ struct opts {
 	uint32_t pmu_type;
 	int all_records;
 	FILE *show;	/* where the records go as perf must show them */
-};
-
-/* What the trace holds: packet kinds and its first and last TSC. */
-struct trace_info {
-	int have_tsc, have_mtc, have_cyc;
-	uint64_t first_tsc, last_tsc;
 };
 
 static int die(const char *fmt, const char *arg)
@@ -122,102 +106,21 @@ static uint8_t *load_file(const char *path, size_t *len)
 	return p;
 }
 
-static void scan_trace(const uint8_t *buf, size_t len, struct trace_info *ti)
+/* The recording machine, as the tests expect it. */
+static void features(struct hwt_rec_pt_config *c, const char *cpuid,
+		     int argc, char **argv)
 {
-	const uint8_t *pos = buf, *end = buf + len;
-
-	memset(ti, 0, sizeof(*ti));
-	while (pos < end) {
-		struct hwt_pt_packet pkt;
-		int n = hwt_pt_decode(pos, end, 0, &pkt);
-
-		if (n <= 0) {
-			pos++;
-			continue;
-		}
-		if (pkt.type == HWT_PT_TSC) {
-			if (!ti->have_tsc)
-				ti->first_tsc = pkt.u.tsc;
-			ti->have_tsc = 1;
-			ti->last_tsc = pkt.u.tsc;
-		} else if (pkt.type == HWT_PT_MTC) {
-			ti->have_mtc = 1;
-		} else if (pkt.type == HWT_PT_CYC) {
-			ti->have_cyc = 1;
-		}
-		pos += n;
-	}
+	c->hostname = "hwt-test";
+	c->osrelease = "6.1.0-hwt";
+	c->version = "6.1.hwt";
+	c->arch = "x86_64";
+	c->nr_cpus_avail = 4;
+	c->nr_cpus_online = 4;
+	c->cpudesc = "Intel(R) Core(TM) i7-8650U CPU @ 1.90GHz";
+	c->cpuid = cpuid;
+	c->argc = argc;
+	c->argv = (const char *const *)argv;
 }
-
-/* perf time from a TSC value with the conversion we write. */
-static uint64_t tsc_to_ns(uint64_t tsc, uint64_t shift, uint64_t mult,
-			  uint64_t zero)
-{
-	uint64_t quot = tsc >> shift, rem = tsc & ((1ull << shift) - 1);
-
-	return zero + quot * mult + ((rem * mult) >> shift);
-}
-
-static uint32_t pmu_type(void)
-{
-	FILE *f = fopen("/sys/bus/event_source/devices/intel_pt/type", "r");
-	unsigned t = 8;
-
-	if (f) {
-		if (fscanf(f, "%u", &t) != 1)
-			t = 8;
-		fclose(f);
-	}
-	return t;
-}
-
-static int check(int ret, const char *what)
-{
-	if (ret < 0) {
-		fprintf(stderr, "mkptdata: %s: %s\n", what, hwt_errstr(ret));
-		return -1;
-	}
-	return 0;
-}
-
-static int put(struct hwt_pd_writer *w, struct hwt_pd_record *rec)
-{
-	int ret = hwt_pd_write(w, rec);
-
-	if (ret < 0) {
-		fprintf(stderr, "mkptdata: record type %u: %s (%s)\n",
-			rec->type, hwt_errstr(ret), hwt_pd_writer_errmsg(w));
-		return -1;
-	}
-	return 0;
-}
-
-static void features(struct hwt_pd_writer *w, const char *cpuid, int argc,
-		     char **argv)
-{
-	hwt_pd_writer_set_string(w, HWT_PD_FEAT_HOSTNAME, "hwt-test");
-	hwt_pd_writer_set_string(w, HWT_PD_FEAT_OSRELEASE, "6.1.0-hwt");
-	hwt_pd_writer_set_string(w, HWT_PD_FEAT_VERSION, "6.1.hwt");
-	hwt_pd_writer_set_string(w, HWT_PD_FEAT_ARCH, "x86_64");
-	hwt_pd_writer_set_nrcpus(w, 4, 4);
-	hwt_pd_writer_set_string(w, HWT_PD_FEAT_CPUDESC,
-				 "Intel(R) Core(TM) i7-8650U CPU @ 1.90GHz");
-	hwt_pd_writer_set_string(w, HWT_PD_FEAT_CPUID, cpuid);
-	hwt_pd_writer_set_cmdline(w, argc, (const char *const *)argv);
-}
-
-static int finish(struct hwt_pd_writer *w)
-{
-	char err[512];
-
-	if (hwt_pd_writer_close(w, err, sizeof(err)) < 0) {
-		fprintf(stderr, "mkptdata: %s\n", err);
-		return 1;
-	}
-	return 0;
-}
-
-/* ---- the intel_pt file ---- */
 
 /* What perf script -D must show of a record: see write_all_records(). */
 static void show(FILE *f, const struct hwt_pd_record *rec)
@@ -232,25 +135,51 @@ static void show(FILE *f, const struct hwt_pd_record *rec)
 		fprintf(f, "%s\t0 0", name ? name : "?");
 }
 
+static int check(struct hwt_rec_pt *w, int ret)
+{
+	if (ret < 0) {
+		fprintf(stderr, "mkptdata: %s (%s)\n", hwt_errstr(ret),
+			hwt_rec_pt_errmsg(w));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the intel_pt file ---- */
+
+/* The start of a record's line for --show (@type 0: FINISHED_ROUND). */
+static void show_pt(const struct opts *o, uint32_t type, uint64_t time)
+{
+	struct hwt_pd_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = type ? type : HWT_PD_FINISHED_ROUND;
+	rec.sid.pid = o->pid;
+	rec.sid.tid = o->tid;
+	rec.sid.time = time;
+	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
+	show(o->show, &rec);
+	if (!type)
+		fprintf(o->show, "\n");
+}
 
 /*
  * The executable PT_LOAD segments of @elf as MMAP2 records, the way the
  * kernel reports a file mapping: page-aligned start and page offset.
  */
-static int put_mmaps(struct hwt_pd_writer *w, const struct opts *o,
-		     uint64_t time, uint64_t id, int *nmaps)
+static int put_mmaps(struct hwt_rec_pt *w, const struct opts *o,
+		     uint64_t time, int *nmaps)
 {
 	char path[PATH_MAX];
 	const Elf64_Ehdr *eh;
 	const Elf64_Phdr *ph;
 	uint64_t bias = 0, low = UINT64_MAX;
-	struct stat st;
 	uint8_t *img;
 	size_t len;
 	int ret = 0;
 
 	*nmaps = 0;
-	if (!realpath(o->elf, path) || stat(path, &st) < 0)
+	if (!realpath(o->elf, path))
 		return die("%s: cannot open", o->elf), -1;
 	img = load_file(path, &len);
 	if (!img)
@@ -271,40 +200,23 @@ static int put_mmaps(struct hwt_pd_writer *w, const struct opts *o,
 	if (o->have_load && low != UINT64_MAX)
 		bias = o->load - low;
 	for (unsigned i = 0; i < eh->e_phnum && !ret; i++) {
-		struct hwt_pd_record rec;
-		uint64_t start, end;
+		struct hwt_rec_pt_map m = { 0 };
 
 		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
 			continue;
-		start = (ph[i].p_vaddr & ~0xfffull) + bias;
-		end = ((ph[i].p_vaddr + ph[i].p_memsz + 0xfff) & ~0xfffull) +
-		      bias;
-		memset(&rec, 0, sizeof(rec));
-		rec.type = PERF_RECORD_MMAP2;
-		rec.misc = PERF_RECORD_MISC_USER;
-		rec.u.mmap.pid = o->pid;
-		rec.u.mmap.tid = o->tid;
-		rec.u.mmap.start = start;
-		rec.u.mmap.len = end - start;
-		rec.u.mmap.pgoff = ph[i].p_offset & ~0xfffull;
-		rec.u.mmap.maj = major(st.st_dev);
-		rec.u.mmap.min = minor(st.st_dev);
-		rec.u.mmap.ino = st.st_ino;
-		rec.u.mmap.prot = PROT_READ | PROT_EXEC;
-		rec.u.mmap.flags = MAP_PRIVATE;
-		rec.u.mmap.filename = path;
-		rec.sid.pid = o->pid;
-		rec.sid.tid = o->tid;
-		rec.sid.time = time;
-		rec.sid.id = id;
-	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
-		rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
-		ret = put(w, &rec);
-		show(o->show, &rec);
-		fprintf(o->show, "\t%u/%u:\t[%#llx(%#llx) @ %#llx\tr-xp %s\n", o->pid,
-		       o->tid, (unsigned long long)start,
-		       (unsigned long long)(end - start),
-		       (unsigned long long)rec.u.mmap.pgoff, path);
+		m.start = (ph[i].p_vaddr & ~0xfffull) + bias;
+		m.len = ((ph[i].p_vaddr + ph[i].p_memsz + 0xfff) & ~0xfffull) +
+			bias - m.start;
+		m.pgoff = ph[i].p_offset & ~0xfffull;
+		m.prot = PROT_READ | PROT_EXEC;
+		m.flags = MAP_PRIVATE;
+		m.path = path;
+		ret = check(w, hwt_rec_pt_mmap(w, time, o->pid, o->tid, &m));
+		show_pt(o, PERF_RECORD_MMAP2, time);
+		fprintf(o->show, "\t%u/%u:\t[%#llx(%#llx) @ %#llx\tr-xp %s\n",
+			o->pid, o->tid, (unsigned long long)m.start,
+			(unsigned long long)m.len,
+			(unsigned long long)m.pgoff, path);
 		(*nmaps)++;
 	}
 	free(img);
@@ -313,16 +225,13 @@ static int put_mmaps(struct hwt_pd_writer *w, const struct opts *o,
 
 static int write_pt(const struct opts *o, int argc, char **argv)
 {
-	enum { ID_PT = 42 };
-	const uint64_t shift = 31;
-	uint64_t mult = (uint64_t)(((unsigned __int128)1000000000u << shift) /
-				   o->tsc_hz);
-	uint64_t priv[HWT_PD_PT_INFO_NR] = { 0 };
-	uint64_t id = ID_PT, t_start, t_end;
-	struct perf_event_attr attr;
-	struct hwt_pd_writer *w;
-	struct hwt_pd_record rec;
-	struct trace_info ti;
+	struct hwt_pd_time_conv tc = { 0 };
+	struct hwt_rec_pt_config c;
+	struct hwt_rec_pt_scan ti;
+	struct hwt_rec_pt_aux aux = { 0 };
+	struct hwt_rec_pt *w;
+	const uint64_t *priv;
+	uint64_t t_start, t_end;
 	char err[512];
 	uint8_t *trace;
 	size_t tlen;
@@ -331,82 +240,37 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 	trace = load_file(o->pt, &tlen);
 	if (!trace)
 		return die("%s: cannot read (or empty)", o->pt);
-	scan_trace(trace, tlen, &ti);
+	hwt_rec_pt_scan(trace, tlen, &ti);
 
-	/* As `perf record --per-thread -e intel_pt//u` sets it up. */
-	memset(&attr, 0, sizeof(attr));
-	attr.type = o->pmu_type;
-	attr.size = sizeof(attr);
-	attr.config = 1ull << PT_CFG_PT | 1ull << PT_CFG_BRANCH |
-		      3ull << PT_CFG_PSB_PERIOD;
+	/* As `perf record --per-thread -e intel_pt//u` sets it up, with
+	 * the packets the trace holds. */
+	hwt_rec_pt_config_init(&c);
+	c.pmu_type = o->pmu_type;
+	c.config = HWT_REC_PT_CFG_PT | HWT_REC_PT_CFG_BRANCH |
+		   3ull << HWT_REC_PT_CFG_PSB_PERIOD_SHIFT;
 	if (ti.have_tsc)
-		attr.config |= 1ull << PT_CFG_TSC;
+		c.config |= HWT_REC_PT_CFG_TSC;
 	if (ti.have_mtc)
-		attr.config |= 1ull << PT_CFG_MTC | 3ull << PT_CFG_MTC_PERIOD;
+		c.config |= HWT_REC_PT_CFG_MTC |
+			    3ull << HWT_REC_PT_CFG_MTC_PERIOD_SHIFT;
 	if (ti.have_cyc)
-		attr.config |= 1ull << PT_CFG_CYC;
-	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-			   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			   PERF_SAMPLE_IDENTIFIER;
-	attr.read_format = PERF_FORMAT_ID;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	attr.enable_on_exec = 1;
-	attr.sample_id_all = 1;
-	attr.mmap = 1;
-	attr.mmap2 = 1;
-	attr.comm = 1;
-	attr.comm_exec = 1;
-	attr.task = 1;
-
-	if (hwt_pd_writer_new(&w, o->out, err, sizeof(err)) < 0) {
+		c.config |= HWT_REC_PT_CFG_CYC;
+	c.time_shift = 31;
+	c.time_mult = (uint64_t)(((unsigned __int128)1000000000u << 31) /
+				 o->tsc_hz);
+	c.time_zero = o->time_zero;
+	c.tsc_ctc_n = (uint32_t)o->tsc_ctc_n;
+	c.tsc_ctc_d = (uint32_t)o->tsc_ctc_d;
+	/* The bus runs at 100 MHz. */
+	c.max_nonturbo_ratio = (uint32_t)(o->tsc_hz / 100000000u);
+	c.cpu = o->cpu;
+	features(&c, o->cpuid, argc, argv);
+	if (hwt_rec_pt_new(&w, o->out, &c, err, sizeof(err)) < 0) {
 		free(trace);
 		return die("%s", err);
 	}
-	if (check(hwt_pd_writer_add_attr(w, &attr, &id, 1, "intel_pt//u"),
-		  "attr"))
-		goto fail;
-	features(w, o->cpuid, argc, argv);
-
-	/* Sideband a microsecond before the trace starts, the end one
-	 * after its last timestamp. */
-	t_start = tsc_to_ns(ti.first_tsc, shift, mult, o->time_zero);
-	t_end = tsc_to_ns(ti.last_tsc, shift, mult, o->time_zero) + 1000000;
-	t_start = t_start > 1000 ? t_start - 1000 : 0;
-
-	priv[HWT_PD_PT_PMU_TYPE] = o->pmu_type;
-	priv[HWT_PD_PT_TIME_SHIFT] = shift;
-	priv[HWT_PD_PT_TIME_MULT] = mult;
-	priv[HWT_PD_PT_TIME_ZERO] = o->time_zero;
-	priv[HWT_PD_PT_CAP_USER_TIME_ZERO] = 1;
-	/* The *_BIT words are config masks, not bit numbers: perf tests
-	 * `config & word` (and finds the MTC period's shift in its mask). */
-	priv[HWT_PD_PT_TSC_BIT] = 1ull << PT_CFG_TSC;
-	priv[HWT_PD_PT_NORETCOMP_BIT] = 1ull << PT_CFG_NORETCOMP;
-	priv[HWT_PD_PT_HAVE_SCHED_SWITCH] = 0;
-	priv[HWT_PD_PT_SNAPSHOT_MODE] = 0;
-	/* A trace of one cpu's buffer, as perf record without --per-thread
-	 * writes it; the thread then comes from the sideband. */
-	priv[HWT_PD_PT_PER_CPU_MMAPS] = o->cpu >= 0;
-	priv[HWT_PD_PT_MTC_BIT] = 1ull << PT_CFG_MTC;
-	priv[HWT_PD_PT_MTC_FREQ_BITS] = 0xfull << PT_CFG_MTC_PERIOD;
-	priv[HWT_PD_PT_TSC_CTC_N] = o->tsc_ctc_n;
-	priv[HWT_PD_PT_TSC_CTC_D] = o->tsc_ctc_d;
-	priv[HWT_PD_PT_CYC_BIT] = 1ull << PT_CFG_CYC;
-	/* The bus runs at 100 MHz. */
-	priv[HWT_PD_PT_MAX_NONTURBO_RATIO] = o->tsc_hz / 100000000u;
-	priv[HWT_PD_PT_FILTER_STR_LEN] = 0;
-
-	memset(&rec, 0, sizeof(rec));
-	rec.type = HWT_PD_AUXTRACE_INFO;
-	rec.u.auxtrace_info.type = HWT_PD_AUXTRACE_INTEL_PT;
-	rec.u.auxtrace_info.priv = priv;
-	rec.u.auxtrace_info.npriv = HWT_PD_PT_INFO_NR;
-	if (put(w, &rec))
-		goto fail;
-	show(o->show, &rec);
+	priv = hwt_rec_pt_info_words(w);
+	show_pt(o, HWT_PD_AUXTRACE_INFO, 0);
 	fprintf(o->show, "\ttype: 1\tPMU Type %u\tTime Shift %llu\tTime Muliplier %llu"
 	       "\tTSC bit %#llx\tNoRETComp bit %#llx\tPer-cpu maps %d"
 	       "\tMTC bit %#llx\tCYC bit %#llx\n", o->pmu_type,
@@ -417,116 +281,95 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 	       o->cpu >= 0, (unsigned long long)priv[HWT_PD_PT_MTC_BIT],
 	       (unsigned long long)priv[HWT_PD_PT_CYC_BIT]);
 
-	memset(&rec, 0, sizeof(rec));
-	rec.type = PERF_RECORD_COMM;
-	rec.misc = PERF_RECORD_MISC_USER;
-	rec.u.comm.pid = o->pid;
-	rec.u.comm.tid = o->tid;
-	rec.u.comm.comm = o->comm;
-	rec.u.comm.exec = 1;
-	rec.sid.pid = o->pid;
-	rec.sid.tid = o->tid;
-	rec.sid.time = t_start;
-	rec.sid.id = id;
-	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
-	if (put(w, &rec))
+	/* Sideband a microsecond before the trace starts, the end one
+	 * after its last timestamp. */
+	tc.time_shift = c.time_shift;
+	tc.time_mult = c.time_mult;
+	tc.time_zero = c.time_zero;
+	t_start = hwt_pd_tsc_to_perf_time(&tc, ti.first_tsc);
+	t_end = hwt_pd_tsc_to_perf_time(&tc, ti.last_tsc) + 1000000;
+	t_start = t_start > 1000 ? t_start - 1000 : 0;
+
+	if (check(w, hwt_rec_pt_comm(w, t_start, o->pid, o->tid, o->comm, 1)))
 		goto fail;
-	show(o->show, &rec);
+	show_pt(o, PERF_RECORD_COMM, t_start);
 	fprintf(o->show, "\texec: %s:%u/%u\n", o->comm, o->pid, o->tid);
 
-	if (put_mmaps(w, o, t_start, id, &nmaps))
+	if (put_mmaps(w, o, t_start, &nmaps))
 		goto fail;
 	if (!nmaps) {
 		die("%s: no executable segment", o->elf);
 		goto fail;
 	}
 
-	memset(&rec, 0, sizeof(rec));
-	rec.type = PERF_RECORD_ITRACE_START;
-	rec.u.itrace_start.pid = o->pid;
-	rec.u.itrace_start.tid = o->tid;
-	rec.sid.pid = o->pid;
-	rec.sid.tid = o->tid;
-	rec.sid.time = t_start;
-	rec.sid.id = id;
-	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
-	if (put(w, &rec))
+	if (check(w, hwt_rec_pt_itrace_start(w, t_start, o->pid, o->tid)))
 		goto fail;
-	show(o->show, &rec);
+	show_pt(o, PERF_RECORD_ITRACE_START, t_start);
 	fprintf(o->show, "\tpid: %u tid: %u\n", o->pid, o->tid);
 
-	memset(&rec, 0, sizeof(rec));
-	rec.type = HWT_PD_FINISHED_ROUND;
-	if (put(w, &rec))
+	if (check(w, hwt_rec_pt_round(w)))
 		goto fail;
-	show(o->show, &rec);
-	fprintf(o->show, "\n");
+	show_pt(o, 0, 0);
 
-	memset(&rec, 0, sizeof(rec));
-	rec.type = PERF_RECORD_AUX;
-	rec.u.aux.aux_offset = 0;
-	rec.u.aux.aux_size = tlen;
-	rec.u.aux.flags = 0;
-	rec.sid.pid = o->pid;
-	rec.sid.tid = o->tid;
-	rec.sid.time = t_end;
-	rec.sid.id = id;
-	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
-	if (put(w, &rec))
+	aux.time = t_end;
+	aux.pid = o->pid;
+	aux.tid = o->tid;
+	aux.cpu = o->cpu;
+	aux.reference = 0x1d2c3b4a5968ull ^ tlen;
+	aux.data = trace;
+	aux.size = tlen;
+	if (check(w, hwt_rec_pt_trace(w, &aux)))
 		goto fail;
-	show(o->show, &rec);
+	show_pt(o, PERF_RECORD_AUX, t_end);
 	fprintf(o->show, "\toffset: 0 size: %#zx flags: 0\n", tlen);
-
-	memset(&rec, 0, sizeof(rec));
-	rec.type = HWT_PD_AUXTRACE;
-	rec.u.auxtrace.size = tlen;
-	rec.u.auxtrace.offset = 0;
-	rec.u.auxtrace.reference = 0x1d2c3b4a5968ull ^ tlen;
-	rec.u.auxtrace.idx = 0;
-	rec.u.auxtrace.tid = o->tid;
-	rec.u.auxtrace.cpu = (uint32_t)o->cpu;
-	rec.u.auxtrace.data = trace;
-	if (put(w, &rec))
-		goto fail;
-	show(o->show, &rec);
+	show_pt(o, HWT_PD_AUXTRACE, 0);
 	fprintf(o->show, "\tsize: %#zx offset: 0 ref: %#llx idx: 0 tid: %u cpu: %d\n",
 	       (tlen + 7) & ~(size_t)7,
-	       (unsigned long long)rec.u.auxtrace.reference, o->tid, o->cpu);
+	       (unsigned long long)aux.reference, o->tid, o->cpu);
 
-	memset(&rec, 0, sizeof(rec));
-	rec.type = PERF_RECORD_EXIT;
-	rec.u.task.pid = o->pid;
-	rec.u.task.ppid = o->pid;
-	rec.u.task.tid = o->tid;
-	rec.u.task.ptid = o->tid;
-	rec.u.task.time = t_end;
-	rec.sid.pid = o->pid;
-	rec.sid.tid = o->tid;
-	rec.sid.time = t_end;
-	rec.sid.id = id;
-	rec.sid.cpu = o->cpu >= 0 ? (uint32_t)o->cpu : 0;
-	if (put(w, &rec))
+	if (check(w, hwt_rec_pt_exit(w, t_end, o->pid, o->pid, o->tid,
+				     o->tid)))
 		goto fail;
-	show(o->show, &rec);
+	show_pt(o, PERF_RECORD_EXIT, t_end);
 	fprintf(o->show, "\t(%u:%u):(%u:%u)\n", o->pid, o->tid, o->pid, o->tid);
 
-	memset(&rec, 0, sizeof(rec));
-	rec.type = HWT_PD_FINISHED_ROUND;
-	if (put(w, &rec))
+	if (check(w, hwt_rec_pt_round(w)))
 		goto fail;
-	show(o->show, &rec);
-	fprintf(o->show, "\n");
+	show_pt(o, 0, 0);
 	free(trace);
-	return finish(w);
+	if (hwt_rec_pt_close(w, err, sizeof(err)) < 0)
+		return die("%s", err);
+	return 0;
 fail:
 	free(trace);
-	hwt_pd_writer_close(w, err, sizeof(err));
+	hwt_rec_pt_close(w, err, sizeof(err));
 	return 1;
 }
 
 /* ---- one record of every type ---- */
 
 enum { ID_DUMMY = 101, ID_CLOCK0 = 201, ID_CLOCK1 = 202 };
+
+static int wcheck(int ret, const char *what)
+{
+	if (ret < 0) {
+		fprintf(stderr, "mkptdata: %s: %s\n", what, hwt_errstr(ret));
+		return -1;
+	}
+	return 0;
+}
+
+static int put(struct hwt_pd_writer *w, struct hwt_pd_record *rec)
+{
+	int ret = hwt_pd_write(w, rec);
+
+	if (ret < 0) {
+		fprintf(stderr, "mkptdata: record type %u: %s (%s)\n",
+			rec->type, hwt_errstr(ret), hwt_pd_writer_errmsg(w));
+		return -1;
+	}
+	return 0;
+}
 
 /* A sample id for @pid at @time, of the dummy attr unless @id. */
 static void sid(struct hwt_pd_record *rec, uint32_t pid, uint64_t time,
@@ -570,7 +413,7 @@ static int write_all_records(const struct opts *o, int argc, char **argv)
 	attr.mmap = attr.mmap2 = attr.comm = attr.comm_exec = 1;
 	attr.task = attr.context_switch = attr.ksymbol = 1;
 	attr.exclude_kernel = 1;
-	if (check(hwt_pd_writer_add_attr(w, &attr, ids_dummy, 1, "dummy:u"),
+	if (wcheck(hwt_pd_writer_add_attr(w, &attr, ids_dummy, 1, "dummy:u"),
 		  "attr"))
 		goto fail;
 	memset(&attr, 0, sizeof(attr));
@@ -583,17 +426,23 @@ static int write_all_records(const struct opts *o, int argc, char **argv)
 			   PERF_SAMPLE_PERIOD;
 	attr.read_format = PERF_FORMAT_ID;
 	attr.sample_id_all = 1;
-	if (check(hwt_pd_writer_add_attr(w, &attr, ids_clock, 2, "cpu-clock"),
+	if (wcheck(hwt_pd_writer_add_attr(w, &attr, ids_clock, 2, "cpu-clock"),
 		  "attr"))
 		goto fail;
-	features(w, "GenuineIntel,6,142,10", argc, argv);
+	{
+		struct hwt_rec_pt_config c;
+
+		hwt_rec_pt_config_init(&c);
+		features(&c, "GenuineIntel,6,142,10", argc, argv);
+		hwt_rec_pt_set_features(w, &c);
+	}
 	{
 		struct hwt_pd_build_id bid = { .pid = -1, .size = 20,
 					       .filename = "/usr/bin/hwt-test" };
 
 		for (int i = 0; i < 20; i++)
 			bid.id[i] = (uint8_t)(0xa0 + i);
-		if (check(hwt_pd_writer_add_build_id(w, &bid), "build id"))
+		if (wcheck(hwt_pd_writer_add_build_id(w, &bid), "build id"))
 			goto fail;
 	}
 
@@ -780,7 +629,9 @@ static int write_all_records(const struct opts *o, int argc, char **argv)
 	rec.type = HWT_PD_FINISHED_ROUND;
 	PUT("%s", "");
 #undef PUT
-	return finish(w);
+	if (hwt_pd_writer_close(w, err, sizeof(err)) < 0)
+		return die("%s", err);
+	return 0;
 fail:
 	hwt_pd_writer_close(w, err, sizeof(err));
 	return 1;
@@ -799,7 +650,7 @@ int main(int argc, char **argv)
 	uint64_t v;
 	int i;
 
-	o.pmu_type = pmu_type();
+	o.pmu_type = hwt_rec_pt_pmu_type(8);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt analysis layer: answers about a trace, above the flow layer.
+ *
+ *   hwt_an_last_   "how did I get here": decode a thread's trace to its
+ *                  end and keep the last N branches and the call stack
+ *                  there (with signal handlers as frames of their own).
+ *   hwt_an_lines_  source file and line of an address, from the DWARF
+ *                  line tables (elfutils libdw) of the file mapped there.
+ *
+ * Prefix: hwt_an_.
+ */
+#ifndef HWT_ANALYSIS_H
+#define HWT_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hwt/flow.h>
+#include <hwt/image.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum hwt_an_kind {
+	HWT_AN_COND = 1,	/* a taken conditional branch */
+	HWT_AN_JUMP,		/* jmp (direct or indirect) */
+	HWT_AN_CALL,
+	HWT_AN_RETURN,
+	HWT_AN_SYSCALL,		/* syscall, int: into the kernel and back */
+	HWT_AN_SIGNAL,		/* an interrupt: a signal handler runs */
+	HWT_AN_SIGRETURN,	/* back from a handler to where it interrupted */
+	HWT_AN_LOST,		/* trace lost (overflow) or a decode error */
+};
+
+/* One branch. @to is 0 while unknown (the trace ends in the kernel). */
+struct hwt_an_branch {
+	uint64_t from, to;
+	uint64_t tsc;		/* the decoder's time at the branch */
+	uint8_t kind;		/* enum hwt_an_kind */
+	uint8_t have_tsc;
+	int error;		/* HWT_AN_LOST: a negative HWT_ERR_*, or 0 */
+};
+
+/* A frame of the call stack at the end of the trace. */
+struct hwt_an_frame {
+	uint64_t site;		/* the call, or the interrupted instruction */
+	uint64_t entry;		/* the first instruction run after it */
+	uint64_t ret;		/* where it returns (a signal frame: resumes) */
+	uint8_t kind;		/* HWT_AN_CALL or HWT_AN_SIGNAL */
+};
+
+struct hwt_an_last_config {
+	size_t nbranches;	/* how many of the last branches to keep */
+	size_t max_depth;	/* call stack frames kept (deepest dropped) */
+};
+
+struct hwt_an_last;
+
+struct hwt_an_last *hwt_an_last_new(const struct hwt_an_last_config *c);
+void hwt_an_last_delete(struct hwt_an_last *l);
+
+/*
+ * Where the thread is known to have stopped (the instruction that
+ * faulted): if the trace ends before it on a path that needs no trace
+ * (straight code, direct jumps and calls), that path is added.
+ */
+void hwt_an_last_stop(struct hwt_an_last *l, uint64_t ip);
+
+/*
+ * Decode @cfg's trace with @image to its end. @sync (may be NULL) is
+ * called before each block, as perf.data input needs to bring the image
+ * to the decoder's time. Decode errors are kept as HWT_AN_LOST branches
+ * (decoding goes on at the next PSB). Returns 0 or a negative HWT_ERR_*
+ * (out of memory).
+ */
+int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
+		    struct hwt_image *image,
+		    int (*sync)(void *ctx, struct hwt_blk_decoder *dec),
+		    void *ctx);
+
+/* The last branches, oldest first (valid until the next call). */
+size_t hwt_an_last_branches(struct hwt_an_last *l,
+			    const struct hwt_an_branch **b);
+/* The call stack at the end, innermost first; *@dropped frames deeper
+ * than max_depth were left out. */
+size_t hwt_an_last_stack(struct hwt_an_last *l,
+			 const struct hwt_an_frame **f, size_t *dropped);
+
+struct hwt_an_last_end {
+	uint64_t ip;		/* the last instruction decoded */
+	uint64_t tsc;		/* the time at the end */
+	uint64_t insns;		/* instructions decoded */
+	uint64_t errors;	/* decode errors */
+	uint8_t have_ip, have_tsc;
+};
+
+void hwt_an_last_end(const struct hwt_an_last *l, struct hwt_an_last_end *e);
+
+/* ---- source lines ---- */
+
+struct hwt_an_lines;
+
+struct hwt_an_lines *hwt_an_lines_new(void);
+void hwt_an_lines_delete(struct hwt_an_lines *s);
+
+/*
+ * The source line of the instruction at @vaddr: the file @image maps
+ * there, its DWARF (or its separate debug file's, by build id under
+ * /usr/lib/debug/.build-id). 1 with *@file (owned by @s) and *@line set,
+ * 0 if there is no line information, or a negative HWT_ERR_*.
+ */
+int hwt_an_lines_find(struct hwt_an_lines *s, const struct hwt_image *image,
+		      uint64_t vaddr, const char **file, unsigned *line);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HWT_ANALYSIS_H */

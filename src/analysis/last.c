@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * "How did I get here": the last branches of a trace and the call stack
+ * where it ends.
+ *
+ * The trace is decoded to its end; taken branches go into a ring of the
+ * last N. The call stack follows calls and returns: a return pops to the
+ * frame it returns to (so longjmp and the like, which skip frames, are
+ * mended at the next return), or nothing if no frame matches (it returns
+ * above where the trace started). Calls to the next instruction are not
+ * frames (they read the IP), as for the hardware's return compression.
+ *
+ * Signals, as user-space tracing shows them: the thread leaves for the
+ * kernel (asynchronously: FUP+TIP.PGD at the interrupted instruction; or
+ * at a system call: TIP.PGD) and comes back elsewhere (TIP.PGE in the
+ * handler): a signal frame, which returns to where it interrupted. The
+ * handler's return goes to the restorer, which no frame matches; its
+ * rt_sigreturn system call comes back to the interrupted instruction:
+ * that pops the signal frame.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwt/analysis.h>
+
+/* Where the thread left for the kernel, while it is there. */
+enum { OUT_NONE, OUT_SYSCALL, OUT_ASYNC };
+
+struct hwt_an_last {
+	struct hwt_an_last_config c;
+	struct hwt_image *image;
+
+	struct hwt_an_branch *ring, *lin;
+	size_t head;		/* next slot */
+	uint64_t total;		/* branches ever added */
+
+	struct hwt_an_frame *stack, *out_stack;
+	size_t depth, dropped;
+
+	/* The last instruction of the previous block: where it went is
+	 * known when the next block starts. */
+	struct {
+		uint64_t ip, fall;
+		uint8_t iclass, valid;
+	} pend;
+
+	uint8_t out;		/* OUT_* */
+	uint64_t out_ip, out_fall;
+	uint64_t open;		/* total when the exit branch was added */
+
+	uint64_t tsc;
+	uint8_t have_tsc, have_stop, mode;
+	uint64_t stop;		/* hwt_an_last_stop() */
+	struct hwt_an_last_end end;
+};
+
+struct hwt_an_last *hwt_an_last_new(const struct hwt_an_last_config *c)
+{
+	struct hwt_an_last *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->c = *c;
+	if (!l->c.max_depth)
+		l->c.max_depth = 1;
+	l->ring = calloc(c->nbranches ? c->nbranches : 1, sizeof(*l->ring));
+	l->lin = calloc(c->nbranches ? c->nbranches : 1, sizeof(*l->lin));
+	l->stack = calloc(l->c.max_depth, sizeof(*l->stack));
+	l->out_stack = calloc(l->c.max_depth, sizeof(*l->stack));
+	if (!l->ring || !l->lin || !l->stack || !l->out_stack) {
+		hwt_an_last_delete(l);
+		return NULL;
+	}
+	return l;
+}
+
+void hwt_an_last_delete(struct hwt_an_last *l)
+{
+	if (!l)
+		return;
+	free(l->ring);
+	free(l->lin);
+	free(l->stack);
+	free(l->out_stack);
+	free(l);
+}
+
+static void add(struct hwt_an_last *l, uint8_t kind, uint64_t from,
+		uint64_t to, int error)
+{
+	struct hwt_an_branch *b;
+
+	if (!l->c.nbranches)
+		return;
+	b = &l->ring[l->head];
+	b->from = from;
+	b->to = to;
+	b->kind = kind;
+	b->tsc = l->tsc;
+	b->have_tsc = l->have_tsc;
+	b->error = error;
+	l->head = (l->head + 1) % l->c.nbranches;
+	l->total++;
+}
+
+/* The branch added when total was @at, if still in the ring. */
+static struct hwt_an_branch *added(struct hwt_an_last *l, uint64_t at)
+{
+	if (!l->c.nbranches || !at || at > l->total ||
+	    l->total - at >= l->c.nbranches)
+		return NULL;
+	return &l->ring[(at - 1) % l->c.nbranches];
+}
+
+static void push(struct hwt_an_last *l, uint8_t kind, uint64_t site,
+		 uint64_t entry, uint64_t ret)
+{
+	struct hwt_an_frame *f;
+
+	if (l->depth == l->c.max_depth) {
+		/* The outermost frame goes: the end is what matters. */
+		memmove(l->stack, l->stack + 1,
+			(l->depth - 1) * sizeof(*l->stack));
+		l->depth--;
+		l->dropped++;
+	}
+	f = &l->stack[l->depth++];
+	f->kind = kind;
+	f->site = site;
+	f->entry = entry;
+	f->ret = ret;
+}
+
+/* Pop through the innermost frame of @kind that goes back to @to. */
+static int pop_to(struct hwt_an_last *l, uint8_t kind, uint64_t to)
+{
+	for (size_t i = l->depth; i-- > 0;) {
+		if (l->stack[i].kind == kind && l->stack[i].ret == to) {
+			l->depth = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The previous block's last instruction went to @next. */
+static void resolve(struct hwt_an_last *l, uint64_t next)
+{
+	uint64_t ip = l->pend.ip, fall = l->pend.fall;
+
+	if (!l->pend.valid)
+		return;
+	l->pend.valid = 0;
+	switch (l->pend.iclass) {
+	case HWT_IC_COND_JUMP:
+		if (next != fall)
+			add(l, HWT_AN_COND, ip, next, 0);
+		break;
+	case HWT_IC_CALL:
+		add(l, HWT_AN_CALL, ip, next, 0);
+		if (next != fall)
+			push(l, HWT_AN_CALL, ip, next, fall);
+		break;
+	case HWT_IC_RETURN:
+		add(l, HWT_AN_RETURN, ip, next, 0);
+		pop_to(l, HWT_AN_CALL, next);
+		break;
+	case HWT_IC_JUMP:
+		add(l, HWT_AN_JUMP, ip, next, 0);
+		break;
+	case HWT_IC_FAR_CALL:
+	case HWT_IC_FAR_RETURN:
+	case HWT_IC_FAR_JUMP:
+		add(l, HWT_AN_SYSCALL, ip, next, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+void hwt_an_last_stop(struct hwt_an_last *l, uint64_t ip)
+{
+	l->stop = ip;
+	l->have_stop = 1;
+}
+
+/*
+ * From @ip, the path that needs no trace (fall-through, direct jumps and
+ * calls) to the stop IP: with @commit 0 only whether it gets there.
+ */
+static int tail(struct hwt_an_last *l, uint64_t ip, int commit)
+{
+	struct hwt_insn_info info;
+	const uint8_t *code;
+	size_t avail;
+
+	for (int n = 0; n < 100000; n++) {
+		if (ip == l->stop) {
+			if (commit) {
+				l->end.ip = ip;
+				l->end.have_ip = 1;
+			}
+			return 1;
+		}
+		if (hwt_image_read(l->image, ip, &code, &avail) < 0 ||
+		    hwt_insn_decode(&info, code, avail, ip, l->mode) < 0)
+			return 0;
+		if (info.iclass == HWT_IC_OTHER) {
+			ip += info.size;
+			continue;
+		}
+		if (!(info.flags & HWT_INSN_DIRECT) ||
+		    (info.iclass != HWT_IC_JUMP && info.iclass != HWT_IC_CALL))
+			return 0;
+		if (commit) {
+			l->end.insns += (uint64_t)n;
+			add(l, info.iclass == HWT_IC_CALL ? HWT_AN_CALL :
+			    HWT_AN_JUMP, ip, info.target, 0);
+			if (info.iclass == HWT_IC_CALL &&
+			    info.target != ip + info.size)
+				push(l, HWT_AN_CALL, ip, info.target,
+				     ip + info.size);
+			n = 0;
+		}
+		ip = info.target;
+	}
+	return 0;
+}
+
+static int walk(struct hwt_an_last *l, const struct hwt_block *b)
+{
+	uint64_t ip = b->ip, next;
+	struct hwt_insn insn;
+	int err;
+
+	resolve(l, b->ip);
+	for (uint32_t n = b->ninsn; n > 0; n--) {
+		err = hwt_blk_insn_walk(l->image, b->mode, &ip, &insn);
+		if (err < 0)
+			return err;
+		l->end.insns++;
+		l->end.ip = insn.ip;
+		l->end.have_ip = 1;
+		l->mode = b->mode;
+		next = insn.ip + insn.size;
+		if (n == 1) {
+			l->pend.ip = insn.ip;
+			l->pend.fall = next;
+			l->pend.iclass = insn.iclass;
+			l->pend.valid = 1;
+		} else if (insn.iclass == HWT_IC_CALL) {
+			/* Inside a block: direct calls and jumps only. */
+			add(l, HWT_AN_CALL, insn.ip, ip, 0);
+			if (ip != next)
+				push(l, HWT_AN_CALL, insn.ip, ip, next);
+		} else if (ip != next || insn.iclass == HWT_IC_JUMP) {
+			add(l, HWT_AN_JUMP, insn.ip, ip, 0);
+		}
+	}
+	return 0;
+}
+
+/* Back from the kernel at @ip: a system call, a signal, a sigreturn. */
+static void enabled(struct hwt_an_last *l, uint64_t ip)
+{
+	struct hwt_an_branch *b = added(l, l->open);
+
+	if (l->out == OUT_SYSCALL) {
+		if (ip == l->out_fall) {
+			if (b)
+				b->to = ip;
+		} else if (pop_to(l, HWT_AN_SIGNAL, ip)) {
+			if (b) {
+				b->kind = HWT_AN_SIGRETURN;
+				b->to = ip;
+			}
+		} else {
+			/* A signal delivered as the call returned. */
+			if (b)
+				b->to = l->out_fall;
+			add(l, HWT_AN_SIGNAL, l->out_fall, ip, 0);
+			push(l, HWT_AN_SIGNAL, l->out_fall, ip, l->out_fall);
+		}
+	} else if (l->out == OUT_ASYNC) {
+		if (ip == l->out_ip) {
+			/* An interrupt the program did not see: no branch. */
+			if (b && l->open == l->total) {
+				l->head = (l->head + l->c.nbranches - 1) %
+					  l->c.nbranches;
+				l->total--;
+			}
+		} else {
+			if (b)
+				b->to = ip;
+			push(l, HWT_AN_SIGNAL, l->out_ip, ip, l->out_ip);
+		}
+	}
+	l->out = OUT_NONE;
+}
+
+static void event(struct hwt_an_last *l, const struct hwt_event *ev)
+{
+	if (ev->status_update)
+		return;
+	switch (ev->type) {
+	case HWT_EV_ENABLED:
+		l->pend.valid = 0;
+		if (!ev->ip_suppressed)
+			enabled(l, ev->u.enabled.ip);
+		break;
+	case HWT_EV_DISABLED:
+		/* The instruction that left (a system call) is pending. */
+		if (l->pend.valid) {
+			add(l, HWT_AN_SYSCALL, l->pend.ip, 0, 0);
+			l->open = l->total;
+			l->out = OUT_SYSCALL;
+			l->out_ip = l->pend.ip;
+			l->out_fall = l->pend.fall;
+		}
+		l->pend.valid = 0;
+		break;
+	case HWT_EV_ASYNC_DISABLED:
+		l->pend.valid = 0;
+		add(l, HWT_AN_SIGNAL, ev->u.async_disabled.at, 0, 0);
+		l->open = l->total;
+		l->out = OUT_ASYNC;
+		l->out_ip = ev->u.async_disabled.at;
+		break;
+	case HWT_EV_ASYNC_BRANCH:
+		/* With tracing on throughout (kernel tracing; vgpt's
+		 * redirections): a transfer, not a frame. */
+		l->pend.valid = 0;
+		add(l, HWT_AN_JUMP, ev->u.async_branch.from,
+		    ev->u.async_branch.to, 0);
+		break;
+	case HWT_EV_OVERFLOW:
+		l->pend.valid = 0;
+		l->out = OUT_NONE;
+		add(l, HWT_AN_LOST, ev->ip_suppressed ? 0 : ev->u.overflow.ip,
+		    0, -HWT_ERR_OVERFLOW);
+		break;
+	default:
+		break;
+	}
+}
+
+static void lost(struct hwt_an_last *l, struct hwt_blk_decoder *dec,
+		 int err)
+{
+	uint64_t ip = 0;
+
+	hwt_blk_get_ip(dec, &ip);
+	l->end.errors++;
+	l->pend.valid = 0;
+	l->out = OUT_NONE;
+	add(l, HWT_AN_LOST, ip, 0, err);
+}
+
+int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
+		    struct hwt_image *image,
+		    int (*sync)(void *ctx, struct hwt_blk_decoder *dec),
+		    void *ctx)
+{
+	struct hwt_blk_decoder *dec;
+	struct hwt_block block;
+	struct hwt_event ev;
+	uint64_t ip;
+	int status;
+
+	l->image = image;
+	dec = hwt_blk_new(cfg, image);
+	if (!dec)
+		return -HWT_ERR_NOMEM;
+	status = hwt_blk_sync_forward(dec);
+	for (;;) {
+		if (status < 0) {
+			if (status == -HWT_ERR_EOS)
+				break;
+			lost(l, dec, status);
+			status = hwt_blk_sync_forward(dec);
+			continue;
+		}
+		while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
+			status = hwt_blk_event(dec, &ev);
+			if (status >= 0)
+				event(l, &ev);
+		}
+		if (status < 0)
+			continue;
+		if (status & HWT_STS_EOS)
+			break;
+		if (sync)
+			sync(ctx, dec);
+		l->have_tsc = hwt_blk_time(dec, &l->tsc, NULL, NULL) >= 0;
+		status = hwt_blk_next(dec, &block);
+		if (block.ninsn) {
+			int err = walk(l, &block);
+
+			if (err < 0 && status >= 0)
+				status = err;
+		}
+	}
+	/* The trace ran out after the last block's branch: where the
+	 * decoder stands is where that branch went. */
+	if (l->pend.valid && hwt_blk_get_ip(dec, &ip) >= 0)
+		resolve(l, ip);
+	/* A thread that stopped (faulted) inside code the trace never had
+	 * to describe: the straight path to where it stopped. */
+	if (l->have_stop && hwt_blk_get_ip(dec, &ip) >= 0 && tail(l, ip, 0))
+		tail(l, ip, 1);
+	l->end.tsc = l->tsc;
+	l->end.have_tsc = l->have_tsc;
+	hwt_blk_delete(dec);
+	return 0;
+}
+
+size_t hwt_an_last_branches(struct hwt_an_last *l,
+			    const struct hwt_an_branch **b)
+{
+	size_t n = l->total < l->c.nbranches ? (size_t)l->total :
+					       l->c.nbranches;
+	size_t first = (l->head + l->c.nbranches - n) %
+		       (l->c.nbranches ? l->c.nbranches : 1);
+
+	for (size_t i = 0; i < n; i++)
+		l->lin[i] = l->ring[(first + i) % l->c.nbranches];
+	*b = l->lin;
+	return n;
+}
+
+size_t hwt_an_last_stack(struct hwt_an_last *l,
+			 const struct hwt_an_frame **f, size_t *dropped)
+{
+	for (size_t i = 0; i < l->depth; i++)
+		l->out_stack[i] = l->stack[l->depth - 1 - i];
+	*f = l->out_stack;
+	if (dropped)
+		*dropped = l->dropped;
+	return l->depth;
+}
+
+void hwt_an_last_end(const struct hwt_an_last *l, struct hwt_an_last_end *e)
+{
+	*e = l->end;
+}

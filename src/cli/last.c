@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt last: "how did I get here". For each thread of a perf.data file,
+ * how its process ended (hwt record's HWT_EXIT feature: exit code, or the
+ * signal and the instruction that faulted), the call stack where its
+ * trace ends and the last branches before that, with symbols and source
+ * lines. The analysis is the library's (hwt_an_last, hwt_an_lines).
+ *
+ * Which thread took a fatal signal: the process's thread that ran last,
+ * the one whose trace has the latest TSC (one thread runs at a time
+ * under the portable source, and each stream gets a TSC when it runs
+ * again after another).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwt/analysis.h>
+#include <hwt/perfdata.h>
+#include <hwt/record.h>
+
+#include "cli/cli.h"
+
+void help_last(void)
+{
+	printf(
+"usage: hwt last [-n N] [--depth N] [--no-lines] FILE\n"
+"\n"
+"How each thread of the perf.data FILE got to where its trace ends: how\n"
+"its process ended (exit code, or the signal that killed it and the\n"
+"instruction that faulted, as hwt record saw it), the call stack there\n"
+"(innermost first; signal handlers are frames of their own) and its last\n"
+"N taken branches (oldest first), each with its function and, where the\n"
+"file has DWARF line information, file:line. When a signal killed the\n"
+"program this is the path to the crash.\n"
+"\n"
+"  -n N        branches to show per thread (default 16)\n"
+"  --depth N   call stack frames to show (default 64)\n"
+"  --no-lines  no source lines\n");
+}
+
+struct last_opts {
+	size_t n, depth;
+	int lines;
+	const char *file;
+};
+
+struct last_ctx {
+	const struct last_opts *o;
+	struct cli_pd *pd;
+	struct hwt_an_lines *lines;
+	struct hwt_blk_config cfg;
+	uint64_t *end_tsc;	/* per stream: its last TSC packet */
+	int failed;
+};
+
+static const char *kind_name(uint8_t kind)
+{
+	switch (kind) {
+	case HWT_AN_COND: return "jcc";
+	case HWT_AN_JUMP: return "jmp";
+	case HWT_AN_CALL: return "call";
+	case HWT_AN_RETURN: return "ret";
+	case HWT_AN_SYSCALL: return "syscall";
+	case HWT_AN_SIGNAL: return "signal";
+	case HWT_AN_SIGRETURN: return "sigret";
+	default: return "lost";
+	}
+}
+
+/* "0x401136 lookup+0x16 (calc.c:41)" */
+static void where(struct last_ctx *c, const struct hwt_image *image,
+		  uint64_t ip, char *buf, size_t len)
+{
+	const char *name, *file, *base;
+	uint64_t off;
+	unsigned line;
+	int n;
+
+	n = snprintf(buf, len, "0x%" PRIx64, ip);
+	if (hwt_image_symbol(image, ip, &name, &off) >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, off ? " %s+0x%" PRIx64 :
+			      " %s", name, off);
+	if (c->lines && (size_t)n < len &&
+	    hwt_an_lines_find(c->lines, image, ip, &file, &line) == 1) {
+		base = strrchr(file, '/');
+		snprintf(buf + n, len - (size_t)n, " (%s:%u)",
+			 base ? base + 1 : file, line);
+	}
+}
+
+static const struct hwt_pd_exit *exit_of(const struct last_ctx *c,
+					 uint32_t pid)
+{
+	const struct hwt_pd_info *info = cli_pd_info(c->pd);
+
+	for (size_t i = 0; info && i < info->nexits; i++)
+		if (info->exits[i].pid == pid)
+			return &info->exits[i];
+	return NULL;
+}
+
+/* Did stream @i run last in its process (so it took the signal)? */
+static int ran_last(const struct last_ctx *c, size_t i)
+{
+	uint32_t pid, tid, p, t;
+
+	cli_pd_stream_ids(c->pd, i, &pid, &tid);
+	for (size_t k = 0; k < cli_pd_nstreams(c->pd); k++) {
+		cli_pd_stream_ids(c->pd, k, &p, &t);
+		if (k != i && p == pid && c->end_tsc[k] > c->end_tsc[i])
+			return 0;
+	}
+	return 1;
+}
+
+static void signame(uint32_t sig, char *buf, size_t len)
+{
+	const char *s = sig < 65 ? sigabbrev_np((int)sig) : NULL;
+
+	snprintf(buf, len, "SIG%s", s ? s : "?");
+}
+
+static void header(struct last_ctx *c, size_t i, const struct hwt_pd_exit *e,
+		   int took, const struct hwt_image *image, FILE *f)
+{
+	uint32_t pid, tid;
+	const char *comm = cli_pd_stream_comm(c->pd, i);
+	char sig[32], w[512];
+
+	cli_pd_stream_ids(c->pd, i, &pid, &tid);
+	fprintf(f, "# thread %" PRIu32 "/%" PRIu32 " %s: ", pid, tid,
+		comm ? comm : "?");
+	if (!e) {
+		fprintf(f, "the trace ends (how the process ended is not "
+			"recorded)\n");
+		return;
+	}
+	if (!e->signal) {
+		fprintf(f, "its process exited with status %" PRIu32 "\n",
+			e->code);
+		return;
+	}
+	signame(e->signal, sig, sizeof(sig));
+	if (!took) {
+		fprintf(f, "its process was killed by signal %" PRIu32
+			" (%s) while another thread ran\n", e->signal, sig);
+		return;
+	}
+	fprintf(f, "killed by signal %" PRIu32 " (%s)", e->signal, sig);
+	if (e->flags & HWT_PD_EXIT_HAVE_IP) {
+		where(c, image, e->ip, w, sizeof(w));
+		fprintf(f, " at %s", w);
+	}
+	fprintf(f, ": the path to the crash\n");
+}
+
+static void print_stack(struct last_ctx *c, struct hwt_an_last *l,
+			const struct hwt_pd_exit *e, int took,
+			const struct hwt_image *image, FILE *f)
+{
+	const struct hwt_an_frame *fr;
+	struct hwt_an_last_end end;
+	size_t n, dropped, k = 0;
+	char w[512];
+
+	hwt_an_last_end(l, &end);
+	n = hwt_an_last_stack(l, &fr, &dropped);
+	fprintf(f, "call stack at the end, innermost first:\n");
+	if (took && e && e->signal && (e->flags & HWT_PD_EXIT_HAVE_IP)) {
+		where(c, image, e->ip, w, sizeof(w));
+		fprintf(f, "  #%zu  %s  <- faulted here\n", k++, w);
+	} else if (end.have_ip) {
+		where(c, image, end.ip, w, sizeof(w));
+		fprintf(f, "  #%zu  %s  <- the trace ends here\n", k++, w);
+	}
+	for (size_t i = 0; i < n && i < c->o->depth; i++, k++) {
+		where(c, image, fr[i].site, w, sizeof(w));
+		if (fr[i].kind == HWT_AN_SIGNAL)
+			fprintf(f, "  #%zu  <signal handler> interrupted %s\n",
+				k, w);
+		else
+			fprintf(f, "  #%zu  %s\n", k, w);
+	}
+	if (n > c->o->depth || dropped)
+		fprintf(f, "  ... %zu more frames\n",
+			(n > c->o->depth ? n - c->o->depth : 0) + dropped);
+	else if (!n)
+		fprintf(f, "  (no call seen in the trace)\n");
+}
+
+static void print_branches(struct last_ctx *c, struct hwt_an_last *l,
+			   const struct hwt_image *image, FILE *f)
+{
+	const struct hwt_an_branch *b;
+	size_t n = hwt_an_last_branches(l, &b);
+	char from[512], to[512];
+
+	fprintf(f, "last %zu branches, oldest first:\n", n);
+	for (size_t i = 0; i < n; i++) {
+		if (b[i].kind == HWT_AN_LOST) {
+			fprintf(f, "  [trace lost at 0x%" PRIx64 ": %s]\n",
+				b[i].from, hwt_errstr(b[i].error));
+			continue;
+		}
+		where(c, image, b[i].from, from, sizeof(from));
+		if (b[i].to)
+			where(c, image, b[i].to, to, sizeof(to));
+		else
+			snprintf(to, sizeof(to), "(the kernel)");
+		fprintf(f, "  %-7s %s -> %s\n", kind_name(b[i].kind), from, to);
+	}
+}
+
+/* The analysis asks before each block, as flow.c does; one piece here. */
+static int last_sync(void *ctx, struct hwt_blk_decoder *dec)
+{
+	const struct cli_flow_hook *hook = ctx;
+
+	return hook->sync(hook->ctx, dec, 0);
+}
+
+static int last_one(struct last_ctx *c, size_t i, const uint8_t *trace,
+		    size_t size, struct hwt_image *image,
+		    const struct cli_flow_hook *hook)
+{
+	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1 };
+	struct hwt_blk_config cfg = c->cfg;
+	const struct hwt_pd_exit *e;
+	struct hwt_an_last_end end;
+	struct hwt_an_last *l;
+	uint32_t pid, tid;
+	int took;
+
+	l = hwt_an_last_new(&lc);
+	if (!l)
+		return -1;
+	cli_pd_stream_ids(c->pd, i, &pid, &tid);
+	e = exit_of(c, pid);
+	took = ran_last(c, i);
+	if (took && e && e->signal && (e->flags & HWT_PD_EXIT_HAVE_IP))
+		hwt_an_last_stop(l, e->ip);
+	cfg.qry.begin = trace;
+	cfg.qry.end = trace + size;
+	if (hwt_an_last_run(l, &cfg, image, last_sync,
+			    (void *)hook) < 0) {
+		hwt_an_last_delete(l);
+		return -1;
+	}
+	if (i)
+		printf("\n");
+	header(c, i, e, took, image, stdout);
+	print_stack(c, l, e, took, image, stdout);
+	print_branches(c, l, image, stdout);
+	hwt_an_last_end(l, &end);
+	if (end.errors)
+		printf("(%" PRIu64 " decode errors in this trace)\n", end.errors);
+	hwt_an_last_delete(l);
+	return 0;
+}
+
+
+/*
+ * The call stack at the end goes back to the start of the trace, and the
+ * analysis decodes one buffer: the stream is read whole (unlike flow's
+ * pieces, memory here is the size of one thread's trace).
+ */
+static int one(void *ctx, size_t i, struct cli_pieces *trace,
+	       struct hwt_image *image, const struct cli_flow_hook *hook)
+{
+	struct last_ctx *c = ctx;
+	size_t size = (size_t)trace->size;
+	uint8_t *data = size == trace->size ? malloc(size ? size : 1) : NULL;
+	int ret;
+
+	if (!data) {
+		fprintf(stderr, "hwt last: out of memory (stream %zu: %" PRIu64
+			" bytes of trace)\n", i, trace->size);
+		return -1;
+	}
+	if (trace->read(trace->ctx, 0, data, size) < 0) {
+		free(data);
+		return -1;
+	}
+	ret = last_one(c, i, data, size, image, hook);
+	free(data);
+	return ret;
+}
+
+static int parse(int argc, char **argv, struct last_opts *o)
+{
+	enum { OPT_DEPTH = 256, OPT_NO_LINES, OPT_HELP };
+	static const struct option long_opts[] = {
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "no-lines", no_argument, NULL, OPT_NO_LINES },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c;
+
+	o->n = 16;
+	o->depth = 64;
+	o->lines = 1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":n:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+		case OPT_DEPTH:
+			if (cli_parse_u64(optarg, &v) || v > 1000000) {
+				fprintf(stderr, "hwt last: %s %s: not a count "
+					"(0 to 1000000); see 'hwt help last'\n",
+					c == 'n' ? "-n" : "--depth", optarg);
+				return 2;
+			}
+			if (c == 'n')
+				o->n = (size_t)v;
+			else
+				o->depth = (size_t)v;
+			break;
+		case OPT_NO_LINES:
+			o->lines = 0;
+			break;
+		case 'h':
+		case OPT_HELP:
+			help_last();
+			return -1;
+		case ':':
+			fprintf(stderr, "hwt last: %s needs a value; see 'hwt "
+				"help last'\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "hwt last: unknown option '%s'; see "
+				"'hwt help last'\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "hwt last: %s; see 'hwt help last'\n",
+			optind == argc ? "no perf.data file given" :
+			"more than one file given");
+		return 2;
+	}
+	o->file = argv[optind];
+	return 0;
+}
+
+int cmd_last(int argc, char **argv)
+{
+	struct last_opts o;
+	struct last_ctx c;
+	uint32_t errata = 0;
+	int ret;
+
+	ret = parse(argc, argv, &o);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	if (!cli_pd_is_perfdata(o.file)) {
+		fprintf(stderr, "hwt last: %s: not a perf.data file (hwt last "
+			"reads what hwt record or perf record write)\n",
+			o.file);
+		return 1;
+	}
+	memset(&c, 0, sizeof(c));
+	c.o = &o;
+	if (cli_pd_open(&c.pd, o.file, "hwt last") < 0)
+		return 1;
+	hwt_blk_config_init(&c.cfg);
+	cli_pd_qry_config(c.pd, &c.cfg.qry);
+	if (c.cfg.qry.cpu.vendor &&
+	    hwt_pt_cpu_errata(&c.cfg.qry.cpu, &errata) >= 0) {
+		c.cfg.qry.errata = errata;
+		c.cfg.qry.time.errata = errata;
+	}
+	c.end_tsc = calloc(cli_pd_nstreams(c.pd) + 1, sizeof(*c.end_tsc));
+	c.lines = o.lines ? hwt_an_lines_new() : NULL;
+	if (!c.end_tsc || (o.lines && !c.lines)) {
+		fprintf(stderr, "hwt last: out of memory\n");
+		ret = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < cli_pd_nstreams(c.pd); i++) {
+		struct hwt_rec_pt_scan scan;
+		struct cli_pieces trace;
+		int more;
+
+		cli_pd_stream_pieces(c.pd, i, &trace);
+		while ((more = cli_pieces_next(&trace)) > 0) {
+			hwt_rec_pt_scan(trace.buf, (size_t)trace.cut, &scan);
+			if (scan.have_tsc)
+				c.end_tsc[i] = scan.last_tsc;
+		}
+		cli_pieces_fini(&trace);
+		if (more < 0) {
+			ret = 1;
+			goto out;
+		}
+	}
+	ret = cli_pd_each_stream(c.pd, one, &c) < 0 ? 1 : 0;
+	if (fflush(stdout)) {
+		fprintf(stderr, "hwt last: error writing output\n");
+		ret = 1;
+	}
+out:
+	hwt_an_lines_delete(c.lines);
+	free(c.end_tsc);
+	cli_pd_close(c.pd);
+	return ret;
+}
