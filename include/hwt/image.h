@@ -80,6 +80,12 @@ int hwt_image_remove(struct hwt_image *image, uint64_t vaddr, uint64_t size);
 void hwt_image_clear(struct hwt_image *image);
 
 /*
+ * The GNU build id of the ELF file @path, zero padded to 20 bytes: 1 if
+ * it has one, 0 if not (or not ELF), -HWT_ERR_IO if it cannot be read.
+ */
+int hwt_image_build_id(const char *path, uint8_t id[20]);
+
+/*
  * The bytes at @vaddr: *@ptr points at them, *@avail is how many are
  * contiguous there (to the end of the section). -HWT_ERR_NOMAP if nothing
  * is mapped at @vaddr. The pointer stays valid for the image's lifetime.

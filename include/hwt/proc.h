@@ -95,12 +95,6 @@ const char *hwt_proc_comm(const struct hwt_proc_model *m, uint32_t tid,
 int hwt_proc_running(const struct hwt_proc_model *m, uint32_t cpu,
 		     uint64_t time, uint32_t *pid, uint32_t *tid);
 
-/*
- * The GNU build id of the ELF file @path, zero padded to 20 bytes: 1 if
- * it has one, 0 if not (or not ELF), -HWT_ERR_IO if it cannot be read.
- */
-int hwt_proc_build_id(const char *path, uint8_t id[20]);
-
 /* A view: an image that follows one pid through time. */
 struct hwt_proc_view;
 

@@ -67,7 +67,7 @@ static Dwarf *debug_file(struct ln_file *f)
 	size_t n;
 	Dwarf *dw;
 
-	if (hwt_proc_build_id(f->path, id) != 1)
+	if (hwt_image_build_id(f->path, id) != 1)
 		return NULL;
 	n = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/");
 	path[n++] = hex[id[0] >> 4];

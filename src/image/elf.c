@@ -223,6 +223,142 @@ static int elf_read_symtab(struct elf_load *ld, Elf_Scn *scn,
 	return 0;
 }
 
+/*
+ * PLT stubs have no symbols of their own, yet every call into a shared
+ * library goes through one: name them NAME@plt, as perf and gdb do. An
+ * x86-64 stub's first branch is `jmp *GOT(%rip)' (after an endbr64 or a
+ * bnd prefix with IBT/MPX); the GOT slot's relocation names the function.
+ */
+struct plt_slot {
+	uint64_t got;		/* relocation offset (unbiased) */
+	const char *name;
+};
+
+/* The R_X86_64_JUMP_SLOT / GLOB_DAT slots of one relocation section. */
+static int plt_read_relocs(struct elf_load *ld, Elf_Scn *scn,
+			   const GElf_Shdr *shdr, struct plt_slot **slots,
+			   size_t *nslots, size_t *cap)
+{
+	Elf_Data *data = elf_getdata(scn, NULL), *symdata;
+	size_t relsz = gelf_fsize(ld->elf, ELF_T_RELA, 1, EV_CURRENT);
+	Elf_Scn *symscn = elf_getscn(ld->elf, shdr->sh_link);
+	GElf_Shdr symshdr;
+
+	if (!data || !relsz || !symscn || !gelf_getshdr(symscn, &symshdr) ||
+	    !(symdata = elf_getdata(symscn, NULL)))
+		return 0;
+	for (size_t i = 0; i < data->d_size / relsz; i++) {
+		GElf_Rela rela;
+		GElf_Sym sym;
+		const char *name;
+		unsigned type;
+
+		if (!gelf_getrela(data, (int)i, &rela))
+			continue;
+		type = (unsigned)GELF_R_TYPE(rela.r_info);
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			continue;
+		if (!gelf_getsym(symdata, (int)GELF_R_SYM(rela.r_info), &sym) ||
+		    !(name = elf_str(ld, symshdr.sh_link, sym.st_name)) ||
+		    !*name)
+			continue;
+		if (img_reserve((void **)slots, cap, *nslots + 1,
+				sizeof(**slots)) < 0)
+			return -HWT_ERR_NOMEM;
+		(*slots)[*nslots].got = rela.r_offset;
+		(*slots)[*nslots].name = name;
+		(*nslots)++;
+	}
+	return 0;
+}
+
+static const char *plt_slot_name(const struct plt_slot *slots, size_t n,
+				 uint64_t got)
+{
+	for (size_t i = 0; i < n; i++)
+		if (slots[i].got == got)
+			return slots[i].name;
+	return NULL;
+}
+
+/* Name the stubs of one PLT section (.plt, .plt.sec, .plt.got). */
+static int plt_name_stubs(struct elf_load *ld, size_t ndx,
+			  const GElf_Shdr *shdr, const struct plt_slot *slots,
+			  size_t nslots)
+{
+	const struct img_file *f = ld->file;
+	uint64_t esz = shdr->sh_entsize >= 8 ? shdr->sh_entsize : 16;
+	const uint8_t *sec;
+
+	if (shdr->sh_type != SHT_PROGBITS || shdr->sh_offset > f->size ||
+	    shdr->sh_size > f->size - shdr->sh_offset)
+		return 0;
+	sec = f->map + shdr->sh_offset;
+	for (uint64_t off = 0; off + esz <= shdr->sh_size; off += esz) {
+		const uint8_t *e = sec + off;
+		GElf_Sym sym;
+		const char *name;
+		uint64_t k = 0, got;
+		int32_t disp;
+		char *n;
+		int err;
+
+		if (e[0] == 0xf3 && e[1] == 0x0f && e[2] == 0x1e && e[3] == 0xfa)
+			k = 4;				/* endbr64 */
+		if (e[k] == 0xf2)
+			k++;				/* bnd */
+		if (k + 6 > esz || e[k] != 0xff || e[k + 1] != 0x25)
+			continue;
+		memcpy(&disp, e + k + 2, sizeof(disp));
+		got = shdr->sh_addr + off + k + 6 + (uint64_t)(int64_t)disp;
+		name = plt_slot_name(slots, nslots, got);
+		if (!name || asprintf(&n, "%s@plt", name) < 0)
+			continue;
+		if (img_own(ld->image, n) < 0) {
+			free(n);
+			return -HWT_ERR_NOMEM;
+		}
+		memset(&sym, 0, sizeof(sym));
+		sym.st_value = shdr->sh_addr + off;
+		sym.st_size = esz;
+		sym.st_info = GELF_ST_INFO(STB_LOCAL, STT_FUNC);
+		sym.st_shndx = (uint16_t)ndx;
+		err = elf_push_sym(ld, &sym, n);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int elf_add_plt_symbols(struct elf_load *ld)
+{
+	struct plt_slot *slots = NULL;
+	size_t nslots = 0, cap = 0, shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	int err = 0;
+
+	if (elf_getshdrstrndx(ld->elf, &shstrndx))
+		return 0;
+	while (!err && (scn = elf_nextscn(ld->elf, scn)))
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_RELA)
+			err = plt_read_relocs(ld, scn, &shdr, &slots, &nslots,
+					      &cap);
+	while (!err && nslots && (scn = elf_nextscn(ld->elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) ||
+		    !(name = elf_strptr(ld->elf, shstrndx, shdr.sh_name)))
+			continue;
+		if (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
+		    !strcmp(name, ".plt.got"))
+			err = plt_name_stubs(ld, elf_ndxscn(scn), &shdr, slots,
+					     nslots);
+	}
+	free(slots);
+	return err;
+}
+
 #ifdef HWT_HAVE_DEMANGLE
 /* Once per symbol at load time, so lookups stay allocation-free. */
 static void elf_demangle(struct elf_load *ld)
@@ -252,11 +388,74 @@ static void elf_demangle(struct elf_load *ld)
 }
 #endif
 
-static int elf_add_symbols(struct elf_load *ld)
+/* Read @ld's symbol tables of @type (SHT_SYMTAB or SHT_DYNSYM); 1 if it
+ * has one. */
+static int elf_read_symtabs(struct elf_load *ld, uint32_t type)
 {
 	Elf_Scn *scn = NULL;
-	GElf_Ehdr ehdr;
 	GElf_Shdr shdr;
+	int err, found = 0;
+
+	while ((scn = elf_nextscn(ld->elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != type)
+			continue;
+		found = 1;
+		err = elf_read_symtab(ld, scn, &shdr);
+		if (err < 0)
+			return err;
+	}
+	return found;
+}
+
+static int elf_open(struct elf_load *ld, const char *path, int *fd);
+static void elf_close(struct elf_load *ld, int fd);
+
+/*
+ * A stripped file's full symbol table is in its separate debug file, as
+ * Debian's -dbg and -dbgsym packages install it: by build id under
+ * /usr/lib/debug. Its names point into that file, which the image keeps
+ * mapped like its other files. Nothing if there is none.
+ */
+static int elf_read_debug_symtab(struct elf_load *ld)
+{
+	struct elf_load dbg = {
+		.image = ld->image, .bias = ld->bias,
+		.sym_lo = ld->sym_lo, .sym_hi = ld->sym_hi,
+	};
+	uint8_t id[20];
+	char path[128], *p = path;
+	int fd, err, n = 20;
+
+	if (img_elf_build_id(ld->elf, id) != 1)
+		return 0;
+	while (n > 1 && !id[n - 1])
+		n--;
+	p += sprintf(p, "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (int i = 1; i < n; i++)
+		p += sprintf(p, "%02x", id[i]);
+	strcpy(p, ".debug");
+	err = elf_open(&dbg, path, &fd);
+	if (err >= 0)
+		err = elf_read_scns(&dbg);
+	if (err >= 0)
+		err = elf_read_symtabs(&dbg, SHT_SYMTAB);
+	if (err > 0) {
+		err = img_reserve((void **)&ld->syms, &ld->capsyms,
+				  ld->nsyms + dbg.nsyms, sizeof(*ld->syms));
+		if (err >= 0 && dbg.nsyms) {
+			memcpy(ld->syms + ld->nsyms, dbg.syms,
+			       dbg.nsyms * sizeof(*dbg.syms));
+			ld->nsyms += dbg.nsyms;
+		}
+	}
+	elf_close(&dbg, fd);
+	/* No debug file, or not a usable one: the file's own symbols. */
+	return err == -HWT_ERR_NOMEM ? err : 0;
+}
+
+static int elf_add_symbols(struct elf_load *ld)
+{
+	GElf_Ehdr ehdr;
 	int err;
 
 	/* Relocatable files' symbol values are section offsets. */
@@ -266,15 +465,15 @@ static int elf_add_symbols(struct elf_load *ld)
 	err = elf_read_scns(ld);
 	if (err < 0)
 		return err;
-	while ((scn = elf_nextscn(ld->elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM)
-			continue;
-		err = elf_read_symtab(ld, scn, &shdr);
-		if (err < 0)
-			return err;
-	}
+	err = elf_read_symtabs(ld, SHT_DYNSYM);
+	if (err >= 0)
+		err = elf_read_symtabs(ld, SHT_SYMTAB);
+	if (err == 0)
+		err = elf_read_debug_symtab(ld);
+	if (err >= 0 && ehdr.e_machine == EM_X86_64)
+		err = elf_add_plt_symbols(ld);
+	if (err < 0)
+		return err;
 	ld->nsyms = img_sym_sort_unique(ld->syms, ld->nsyms);
 	elf_demangle(ld);
 	return img_sym_add(ld->image, ld->syms, ld->nsyms);

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <libelf.h>
+
 #include <hwt/image.h>
 
 /*
@@ -95,5 +97,8 @@ int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
 
 /* Keep @s until the image is deleted. */
 int img_own(struct hwt_image *image, char *s);
+
+/* The GNU build id of an open ELF file (buildid.c): 1, or 0 if none. */
+int img_elf_build_id(Elf *elf, uint8_t id[20]);
 
 #endif /* HWT_IMAGE_INT_H */

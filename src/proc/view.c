@@ -128,7 +128,7 @@ static char *cache_lookup(const struct hwt_proc_model *m,
 		if (asprintf(&p, "%s/.build-id/%.2s/%s%s", dir, hex, hex + 2,
 			     leaf[i]) < 0)
 			return NULL;
-		if (hwt_proc_build_id(p, got) > 0 && !memcmp(got, id, 20))
+		if (hwt_image_build_id(p, got) > 0 && !memcmp(got, id, 20))
 			return p;
 		free(p);
 	}
@@ -171,7 +171,7 @@ static const char *map_file(struct hwt_proc_model *m,
 	}
 	open_path = file_open_path(m, x->file);
 	if (open_path && f->state == PROC_FILE_UNCHECKED) {
-		ret = hwt_proc_build_id(open_path, f->id);
+		ret = hwt_image_build_id(open_path, f->id);
 		f->state = ret < 0 ? PROC_FILE_MISSING : PROC_FILE_READABLE;
 		f->has_id = ret > 0;
 	}

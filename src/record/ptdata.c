@@ -386,7 +386,7 @@ int hwt_rec_pt_mmap(struct hwt_rec_pt *w, uint64_t time, uint32_t pid,
 	mm->is_mmap2 = 1;
 	mm->filename = m->path;
 	if (m->path[0] == '/' && m->path[1] != '/') {
-		if (hwt_proc_build_id(m->path, mm->build_id) == 1) {
+		if (hwt_image_build_id(m->path, mm->build_id) == 1) {
 			mm->build_id_size = 20;
 			ret = add_build_id(w, m->path, mm->build_id);
 			if (ret < 0)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The GNU build-id note of an ELF file, as perf records it for each file
- * it saw mapped: to check that the file found now is the one that ran.
+ * it saw mapped: to check that the file found now is the one that ran,
+ * and to find its separate debug file.
  */
 #include <fcntl.h>
 #include <gelf.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proc/proc_int.h"
+#include "image/image_int.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -38,7 +39,7 @@ static int note_build_id(Elf_Data *data, uint8_t id[20])
 }
 
 /* Sections first (what perf reads); program headers for stripped ones. */
-static int elf_build_id(Elf *elf, uint8_t id[20])
+int img_elf_build_id(Elf *elf, uint8_t id[20])
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
@@ -69,7 +70,7 @@ static int elf_build_id(Elf *elf, uint8_t id[20])
 	return 0;
 }
 
-int hwt_proc_build_id(const char *path, uint8_t id[20])
+int hwt_image_build_id(const char *path, uint8_t id[20])
 {
 	struct stat st;
 	Elf *elf;
@@ -90,7 +91,7 @@ int hwt_proc_build_id(const char *path, uint8_t id[20])
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF)
-		ret = elf_build_id(elf, id);
+		ret = img_elf_build_id(elf, id);
 	if (elf)
 		elf_end(elf);
 	close(fd);
