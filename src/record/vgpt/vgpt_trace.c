@@ -1,0 +1,674 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The exit log turned into PT packets, per thread.
+ *
+ * Translated code appends one record per superblock execution to a log
+ * (vgpt_instr.c): the address of the static descriptor of the exit taken,
+ * followed by the target for indirect exits. The log belongs to the thread
+ * that runs (Valgrind runs one at a time); it is drained here whenever it
+ * fills, before another thread runs, and before anything that has to see
+ * the packets and the clock up to date (syscalls, signals, translations
+ * that change the image, exit).
+ *
+ * The drain loop keeps the hot state (output position, pending TNT bits,
+ * the instruction count) in locals; everything rare (enabling, PSB+,
+ * flushing, truth, --vgpt-filter) is out of line, with the state written
+ * back first (SAVE/LOAD).
+ *
+ * The packets are encoded by hwt's own encoder and IP compression
+ * (src/pt/encode.c, last_ip.c), compiled into this tool; only the one-byte
+ * TNT-8 is written here directly, in the loop.
+ */
+#include "vgpt.h"
+
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_threadstate.h"
+
+ULong vgpt_icount;
+struct vgpt_thread **vgpt_threads;
+struct vgpt_thread *vgpt_cur;
+ULong vgpt_stat_bytes, vgpt_stat_lost, vgpt_stat_threads;
+
+/* The one function of src/pt/packet.c that encode.c needs; packet.c
+ * itself allocates with the C library, which a tool cannot use. */
+int hwt_pt_ipc_size(unsigned ipc)
+{
+	static const signed char size[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+
+	if (ipc > 7 || size[ipc] < 0)
+		return -HWT_ERR_BAD_PACKET;
+	return size[ipc];
+}
+
+/* ------------------------------------------------------------------ */
+/* Packets                                                             */
+/* ------------------------------------------------------------------ */
+
+static void put(struct vgpt_thread *t, const struct hwt_pt_packet *p)
+{
+	int n = hwt_pt_encode(t->buf + t->len, t->buf + OUT_BUF, p);
+
+	tl_assert(n > 0);
+	t->len += (UInt)n;
+}
+
+/*
+ * TNT bits wait in t->tnt, oldest in bit 0, and go out in TNT-8 packets
+ * of up to six (the densest TNT: 6 bits a byte), oldest in the packet's
+ * most significant payload bit, behind a stop bit, shifted left by one.
+ * Collecting them oldest-first keeps the drain loop's dependency chains
+ * short (an OR at a position, an add), and a batch of 48 goes out as
+ * eight packets at once.
+ */
+static const UChar rev6[64] = {
+#define R2(n) n, n + 32, n + 16, n + 48
+#define R4(n) R2(n), R2(n + 8), R2(n + 4), R2(n + 12)
+	R4(0), R4(2), R4(1), R4(3)
+#undef R4
+#undef R2
+};
+
+/* Packets for the @n (<= 6) bits in the low end of @bits. */
+static inline UChar tnt8(ULong bits, UInt n)
+{
+	return (UChar)((rev6[bits & 63] >> (6 - n) | 1u << n) << 1);
+}
+
+static inline UInt tnt_batch(UChar *p, ULong bits)
+{
+	for (UInt i = 0; i < TNT_BATCH / 6; i++, bits >>= 6)
+		p[i] = tnt8(bits, 6);
+	return TNT_BATCH / 6;
+}
+
+static void flush_tnt(struct vgpt_thread *t)
+{
+	for (; t->ntnt >= 6; t->ntnt -= 6, t->tnt >>= 6)
+		t->buf[t->len++] = tnt8(t->tnt, 6);
+	if (t->ntnt)
+		t->buf[t->len++] = tnt8(t->tnt, t->ntnt);
+	t->tnt = 0;
+	t->ntnt = 0;
+}
+
+static void put_tnt(struct vgpt_thread *t, UInt taken)
+{
+	t->tnt |= (ULong)taken << t->ntnt;
+	if (++t->ntnt == TNT_BATCH)
+		flush_tnt(t);
+}
+
+/* An IP packet, compressed against the last IP as tightly as possible. */
+static void put_ip(struct vgpt_thread *t, UChar type, Addr ip)
+{
+	struct hwt_pt_packet p = { .type = type };
+	uint64_t payload;
+
+	flush_tnt(t);
+	p.u.ip.ipc = (UChar)hwt_pt_ipc_choose(&t->lip, ip, &payload);
+	p.u.ip.ip = payload;
+	hwt_pt_last_ip_update(&t->lip, p.u.ip.ipc, payload);
+	put(t, &p);
+}
+
+static void put_simple(struct vgpt_thread *t, UChar type)
+{
+	struct hwt_pt_packet p = { .type = type };
+
+	if (type == HWT_PT_MODE_EXEC)
+		p.u.exec = HWT_PT_EXEC_CSL;
+	put(t, &p);
+}
+
+static void put_tsc(struct vgpt_thread *t)
+{
+	struct hwt_pt_packet p = { .type = HWT_PT_TSC };
+
+	flush_tnt(t);
+	p.u.tsc = vgpt_icount & ((1ULL << 56) - 1);
+	put(t, &p);
+}
+
+/* Tracing stops (syscall, signal: the IP is suppressed, as user-only
+ * tracing has it) or leaves the filter ranges (the IP is the target). */
+static void put_pgd(struct vgpt_thread *t, Bool has_ip, Addr ip)
+{
+	struct hwt_pt_packet p = { .type = HWT_PT_TIP_PGD };
+
+	if (has_ip) {
+		put_ip(t, HWT_PT_TIP_PGD, ip);
+	} else {
+		flush_tnt(t);
+		p.u.ip.ipc = HWT_PT_IPC_SUPPRESSED;
+		put(t, &p);
+	}
+	t->enabled = False;
+}
+
+static void set_lim(struct vgpt_thread *t)
+{
+	ULong d = t->psb_at - t->written;
+
+	t->lim = d < OUT_BUF - OUT_SLACK ? (UInt)d : OUT_BUF - OUT_SLACK;
+}
+
+/*
+ * PSB+. A decoder may start at any PSB with an empty return stack, so ours
+ * is emptied too: no return is compressed against a call before the PSB.
+ * @ip is where the flow is, for the FUP (only while enabled).
+ */
+static void put_psb(struct vgpt_thread *t, Addr ip)
+{
+	flush_tnt(t);
+	if (t->psbs) {
+		UInt cap = (UInt)(vgpt_clo_ring / vgpt_clo_psb) + 4;
+
+		t->psbs[t->npsbs++ % cap] = t->written + t->len;
+	}
+	put_simple(t, HWT_PT_PSB);
+	hwt_pt_last_ip_init(&t->lip);
+	put_tsc(t);
+	if (t->enabled) {
+		put_simple(t, HWT_PT_MODE_EXEC);
+		put_ip(t, HWT_PT_FUP, ip);
+	}
+	put_simple(t, HWT_PT_PSBEND);
+	t->rs_n = 0;
+	t->psb_due = False;
+	t->psb_at = t->written + t->len + vgpt_clo_psb;
+	set_lim(t);
+}
+
+static void enable(struct vgpt_thread *t, Addr ip)
+{
+	put_tsc(t);
+	put_simple(t, HWT_PT_MODE_EXEC);
+	put_ip(t, HWT_PT_TIP_PGE, ip);
+	t->enabled = True;
+}
+
+/* Room for the next record's packets; a PSB+ when one is due. */
+static void out_room(struct vgpt_thread *t, Addr ip)
+{
+	if (t->len >= OUT_BUF - OUT_SLACK)
+		vgpt_thread_flush(t);
+	if (t->written + t->len >= t->psb_at)
+		put_psb(t, ip);
+	set_lim(t);
+}
+
+static void push(struct vgpt_thread *t, Addr ret)
+{
+	t->rs[t->rs_top] = ret;
+	t->rs_top = (t->rs_top + 1) % RETSTACK;
+	if (t->rs_n < RETSTACK)
+		t->rs_n++;
+}
+
+/* Like the hardware (and decoders), only a compressed return pops. */
+static Bool pop_if(struct vgpt_thread *t, Addr next)
+{
+	UInt top = (t->rs_top + RETSTACK - 1) % RETSTACK;
+
+	if (!t->rs_n || t->rs[top] != next)
+		return False;
+	t->rs_top = top;
+	t->rs_n--;
+	return True;
+}
+
+/* The packets of the instruction that ended a superblock execution. */
+static void leave(struct vgpt_thread *t, UChar kind, Addr fall, Addr next)
+{
+	switch (kind) {
+	case XK_NONE:
+		break;
+	case XK_TNT0:
+	case XK_TNT1:
+		put_tnt(t, kind == XK_TNT1);
+		break;
+	case XK_COND:
+		put_tnt(t, next != fall);
+		break;
+	case XK_CALL:
+		push(t, fall);
+		break;
+	case XK_ICALL:
+		push(t, fall);
+		put_ip(t, HWT_PT_TIP, next);
+		break;
+	case XK_IJMP:
+		put_ip(t, HWT_PT_TIP, next);
+		break;
+	case XK_RET:
+		if (pop_if(t, next))
+			put_tnt(t, 1);
+		else
+			put_ip(t, HWT_PT_TIP, next);
+		break;
+	case XK_FAR:
+		put_pgd(t, False, 0);
+		break;
+	case XK_NOREDIR:
+		/* The bytes are no branch, yet Valgrind calls *%rax: an
+		 * asynchronous transfer for a decoder. */
+		put_ip(t, HWT_PT_FUP, fall);
+		put_ip(t, HWT_PT_TIP, next);
+		break;
+	}
+}
+
+/* A superblock starts running (@sb; @nraddr is what the program jumped
+ * to, != @sb for a Valgrind redirection, an asynchronous transfer). */
+static void enter(struct vgpt_thread *t, Addr sb, Addr nraddr)
+{
+	if (!t->enabled) {
+		enable(t, sb);
+	} else if (nraddr != sb) {
+		put_ip(t, HWT_PT_FUP, nraddr);
+		put_ip(t, HWT_PT_TIP, sb);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Ground truth                                                        */
+/* ------------------------------------------------------------------ */
+
+static HChar *put_hex(HChar *p, ULong v)
+{
+	HChar tmp[16];
+	Int n = 0;
+
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 0xf];
+		v >>= 4;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static void truth_line(struct vgpt_thread *t, Addr sb, UInt n)
+{
+	HChar *p;
+
+	if (t->tlen > TRUTH_BUF - 64) {
+		vgpt_file_write(t->truth, t->tbuf, t->tlen);
+		t->tlen = 0;
+	}
+	p = t->tbuf + t->tlen;
+	p = put_hex(p, sb);
+	*p++ = ' ';
+	p = put_hex(p, n);
+	*p++ = '\n';
+	t->tlen = (UInt)(p - t->tbuf);
+}
+
+static void retired(struct vgpt_thread *t, Addr sb, UInt n)
+{
+	vgpt_icount += n;
+	t->insns += n;
+	if (t->tbuf && n)
+		truth_line(t, sb, n);
+}
+
+/* ------------------------------------------------------------------ */
+/* --vgpt-filter                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Whether an exit inside the ranges gives its usual packet or TIP.PGD
+ * depends on where it goes, which the next record tells (its superblock's
+ * XF_SB_IN), so the exit waits in t->pend until then.
+ */
+static void resolve(struct vgpt_thread *t, Bool target_in)
+{
+	const struct vgpt_xp *x = t->pend;
+
+	if (!x)
+		return;
+	t->pend = NULL;
+	if (target_in) {
+		leave(t, x->kind, x->fall, t->pend_next);
+		return;
+	}
+	/* The decoder sees the call before tracing stops: it pushes. */
+	if (x->kind == XK_CALL || x->kind == XK_ICALL)
+		push(t, x->fall);
+	put_pgd(t, True, t->pend_next);
+}
+
+static void record_filtered(struct vgpt_thread *t, const struct vgpt_xp *x,
+			    Addr next)
+{
+	Bool in = (x->flags & XF_SB_IN) != 0;
+
+	resolve(t, in);
+	if (in)
+		enter(t, x->sb, x->sbi->node.key);
+	retired(t, x->sb, x->ninsn);
+	if (!(x->flags & XF_SRC_IN) || !t->enabled)
+		return;
+	if (x->kind == XK_FAR) {
+		leave(t, x->kind, x->fall, next);
+	} else {
+		t->pend = x;
+		t->pend_next = next;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Draining the log                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Where the flow goes after the record @r (@dyn: its second word). */
+static inline Addr rnext(ULong r, Addr dyn)
+{
+	return r & R_DYN ? dyn : R_XP(r)->next;
+}
+
+/* Every record, the general way: truth, filter. */
+static void drain_slow(struct vgpt_thread *t, const ULong *w,
+		       const ULong *end)
+{
+	const struct vgpt_xp *x;
+	Addr next = t->flow_ip;
+
+	while (w < end) {
+		ULong r = *w++;
+
+		x = R_XP(r);
+		next = r & R_DYN ? *w++ : x->next;
+		if (vgpt_filtering) {
+			record_filtered(t, x, next);
+		} else {
+			enter(t, x->sb, x->sbi->node.key);
+			retired(t, x->sb, x->ninsn);
+			leave(t, x->kind, x->fall, next);
+		}
+		if (t->len >= t->lim)
+			out_room(t, next);
+	}
+	t->flow_ip = next;
+}
+
+/*
+ * The common case (no truth, no filter). A plain jump or a conditional
+ * branch of known direction (the record's word says so) is handled
+ * without a branch on which it is; everything else (R_SLOW, or tracing
+ * is off) loads the descriptor. The output position, the pending TNT
+ * bits and the instruction count are locals: the byte stores of the
+ * packets would make the compiler reload them from *t otherwise.
+ */
+static void drain_fast(struct vgpt_thread *t, const ULong *w,
+		       const ULong *end)
+{
+	UChar *buf = t->buf;
+	UInt len = t->len, lim = t->lim, ntnt = t->ntnt;
+	ULong tnt = t->tnt, n = 0, r = 0, slow;
+	Addr dyn = 0;
+
+#define SAVE() do { t->len = len; t->tnt = tnt; t->ntnt = ntnt; \
+		    vgpt_icount += n; t->insns += n; n = 0; } while (0)
+#define LOAD() do { len = t->len; lim = t->lim; tnt = t->tnt; \
+		    ntnt = t->ntnt; slow = t->enabled ? R_SLOW : ~0ULL; } \
+		while (0)
+
+	slow = t->enabled ? R_SLOW : ~0ULL;
+	while (w < end) {
+		r = *w++;
+		if (UNLIKELY(r & slow)) {
+			const struct vgpt_xp *x = R_XP(r);
+
+			/* A branch, not arithmetic, steps over the target:
+			 * the next load's address must not wait for it. */
+			if (r & R_DYN)
+				dyn = *w++;
+			SAVE();
+			if (!t->enabled || x->flags & XF_REDIR)
+				enter(t, x->sb, x->sbi->node.key);
+			retired(t, x->sb, x->ninsn);
+			if (x->kind == XK_CALL)
+				push(t, x->fall);
+			else
+				leave(t, x->kind, x->fall, rnext(r, dyn));
+			LOAD();
+		} else {
+			n += R_NINSN(r);
+			tnt |= (r >> (R_TNT_SHIFT + 1) & 1) << ntnt;
+			ntnt += (UInt)(r >> R_TNT_SHIFT) & 1;
+			if (LIKELY(ntnt < TNT_BATCH))
+				continue;
+			len += tnt_batch(buf + len, tnt);
+			tnt = 0;
+			ntnt = 0;
+		}
+		if (UNLIKELY(len >= lim)) {
+			SAVE();
+			out_room(t, rnext(r, dyn));
+			LOAD();
+		}
+	}
+	SAVE();
+	if (r)
+		t->flow_ip = rnext(r, dyn);
+#undef SAVE
+#undef LOAD
+}
+
+void vgpt_drain(void)
+{
+	struct vgpt_thread *t = vgpt_cur;
+	const ULong *end = vgpt_log_ptr;
+
+	if (end == vgpt_log)
+		return;
+	tl_assert(end <= vgpt_log + LOG_ROOM);
+	vgpt_log_ptr = vgpt_log;
+	tl_assert(t);
+	if (vgpt_filtering || t->tbuf)
+		drain_slow(t, vgpt_log, end);
+	else
+		drain_fast(t, vgpt_log, end);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events outside translated code (the log is drained)                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The image changed under code that may have run (munmap, code rewritten):
+ * every thread starts a new PSB+ before it runs more, so that a decoder
+ * that switches images by time has a TSC right there.
+ */
+void vgpt_image_changed(void)
+{
+	vgpt_drain();
+	for (ThreadId i = 0; i < VG_N_THREADS; i++)
+		if (vgpt_threads[i])
+			vgpt_threads[i]->psb_due = True;
+	if (vgpt_cur)
+		put_psb(vgpt_cur, vgpt_cur->flow_ip);
+}
+
+/* @t runs again; @other_ran: another thread ran since it last did. */
+void vgpt_switch_in(struct vgpt_thread *t, Bool other_ran)
+{
+	if (t->psb_due)
+		put_psb(t, t->flow_ip);
+	else if (other_ran && t->enabled)
+		put_tsc(t);
+}
+
+/* How many instructions of the translation at @nraddr retired before
+ * the one at @ip (-1: @ip is not one of its instructions). */
+static Int retired_before(const struct vgpt_sbi *s, Addr ip)
+{
+	for (UInt i = 0; i < s->nimarks; i++)
+		if (s->sb + s->ioff[i] == ip)
+			return s->ibefore[i];
+	return -1;
+}
+
+/*
+ * A signal is delivered to @t at @ip: an asynchronous transfer (FUP where
+ * the thread was, tracing off until the handler's first block). A
+ * synchronous signal stops a superblock in the middle: the instructions
+ * before the faulting one retired.
+ */
+void vgpt_async(struct vgpt_thread *t, Addr ip)
+{
+	const struct vgpt_sbi *s = NULL;
+	Int k = -1;
+
+	if (t->flow_ip != ip && (s = vgpt_sbi_find(t->flow_ip)))
+		k = retired_before(s, ip);
+	if (k > 0) {
+		if (vgpt_filtering) {
+			resolve(t, s->in_filter);
+			if (s->in_filter)
+				enter(t, s->sb, s->node.key);
+		} else {
+			enter(t, s->sb, s->node.key);
+		}
+		retired(t, s->sb, (UInt)k);
+		t->flow_ip = ip;
+	}
+	if (vgpt_filtering)
+		resolve(t, vgpt_in_filter(ip));
+	if (t->enabled) {
+		put_ip(t, HWT_PT_FUP, ip);
+		put_pgd(t, False, 0);
+	}
+	out_room(t, ip);
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads and their output                                            */
+/* ------------------------------------------------------------------ */
+
+struct vgpt_thread *vgpt_thread_new(Bool append)
+{
+	struct vgpt_thread *t = VG_(calloc)("vgpt.thread", 1, sizeof(*t));
+	HChar *path;
+
+	t->os_tid = VG_(gettid)();
+	t->buf = VG_(malloc)("vgpt.buf", OUT_BUF);
+	path = vgpt_path("%s.%d.pt", vgpt_clo_out, t->os_tid);
+	t->file = vgpt_file_open(path, append);
+	VG_(free)(path);
+	if (vgpt_clo_ring) {
+		t->ring = VG_(malloc)("vgpt.ring", vgpt_clo_ring);
+		t->psbs = VG_(malloc)("vgpt.psbs", sizeof(*t->psbs) *
+				      (vgpt_clo_ring / vgpt_clo_psb + 4));
+	}
+	if (vgpt_clo_truth) {
+		t->tbuf = VG_(malloc)("vgpt.truth", TRUTH_BUF);
+		path = vgpt_path("%s.%d.truth", vgpt_clo_out, t->os_tid);
+		t->truth = vgpt_file_open(path, append);
+		VG_(free)(path);
+	}
+	hwt_pt_last_ip_init(&t->lip);
+	put_psb(t, 0);
+	vgpt_stat_threads++;
+	vgpt_sb_line("thread %llu %d %d", vgpt_icount, VG_(getpid)(),
+		     t->os_tid);
+	return t;
+}
+
+/* The bytes in the buffer go to the file, or to the ring. */
+void vgpt_thread_flush(struct vgpt_thread *t)
+{
+	ULong n = t->len;
+
+	if (t->ring) {
+		const UChar *p = t->buf;
+
+		while (n) {
+			ULong at = (t->written + t->len - n) % vgpt_clo_ring;
+			ULong k = vgpt_clo_ring - at < n ?
+				  vgpt_clo_ring - at : n;
+
+			VG_(memcpy)(t->ring + at, p, k);
+			p += k;
+			n -= k;
+		}
+	} else if (n) {
+		vgpt_file_write(t->file, t->buf, n);
+	}
+	t->written += t->len;
+	t->len = 0;
+	set_lim(t);
+	if (t->tlen) {
+		vgpt_file_write(t->truth, t->tbuf, t->tlen);
+		t->tlen = 0;
+	}
+}
+
+/*
+ * --vgpt-ring: write what the ring keeps, from its first PSB on, in place
+ * of what an earlier snapshot of this image wrote.
+ */
+void vgpt_thread_snapshot(struct vgpt_thread *t)
+{
+	UInt cap = (UInt)(vgpt_clo_ring / vgpt_clo_psb) + 4;
+	ULong from, keep, best = t->written;
+
+	if (!t->ring)
+		return;
+	vgpt_thread_flush(t);
+	keep = t->written > vgpt_clo_ring ? t->written - vgpt_clo_ring : 0;
+	for (UInt i = t->npsbs > cap ? t->npsbs - cap : 0; i < t->npsbs; i++) {
+		ULong at = t->psbs[i % cap];
+
+		if (at >= keep && at < best)
+			best = at;
+	}
+	vgpt_file_truncate(t->file, 0);
+	for (from = best; from < t->written;) {
+		ULong at = from % vgpt_clo_ring;
+		ULong k = vgpt_clo_ring - at;
+
+		if (k > t->written - from)
+			k = t->written - from;
+		vgpt_file_write(t->file, t->ring + at, k);
+		from += k;
+	}
+	vgpt_stat_bytes += t->written - best;
+}
+
+/* Free @t without writing anything (a forked child's copy). */
+void vgpt_thread_forget(struct vgpt_thread *t)
+{
+	vgpt_file_close(t->file);
+	if (t->truth)
+		vgpt_file_close(t->truth);
+	VG_(free)(t->buf);
+	if (t->ring) {
+		VG_(free)(t->ring);
+		VG_(free)(t->psbs);
+	}
+	if (t->tbuf)
+		VG_(free)(t->tbuf);
+	VG_(free)(t);
+}
+
+/* The thread ended (the log is drained): write everything. */
+void vgpt_thread_end(struct vgpt_thread *t)
+{
+	if (vgpt_filtering)
+		resolve(t, False);
+	flush_tnt(t);
+	vgpt_thread_flush(t);
+	if (t->ring)
+		vgpt_thread_snapshot(t);
+	else
+		vgpt_stat_bytes += t->written;
+	vgpt_sb_line("exit %llu %d %d", vgpt_icount, VG_(getpid)(),
+		     t->os_tid);
+	vgpt_thread_forget(t);
+}
