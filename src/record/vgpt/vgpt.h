@@ -19,34 +19,40 @@
 #include <hwt/pt.h>
 
 enum {
-	OUT_BUF = 1 << 17,	/* per-thread packet buffer */
+	OUT_BUF = 1 << 14,	/* per-thread packet buffer */
 	OUT_SLACK = 256,	/* more than one log record can emit */
 	TRUTH_BUF = 1 << 16,
 	RETSTACK = 64,		/* as deep as the hardware's (and decoders') */
 	TNT_BATCH = 48,		/* pending TNT bits: 8 TNT-8 packets */
-	LOG_WORDS = 1 << 12,	/* exit log drained at 32 KiB: stays in L1/L2 */
+	LOG_BYTES = 1 << 14,	/* exit log drained at 16 KiB: stays in L1 */
 	/*
 	 * Only superblocks that can close a loop check for a full log
 	 * (vgpt_instr.c); the others rely on the scheduler: Valgrind leaves
 	 * translated code (and we drain, start_client_code) at the latest
-	 * after SCHEDULING_QUANTUM (100000) superblocks, each at most two
-	 * words. The part beyond LOG_WORDS is touched only in that case.
+	 * after SCHEDULING_QUANTUM (100000) superblocks, each at most 16
+	 * bytes. The part beyond LOG_BYTES is touched only in that case.
 	 */
-	LOG_ROOM = LOG_WORDS + 2 * 100000 + 4096,
+	LOG_ROOM = LOG_BYTES + 16 * 100000 + 4096,
 };
 
 /*
- * A log record's first word: the descriptor's address (user space: 47
- * bits), and what the drain's hot path needs without loading it. Only
- * R_SLOW records (anything but a plain jump or a conditional branch of
- * known direction) look at the descriptor; R_DYN implies R_SLOW.
+ * The exit log is a byte stream of records, one per superblock execution:
+ *
+ *   fast: 1 byte, bit 0 set: a plain jump (bit 1 clear) or a
+ *         conditional branch of known direction (bit 1 set, bit 2
+ *         taken) that ended @ninsn <= 31 instructions (bits 3-7).
+ *         Nothing else is needed to encode it.
+ *   slow: 8 bytes little endian, low byte 0: bits 8-55 the descriptor's
+ *         address, bit 56 (R_DYN) the target follows in 8 more bytes.
+ *
+ * Eight conditional branches are one 64-bit load with bits 0 and 1 set
+ * in every byte.
+ * --vgpt-truth and --vgpt-filter use slow records only (they need the
+ * superblock of every record).
  */
-#define R_XP(r)		((const struct vgpt_xp *)((r) & ((1ULL << 48) - 1)))
-#define R_SLOW		(1ULL << 48)
-#define R_TNT_SHIFT	49		/* bit 49: a TNT bit; bit 50: taken */
-#define R_DYN		(1ULL << 51)	/* the target follows */
-#define R_NINSN(r)	((UInt)((r) >> 54))
-#define R_NINSN_MAX	1023
+#define R_FAST_NINSN_MAX 31
+#define R_XP(r)		((const struct vgpt_xp *)((r) >> 8 & ((1ULL << 48) - 1)))
+#define R_DYN		(1ULL << 56)
 
 /*
  * What the instruction that ended a superblock execution means for PT. A
@@ -115,12 +121,13 @@ struct vgpt_thread {
 	Bool psb_due;		/* the image changed: PSB+ before more */
 	Bool dead;		/* its trace file failed */
 	ULong tnt;		/* pending TNT bits, oldest in bit 0 ... */
-	UInt ntnt;		/* ... up to TNT_BATCH of them */
+	UInt ntnt;		/* ... fewer than TNT_BATCH of them */
 	struct hwt_pt_last_ip lip;
 	UInt rs_top;		/* return stack: ring of RETSTACK entries */
 	UInt rs_n;
 	Addr rs[RETSTACK];
-	Addr flow_ip;		/* where the flow is (next block) */
+	Addr flow_ip;		/* where the flow is (next block) ... */
+	Bool flow_known;	/* ... if known (not after a fast record) */
 	/* --vgpt-filter: an exit whose packet waits for its target's side */
 	const struct vgpt_xp *pend;
 	Addr pend_next;
@@ -167,8 +174,8 @@ extern struct vgpt_thread *vgpt_cur;	/* whose records the log holds */
 extern ULong vgpt_stat_bytes, vgpt_stat_lost, vgpt_stat_threads;
 
 /* The exit log: written by translated code, read by vgpt_drain(). */
-extern ULong *vgpt_log_ptr;
-extern ULong vgpt_log[LOG_ROOM];
+extern UChar *vgpt_log_ptr;
+extern UChar vgpt_log[LOG_ROOM];
 
 /* vgpt_instr.c */
 IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
@@ -178,10 +185,11 @@ IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
 		      IRType gWordTy, IRType hWordTy);
 void vgpt_instr_init(void);
 void vgpt_discard(Addr orig_addr, VexGuestExtents vge);
+extern Addr vgpt_xlate_ip;
 const struct vgpt_sbi *vgpt_sbi_find(Addr nraddr);
 
 /* vgpt_trace.c */
-void vgpt_drain(void);
+void vgpt_drain(Addr ip);
 struct vgpt_thread *vgpt_thread_new(Bool append);
 void vgpt_thread_end(struct vgpt_thread *t);
 void vgpt_thread_forget(struct vgpt_thread *t);
@@ -189,7 +197,7 @@ void vgpt_thread_flush(struct vgpt_thread *t);
 void vgpt_thread_snapshot(struct vgpt_thread *t);
 void vgpt_switch_in(struct vgpt_thread *t, Bool other_ran);
 void vgpt_async(struct vgpt_thread *t, Addr ip);
-void vgpt_image_changed(void);
+void vgpt_image_changed(Addr ip);
 
 /* vgpt_image.c */
 void vgpt_note_code(Addr a);

@@ -106,7 +106,7 @@ void vgpt_note_code(Addr a)
 		if (seg_equal(&segs[i], seg, name))
 			return;
 	/* The line's time must be the clock now. */
-	vgpt_drain();
+	vgpt_drain(vgpt_xlate_ip);
 	if (nsegs == segs_cap) {
 		segs_cap = segs_cap ? 2 * segs_cap : 64;
 		segs = VG_(realloc)("vgpt.segs", segs,
@@ -151,9 +151,9 @@ void vgpt_check_code(const VexGuestExtents *vge)
 		seg = VG_(am_find_nsegment)(a);
 		if (!seg)
 			continue;
-		vgpt_drain();
+		vgpt_drain(vgpt_xlate_ip);
 		save(s, seg);
-		vgpt_image_changed();
+		vgpt_image_changed(vgpt_xlate_ip);
 	}
 }
 
@@ -190,10 +190,10 @@ void vgpt_unmapped(Addr a, SizeT len)
 	seg_hi = 0;
 	if (!hit)
 		return;
-	vgpt_drain();
+	vgpt_drain(0);
 	vgpt_sb_line("munmap %llu %d %lx %lx", vgpt_icount, VG_(getpid)(),
 		     a, len);
-	vgpt_image_changed();
+	vgpt_image_changed(0);
 }
 
 /* mprotect: code that becomes writable may change without the file. */

@@ -40,10 +40,11 @@
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 
-ULong vgpt_log[LOG_ROOM];
-ULong *vgpt_log_ptr = vgpt_log;
+UChar vgpt_log[LOG_ROOM];
+UChar *vgpt_log_ptr = vgpt_log;
 
 static VgHashTable *sbis;	/* struct vgpt_sbi by nraddr */
+Addr vgpt_xlate_ip;		/* the superblock being translated */
 static Bool warned_cond_mid;
 
 void vgpt_instr_init(void)
@@ -69,16 +70,17 @@ void vgpt_discard(Addr orig_addr, VexGuestExtents vge)
 	struct vgpt_sbi key = { .node.key = orig_addr, .sb = vge.base[0] };
 	struct vgpt_sbi *s;
 
-	vgpt_drain();
+	vgpt_drain(0);
 	s = VG_(HT_gen_remove)(sbis, &key, sbi_cmp);
 	if (s)
 		VG_(free)(s);
 }
 
-/* Drain when the log is full (called from translated code). */
-static void log_full(void)
+/* Drain when the log is full (called from translated code at the start
+ * of the superblock for @ip). */
+static VG_REGPARM(1) void log_full(Addr ip)
 {
-	vgpt_drain();
+	vgpt_drain(ip);
 }
 
 /* ------------------------------------------------------------------ */
@@ -169,30 +171,37 @@ static IRExpr *ptr(const void *p)
 	return u64((ULong)(HWord)p);
 }
 
-/* The log word of an exit. */
-static IRExpr *rec(const struct vgpt_xp *x)
+/* The fast record of an exit (vgpt.h), or 0: it needs a slow one. */
+static UChar fast_byte(const struct vgpt_xp *x)
+{
+	if (vgpt_clo_truth || vgpt_filtering ||
+	    (x->kind != XK_TNT0 && x->kind != XK_TNT1 &&
+	     x->kind != XK_NONE) ||
+	    (x->flags & (XF_DYN | XF_REDIR)) || x->ninsn > R_FAST_NINSN_MAX)
+		return 0;
+	return (UChar)(1 | (x->kind != XK_NONE) << 1 |
+		       (x->kind == XK_TNT1) << 2 | x->ninsn << 3);
+}
+
+static IRExpr *slow_word(const struct vgpt_xp *x)
 {
 	ULong r = (ULong)(HWord)x;
 
-	tl_assert(!(r >> 48) && x->ninsn <= R_NINSN_MAX);
-	r |= (ULong)x->ninsn << 54;
-	if (x->kind == XK_TNT0 || x->kind == XK_TNT1)
-		r |= (ULong)(x->kind == XK_TNT1 ? 3 : 1) << R_TNT_SHIFT;
-	else if (x->kind != XK_NONE)
-		r |= R_SLOW;
-	if (x->flags & XF_DYN)
-		r |= R_DYN | R_SLOW;
-	if (x->flags & XF_REDIR)
-		r |= R_SLOW;
-	return u64(r);
+	tl_assert(!(r >> 48));
+	return u64(r << 8 | (x->flags & XF_DYN ? R_DYN : 0));
+}
+
+static IRTemp tmp_ty(IRSB *out, IRType ty, IRExpr *e)
+{
+	IRTemp t = newIRTemp(out->tyenv, ty);
+
+	addStmtToIRSB(out, IRStmt_WrTmp(t, e));
+	return t;
 }
 
 static IRTemp tmp(IRSB *out, IRExpr *e)
 {
-	IRTemp t = newIRTemp(out->tyenv, Ity_I64);
-
-	addStmtToIRSB(out, IRStmt_WrTmp(t, e));
-	return t;
+	return tmp_ty(out, Ity_I64, e);
 }
 
 static IRExpr *add(IRTemp t, ULong v)
@@ -200,8 +209,19 @@ static IRExpr *add(IRTemp t, ULong v)
 	return IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(t), u64(v));
 }
 
+static void store(IRSB *out, IRExpr *addr, IRExpr *data)
+{
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, addr, data));
+}
+
+/* log_ptr = p + @n. */
+static void advance(IRSB *out, IRTemp p, ULong n)
+{
+	store(out, ptr(&vgpt_log_ptr), IRExpr_RdTmp(tmp(out, add(p, n))));
+}
+
 /* p = the log position, after draining a full log if @check. */
-static IRTemp log_prologue(IRSB *out, Bool check)
+static IRTemp log_prologue(IRSB *out, Bool check, Addr ip)
 {
 	IRTemp p0, full, p;
 	IRDirty *di;
@@ -209,17 +229,68 @@ static IRTemp log_prologue(IRSB *out, Bool check)
 	p0 = tmp(out, IRExpr_Load(Iend_LE, Ity_I64, ptr(&vgpt_log_ptr)));
 	if (!check)
 		return p0;
-	full = newIRTemp(out->tyenv, Ity_I1);
-	addStmtToIRSB(out, IRStmt_WrTmp(full, IRExpr_Binop(Iop_CmpLE64U,
-			ptr(&vgpt_log[LOG_WORDS]), IRExpr_RdTmp(p0))));
-	di = unsafeIRDirty_0_N(0, "vgpt_log_full",
+	full = tmp_ty(out, Ity_I1, IRExpr_Binop(Iop_CmpLE64U,
+			ptr(&vgpt_log[LOG_BYTES]), IRExpr_RdTmp(p0)));
+	di = unsafeIRDirty_0_N(1, "vgpt_log_full",
 			       VG_(fnptr_to_fnentry)(&log_full),
-			       mkIRExprVec_0());
+			       mkIRExprVec_1(mkIRExpr_HWord(ip)));
 	di->guard = IRExpr_RdTmp(full);
 	addStmtToIRSB(out, IRStmt_Dirty(di));
-	p = tmp(out, IRExpr_ITE(IRExpr_RdTmp(full), ptr(vgpt_log),
-				IRExpr_RdTmp(p0)));
+	/* Loaded again: the guard used once folds into the call's jump. */
+	p = tmp(out, IRExpr_Load(Iend_LE, Ity_I64, ptr(&vgpt_log_ptr)));
 	return p;
+}
+
+/* The record of a side exit taken when @g (a slow one: guarded stores
+ * are 4 or 8 bytes wide). */
+static void side_exit(IRSB *out, IRTemp p, const struct vgpt_xp *x,
+		      IRExpr *g)
+{
+	addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(p),
+					 slow_word(x), g));
+	addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, ptr(&vgpt_log_ptr),
+					 IRExpr_RdTmp(tmp(out, add(p, 8))),
+					 g));
+}
+
+/* One unguarded record for a last side exit (taken when @g) and the
+ * constant final jump after it. */
+static void both_exits(IRSB *out, IRTemp p, const struct vgpt_xp *xs,
+		       const struct vgpt_xp *xf, IRExpr *g)
+{
+	UChar bs = fast_byte(xs), bf = fast_byte(xf);
+	IRTemp r;
+
+	if (bs && bf) {
+		r = tmp_ty(out, Ity_I8, IRExpr_ITE(g,
+				IRExpr_Const(IRConst_U8(bs)),
+				IRExpr_Const(IRConst_U8(bf))));
+		store(out, IRExpr_RdTmp(p), IRExpr_RdTmp(r));
+		advance(out, p, 1);
+	} else {
+		r = tmp(out, IRExpr_ITE(g, slow_word(xs), slow_word(xf)));
+		store(out, IRExpr_RdTmp(p), IRExpr_RdTmp(r));
+		advance(out, p, 8);
+	}
+}
+
+/* The record of the final jump, to @next. */
+static void final_exit(IRSB *out, IRTemp p, const struct vgpt_xp *x,
+		       IRExpr *next)
+{
+	UChar b = fast_byte(x);
+
+	if (b) {
+		store(out, IRExpr_RdTmp(p), IRExpr_Const(IRConst_U8(b)));
+		advance(out, p, 1);
+	} else if (x->flags & XF_DYN) {
+		store(out, IRExpr_RdTmp(p), slow_word(x));
+		store(out, IRExpr_RdTmp(tmp(out, add(p, 8))), next);
+		advance(out, p, 16);
+	} else {
+		store(out, IRExpr_RdTmp(p), slow_word(x));
+		advance(out, p, 8);
+	}
 }
 
 /* Only register traffic after statement @i: nothing that can fault or
@@ -332,7 +403,7 @@ IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
 	struct vgpt_sbi *s;
 	struct vgpt_xp *x;
 	IRSB *out;
-	IRTemp p = IRTemp_INVALID, p8 = IRTemp_INVALID;
+	IRTemp p = IRTemp_INVALID;
 	Bool merged = False, last_imark = False, check;
 	UInt ni, nx;
 	Addr dst;
@@ -343,6 +414,8 @@ IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
 	if (gWordTy != Ity_I64)
 		VG_(tool_panic)("vgpt: 64-bit guests only");
 
+	/* Valgrind translates what the thread runs next. */
+	vgpt_xlate_ip = closure->nraddr;
 	vgpt_check_code(vge);
 	check = count(in, closure->readdr, &ni, &nx) ||
 		closure->readdr != closure->nraddr;
@@ -367,8 +440,7 @@ IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
 			} else {
 				/* After the --smc-check self-check, whose
 				 * exit retires nothing. */
-				p = log_prologue(out, check);
-				p8 = tmp(out, add(p, 8));
+				p = log_prologue(out, check, closure->nraddr);
 			}
 			ins.insn = (Addr)st->Ist.IMark.addr;
 			ins.len = st->Ist.IMark.len;
@@ -384,51 +456,31 @@ IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
 			x = new_xp(&ins, dst, False, dst != ins.insn);
 			if (last_imark && in->next->tag == Iex_Const &&
 			    quiet_after(in, i)) {
-				/* Both ways out in one unguarded record. */
-				Addr fdst = (Addr)in->next->Iex.Const.con->Ico.U64;
-				struct vgpt_xp *xf = new_xp(&ins, fdst, False,
-							    fdst != ins.insn);
+				Addr fd = (Addr)in->next->Iex.Const.con->Ico.U64;
 
-				IRTemp r = tmp(out, IRExpr_ITE(g, rec(x),
-								rec(xf)));
-
-				addStmtToIRSB(out, IRStmt_Store(Iend_LE,
-					IRExpr_RdTmp(p), IRExpr_RdTmp(r)));
-				addStmtToIRSB(out, IRStmt_Store(Iend_LE,
-					ptr(&vgpt_log_ptr), IRExpr_RdTmp(p8)));
+				both_exits(out, p, x, new_xp(&ins, fd, False,
+							     fd != ins.insn),
+					   g);
 				merged = True;
 			} else {
-				addStmtToIRSB(out, IRStmt_StoreG(Iend_LE,
-					IRExpr_RdTmp(p), rec(x), g));
-				addStmtToIRSB(out, IRStmt_StoreG(Iend_LE,
-					ptr(&vgpt_log_ptr), IRExpr_RdTmp(p8), g));
+				side_exit(out, p, x, g);
 			}
 		}
 		addStmtToIRSB(out, st);
 	}
 	tl_assert(s->nimarks);
-	if (merged)
-		goto done;
-
-	/* The final jump: a constant target that is the instruction itself
-	 * is a rep string instruction going round again. */
-	if (in->next->tag == Iex_Const) {
-		dst = (Addr)in->next->Iex.Const.con->Ico.U64;
-		x = new_xp(&ins, dst, False, dst != ins.insn);
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(p),
-						rec(x)));
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, ptr(&vgpt_log_ptr),
-						IRExpr_RdTmp(p8)));
-	} else {
-		x = new_xp(&ins, 0, True, True);
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(p),
-						rec(x)));
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(p8),
-						in->next));
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, ptr(&vgpt_log_ptr),
-				IRExpr_RdTmp(tmp(out, add(p, 16)))));
+	if (!merged) {
+		/* A constant target that is the instruction itself is a rep
+		 * string instruction going round again. */
+		if (in->next->tag == Iex_Const) {
+			dst = (Addr)in->next->Iex.Const.con->Ico.U64;
+			x = new_xp(&ins, dst, False, dst != ins.insn);
+		} else {
+			x = new_xp(&ins, 0, True, True);
+		}
+		final_exit(out, p, x, in->next);
 	}
-done:
+	vgpt_xlate_ip = 0;
 	VG_(HT_add_node)(sbis, s);
 	return out;
 }

@@ -48,7 +48,7 @@ static void start_client_code(ThreadId tid, ULong blocks_done)
 	Bool other_ran = tid != cur_tid;
 
 	(void)blocks_done;
-	vgpt_drain();
+	vgpt_drain(prev ? VG_(get_IP)(cur_tid) : 0);
 	if (other_ran && prev)
 		vgpt_sb_line("switch %llu %d %d out", vgpt_icount,
 			     VG_(getpid)(), prev->os_tid);
@@ -70,7 +70,7 @@ static void end_thread(ThreadId tid)
 
 	if (!t)
 		return;
-	vgpt_drain();
+	vgpt_drain(0);
 	vgpt_thread_end(t);
 	vgpt_threads[tid] = NULL;
 	if (vgpt_cur == t)
@@ -108,9 +108,8 @@ static void pass_clock(void)
 
 static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 {
-	(void)tid;
 	(void)nargs;
-	vgpt_drain();
+	vgpt_drain(VG_(get_IP)(tid));
 	if (sysno != __NR_execve && sysno != __NR_execveat)
 		return;
 	/* The image goes away if this works: leave nothing buffered. */
@@ -144,7 +143,7 @@ static void pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
 
 	(void)sig;
 	(void)alt_stack;
-	vgpt_drain();
+	vgpt_drain(0);	/* a synchronous one stops a superblock midway */
 	if (t)
 		vgpt_async(t, VG_(get_IP)(tid));
 }
@@ -282,7 +281,7 @@ static void fini(Int exitcode)
 {
 	ULong insns;
 
-	vgpt_drain();
+	vgpt_drain(0);
 	for (ThreadId i = 0; i < VG_N_THREADS; i++)
 		end_thread(i);
 	vgpt_sb_flush();

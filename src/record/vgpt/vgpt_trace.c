@@ -98,7 +98,7 @@ static void flush_tnt(struct vgpt_thread *t)
 static void put_tnt(struct vgpt_thread *t, UInt taken)
 {
 	t->tnt |= (ULong)taken << t->ntnt;
-	if (++t->ntnt == TNT_BATCH)
+	if (++t->ntnt >= TNT_BATCH)
 		flush_tnt(t);
 }
 
@@ -191,14 +191,19 @@ static void enable(struct vgpt_thread *t, Addr ip)
 	t->enabled = True;
 }
 
-/* Room for the next record's packets; a PSB+ when one is due. */
-static void out_room(struct vgpt_thread *t, Addr ip)
+/* Room for the next record's packets. */
+static void out_room(struct vgpt_thread *t)
 {
 	if (t->len >= OUT_BUF - OUT_SLACK)
 		vgpt_thread_flush(t);
-	if (t->written + t->len >= t->psb_at)
-		put_psb(t, ip);
 	set_lim(t);
+}
+
+/* A PSB+ when one is due; @ip is where the flow is. */
+static void psb_if_due(struct vgpt_thread *t, Addr ip)
+{
+	if (t->psb_due || t->written + t->len >= t->psb_at)
+		put_psb(t, ip);
 }
 
 static void push(struct vgpt_thread *t, Addr ret)
@@ -365,24 +370,39 @@ static void record_filtered(struct vgpt_thread *t, const struct vgpt_xp *x,
 /* Draining the log                                                    */
 /* ------------------------------------------------------------------ */
 
-/* Where the flow goes after the record @r (@dyn: its second word). */
-static inline Addr rnext(ULong r, Addr dyn)
+static inline ULong load64(const UChar *p)
 {
-	return r & R_DYN ? dyn : R_XP(r)->next;
+	ULong v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
 }
 
-/* Every record, the general way: truth, filter. */
-static void drain_slow(struct vgpt_thread *t, const ULong *w,
-		       const ULong *end)
+/* A slow record at @p: its descriptor and where the flow goes. */
+static inline const UChar *slow_record(const UChar *p,
+				       const struct vgpt_xp **x, Addr *next)
+{
+	ULong r = load64(p);
+
+	*x = R_XP(r);
+	if (r & R_DYN) {
+		*next = load64(p + 8);
+		return p + 16;
+	}
+	*next = (*x)->next;
+	return p + 8;
+}
+
+/* Every record the general way (--vgpt-truth, --vgpt-filter: all slow). */
+static void drain_slow(struct vgpt_thread *t, const UChar *p,
+		       const UChar *end)
 {
 	const struct vgpt_xp *x;
-	Addr next = t->flow_ip;
+	Addr next;
 
-	while (w < end) {
-		ULong r = *w++;
-
-		x = R_XP(r);
-		next = r & R_DYN ? *w++ : x->next;
+	while (p < end) {
+		tl_assert(!(*p & 1));
+		p = slow_record(p, &x, &next);
 		if (vgpt_filtering) {
 			record_filtered(t, x, next);
 		} else {
@@ -391,89 +411,159 @@ static void drain_slow(struct vgpt_thread *t, const ULong *w,
 			leave(t, x->kind, x->fall, next);
 		}
 		if (t->len >= t->lim)
-			out_room(t, next);
+			out_room(t);
+		psb_if_due(t, next);
+		t->flow_ip = next;
 	}
-	t->flow_ip = next;
+	t->flow_known = True;
+}
+
+#define ONES 0x0101010101010101ULL
+#define GATHER 0x0102040810204080ULL	/* bit 0 of byte k -> bit 56 + k */
+
+/* Four fast records' TNT flags (low nibble) and taken flags (high): the
+ * taken bits of the TNT ones, oldest first, and their number << 4. */
+static UChar tnt_pack[256];
+
+static void tnt_pack_init(void)
+{
+	for (UInt i = 0; i < 256; i++) {
+		UInt bits = 0, n = 0;
+
+		for (UInt k = 0; k < 4; k++)
+			if (i >> k & 1)
+				bits |= (i >> (4 + k) & 1) << n++;
+		tnt_pack[i] = (UChar)(bits | n << 4);
+	}
 }
 
 /*
- * The common case (no truth, no filter). A plain jump or a conditional
- * branch of known direction (the record's word says so) is handled
- * without a branch on which it is; everything else (R_SLOW, or tracing
- * is off) loads the descriptor. The output position, the pending TNT
- * bits and the instruction count are locals: the byte stores of the
- * packets would make the compiler reload them from *t otherwise.
+ * The common case (no truth, no filter). The fast records before the
+ * first slow one among the next eight bytes are taken in one go, without
+ * a branch per record: their instruction counts summed with a multiply,
+ * their TNT and taken flags gathered into bytes with a multiply, and the
+ * taken bits of the TNT ones packed by a table. A slow record loads its
+ * descriptor. The output position, the pending TNT bits and the
+ * instruction count are locals: the byte stores of the packets would make
+ * the compiler reload them from *t otherwise.
  */
-static void drain_fast(struct vgpt_thread *t, const ULong *w,
-		       const ULong *end)
+static void drain_fast(struct vgpt_thread *t, const UChar *p,
+		       const UChar *end)
 {
 	UChar *buf = t->buf;
 	UInt len = t->len, lim = t->lim, ntnt = t->ntnt;
-	ULong tnt = t->tnt, n = 0, r = 0, slow;
-	Addr dyn = 0;
+	ULong tnt = t->tnt, n = 0;
+	Bool enabled = t->enabled, known = t->flow_known;
+	const struct vgpt_xp *x;
+	Addr next, flow = t->flow_ip;
 
 #define SAVE() do { t->len = len; t->tnt = tnt; t->ntnt = ntnt; \
-		    vgpt_icount += n; t->insns += n; n = 0; } while (0)
+		    vgpt_icount += n; t->insns += n; n = 0; \
+		    t->flow_ip = flow; } while (0)
 #define LOAD() do { len = t->len; lim = t->lim; tnt = t->tnt; \
-		    ntnt = t->ntnt; slow = t->enabled ? R_SLOW : ~0ULL; } \
-		while (0)
+		    ntnt = t->ntnt; enabled = t->enabled; } while (0)
 
-	slow = t->enabled ? R_SLOW : ~0ULL;
-	while (w < end) {
-		r = *w++;
-		if (UNLIKELY(r & slow)) {
-			const struct vgpt_xp *x = R_XP(r);
+	if (!tnt_pack[255])
+		tnt_pack_init();
+	while (p < end) {
+		ULong v = 0, slowb;
+		UInt k, b, e0, e1;
 
-			/* A branch, not arithmetic, steps over the target:
-			 * the next load's address must not wait for it. */
-			if (r & R_DYN)
-				dyn = *w++;
-			SAVE();
-			if (!t->enabled || x->flags & XF_REDIR)
-				enter(t, x->sb, x->sbi->node.key);
-			retired(t, x->sb, x->ninsn);
-			if (x->kind == XK_CALL)
-				push(t, x->fall);
-			else
-				leave(t, x->kind, x->fall, rnext(r, dyn));
-			LOAD();
+		if (LIKELY(end - p >= 8)) {
+			v = load64(p);
 		} else {
-			n += R_NINSN(r);
-			tnt |= (r >> (R_TNT_SHIFT + 1) & 1) << ntnt;
-			ntnt += (UInt)(r >> R_TNT_SHIFT) & 1;
-			if (LIKELY(ntnt < TNT_BATCH))
-				continue;
-			len += tnt_batch(buf + len, tnt);
-			tnt = 0;
-			ntnt = 0;
+			for (k = 0; k < (UInt)(end - p); k++)
+				v |= (ULong)p[k] << 8 * k;
+			v |= ~0ULL << 8 * k & ~ONES;	/* "slow" after end */
 		}
+		slowb = ~v & ONES;
+		k = slowb ? (UInt)__builtin_ctzll(slowb) >> 3 : 8;
+		if (LIKELY(k && enabled)) {
+			/* Bytes: ninsn << 3 | taken << 2 | tnt << 1 | 1. */
+			v &= ~0ULL >> (64 - 8 * k);
+			n += ((v >> 3) & 0x1f * ONES) * ONES >> 56;
+			b = (UInt)(((v >> 1) & ONES) * GATHER >> 56) |
+			    (UInt)(((v >> 2) & ONES) * GATHER >> 48 & 0xff00);
+			e0 = tnt_pack[(b & 0xf) | (b >> 4 & 0xf0)];
+			e1 = tnt_pack[(b >> 4 & 0xf) | (b >> 8 & 0xf0)];
+			tnt |= (ULong)((e0 & 15) | (e1 & 15) << (e0 >> 4))
+			       << ntnt;
+			ntnt += (e0 >> 4) + (e1 >> 4);
+			p += k;
+			known = False;
+		} else if (*p & 1) {
+			/* Tracing was off: the thread resumed at flow_ip
+			 * (start_client_code). */
+			tl_assert(known);
+			SAVE();
+			enable(t, flow);
+			LOAD();
+			continue;
+		} else {
+			p = slow_record(p, &x, &next);
+			flow = next;
+			known = True;
+			if (UNLIKELY(!enabled || x->flags & XF_REDIR)) {
+				SAVE();
+				enter(t, x->sb, x->sbi->node.key);
+				LOAD();
+			}
+			n += x->ninsn;
+			if (x->kind == XK_CALL) {
+				push(t, x->fall);
+				continue;
+			}
+			if (x->kind != XK_RET || !pop_if(t, next)) {
+				SAVE();
+				t->flow_ip = next;
+				leave(t, x->kind, x->fall, next);
+				if (t->len >= t->lim)
+					out_room(t);
+				psb_if_due(t, next);
+				LOAD();
+				continue;
+			}
+			tnt |= 1ULL << ntnt++;	/* a compressed return */
+		}
+		if (LIKELY(ntnt < TNT_BATCH))
+			continue;
+		len += tnt_batch(buf + len, tnt);
+		tnt >>= TNT_BATCH;
+		ntnt -= TNT_BATCH;
 		if (UNLIKELY(len >= lim)) {
 			SAVE();
-			out_room(t, rnext(r, dyn));
+			out_room(t);
 			LOAD();
 		}
 	}
 	SAVE();
-	if (r)
-		t->flow_ip = rnext(r, dyn);
+	t->flow_known = known;
 #undef SAVE
 #undef LOAD
 }
 
-void vgpt_drain(void)
+/*
+ * Turn the log into packets. @ip: where the flow of the thread whose
+ * records these are is now (the next superblock), 0 if not known here.
+ */
+void vgpt_drain(Addr ip)
 {
 	struct vgpt_thread *t = vgpt_cur;
-	const ULong *end = vgpt_log_ptr;
+	const UChar *end = vgpt_log_ptr;
 
-	if (end == vgpt_log)
-		return;
-	tl_assert(end <= vgpt_log + LOG_ROOM);
-	vgpt_log_ptr = vgpt_log;
-	tl_assert(t);
-	if (vgpt_filtering || t->tbuf)
-		drain_slow(t, vgpt_log, end);
-	else
-		drain_fast(t, vgpt_log, end);
+	if (end != vgpt_log) {
+		tl_assert(end <= vgpt_log + LOG_ROOM && t);
+		vgpt_log_ptr = vgpt_log;
+		if (vgpt_filtering || t->tbuf)
+			drain_slow(t, vgpt_log, end);
+		else
+			drain_fast(t, vgpt_log, end);
+	}
+	if (ip && t) {
+		t->flow_ip = ip;
+		t->flow_known = True;
+		psb_if_due(t, ip);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -483,19 +573,22 @@ void vgpt_drain(void)
 /*
  * The image changed under code that may have run (munmap, code rewritten):
  * every thread starts a new PSB+ before it runs more, so that a decoder
- * that switches images by time has a TSC right there.
+ * that switches images by time has a TSC right there. @ip: as for
+ * vgpt_drain.
  */
-void vgpt_image_changed(void)
+void vgpt_image_changed(Addr ip)
 {
-	vgpt_drain();
+	struct vgpt_thread *t = vgpt_cur;
+
+	vgpt_drain(ip);
 	for (ThreadId i = 0; i < VG_N_THREADS; i++)
 		if (vgpt_threads[i])
 			vgpt_threads[i]->psb_due = True;
-	if (vgpt_cur)
-		put_psb(vgpt_cur, vgpt_cur->flow_ip);
+	if (t && (t->flow_known || !t->enabled))
+		put_psb(t, t->flow_ip);
 }
 
-/* @t runs again; @other_ran: another thread ran since it last did. */
+/* @t runs again (at t->flow_ip); @other_ran: another thread ran since. */
 void vgpt_switch_in(struct vgpt_thread *t, Bool other_ran)
 {
 	if (t->psb_due)
@@ -504,14 +597,47 @@ void vgpt_switch_in(struct vgpt_thread *t, Bool other_ran)
 		put_tsc(t);
 }
 
-/* How many instructions of the translation at @nraddr retired before
- * the one at @ip (-1: @ip is not one of its instructions). */
+/* How many instructions of translation @s retired before the one at @ip
+ * (-1: @ip is not one of its instructions). */
 static Int retired_before(const struct vgpt_sbi *s, Addr ip)
 {
 	for (UInt i = 0; i < s->nimarks; i++)
 		if (s->sb + s->ioff[i] == ip)
 			return s->ibefore[i];
 	return -1;
+}
+
+enum { SB_MAX_BYTES = 4096 };	/* more than VEX puts in a superblock */
+
+/*
+ * The translation a synchronous signal at @ip stopped after *@k > 0
+ * instructions, if it did: the one at the flow's position when that is
+ * known, else the only one that has @ip as a later instruction. Unknown
+ * only costs the clock those instructions (the packets need no more than
+ * the FUP): with --vgpt-truth every record is slow, the flow known.
+ */
+static const struct vgpt_sbi *stopped_in(const struct vgpt_thread *t,
+					 Addr ip, Int *k)
+{
+	const struct vgpt_sbi *s, *found = NULL;
+
+	if (t->flow_known) {
+		s = t->flow_ip != ip ? vgpt_sbi_find(t->flow_ip) : NULL;
+		*k = s ? retired_before(s, ip) : -1;
+		return *k > 0 ? s : NULL;
+	}
+	for (Addr a = ip - 1; a && ip - a < SB_MAX_BYTES; a--) {
+		Int n;
+
+		s = vgpt_sbi_find(a);
+		if (!s || (n = retired_before(s, ip)) <= 0)
+			continue;
+		if (found)
+			return NULL;
+		found = s;
+		*k = n;
+	}
+	return found;
 }
 
 /*
@@ -522,12 +648,10 @@ static Int retired_before(const struct vgpt_sbi *s, Addr ip)
  */
 void vgpt_async(struct vgpt_thread *t, Addr ip)
 {
-	const struct vgpt_sbi *s = NULL;
-	Int k = -1;
+	Int k = 0;
+	const struct vgpt_sbi *s = stopped_in(t, ip, &k);
 
-	if (t->flow_ip != ip && (s = vgpt_sbi_find(t->flow_ip)))
-		k = retired_before(s, ip);
-	if (k > 0) {
+	if (s) {
 		if (vgpt_filtering) {
 			resolve(t, s->in_filter);
 			if (s->in_filter)
@@ -536,15 +660,16 @@ void vgpt_async(struct vgpt_thread *t, Addr ip)
 			enter(t, s->sb, s->node.key);
 		}
 		retired(t, s->sb, (UInt)k);
-		t->flow_ip = ip;
 	}
+	t->flow_ip = ip;
+	t->flow_known = True;
 	if (vgpt_filtering)
 		resolve(t, vgpt_in_filter(ip));
 	if (t->enabled) {
 		put_ip(t, HWT_PT_FUP, ip);
 		put_pgd(t, False, 0);
 	}
-	out_room(t, ip);
+	out_room(t);
 }
 
 /* ------------------------------------------------------------------ */
