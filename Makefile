@@ -21,7 +21,7 @@ JOBS         ?= $(shell nproc)
 DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
            pkg-config yasm binutils dpkg-dev ca-certificates curl \
            libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev \
-           linux-perf valgrind
+           linux-perf valgrind gzip xz-utils python3 sqlite3
 
 .PHONY: all check asan fuzz bench libipt-suite deps clean configure example
 
@@ -62,6 +62,7 @@ example: all
 bench: all
 	bash bench/run.sh $(BUILD)
 	bash bench/run-flow.sh $(BUILD)
+	bash bench/run-record.sh $(BUILD)
 
 libipt-suite: all
 	bash scripts/libipt-suite.sh --ptxed $(BUILD)

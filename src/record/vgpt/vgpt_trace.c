@@ -85,12 +85,21 @@ static inline UInt tnt_batch(UChar *p, ULong bits)
 	return TNT_BATCH / 6;
 }
 
+/* All @ntnt pending bits @tnt as packets at @p; returns the bytes. */
+static inline UInt tnt_out(UChar *p, ULong tnt, UInt ntnt)
+{
+	UInt n = 0;
+
+	for (; ntnt >= 6; ntnt -= 6, tnt >>= 6)
+		p[n++] = tnt8(tnt, 6);
+	if (ntnt)
+		p[n++] = tnt8(tnt, ntnt);
+	return n;
+}
+
 static void flush_tnt(struct vgpt_thread *t)
 {
-	for (; t->ntnt >= 6; t->ntnt -= 6, t->tnt >>= 6)
-		t->buf[t->len++] = tnt8(t->tnt, 6);
-	if (t->ntnt)
-		t->buf[t->len++] = tnt8(t->tnt, t->ntnt);
+	t->len += tnt_out(t->buf + t->len, t->tnt, t->ntnt);
 	t->tnt = 0;
 	t->ntnt = 0;
 }
@@ -102,17 +111,38 @@ static void put_tnt(struct vgpt_thread *t, UInt taken)
 		flush_tnt(t);
 }
 
+/*
+ * An IP packet of opcode @opc (TIP, FUP, ...) at @p, compressed against
+ * @lip as tightly as possible (hwt_pt_ipc_choose), header and payload in
+ * one little-endian store (the buffer has OUT_SLACK to spare). Returns
+ * the bytes. The drain's path for indirect branches: hwt_pt_encode's
+ * generality costs a few times more there.
+ */
+static inline UInt ip_out(UChar *p, struct hwt_pt_last_ip *lip, UChar opc,
+			  Addr ip)
+{
+	uint64_t payload;
+	UInt ipc = hwt_pt_ipc_choose(lip, ip, &payload);
+	UInt n = (UInt)hwt_pt_ipc_size(ipc);
+
+	p[0] = (UChar)(opc | ipc << 5);
+	__builtin_memcpy(p + 1, &payload, sizeof(payload));
+	lip->ip = ip;
+	lip->have_ip = 1;
+	lip->suppressed = 0;
+	return 1 + n;
+}
+
 /* An IP packet, compressed against the last IP as tightly as possible. */
 static void put_ip(struct vgpt_thread *t, UChar type, Addr ip)
 {
-	struct hwt_pt_packet p = { .type = type };
-	uint64_t payload;
+	static const UChar opc[] = {
+		[HWT_PT_TIP] = 0x0d, [HWT_PT_TIP_PGE] = 0x11,
+		[HWT_PT_TIP_PGD] = 0x01, [HWT_PT_FUP] = 0x1d,
+	};
 
 	flush_tnt(t);
-	p.u.ip.ipc = (UChar)hwt_pt_ipc_choose(&t->lip, ip, &payload);
-	p.u.ip.ip = payload;
-	hwt_pt_last_ip_update(&t->lip, p.u.ip.ipc, payload);
-	put(t, &p);
+	t->len += ip_out(t->buf + t->len, &t->lip, opc[type], ip);
 }
 
 static void put_simple(struct vgpt_thread *t, UChar type)
@@ -509,13 +539,34 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 				LOAD();
 			}
 			n += x->ninsn;
-			if (x->kind == XK_CALL) {
+			switch (x->kind) {
+			case XK_CALL:
 				push(t, x->fall);
 				continue;
-			}
-			if (x->kind != XK_RET || !pop_if(t, next)) {
+			case XK_RET:
+				if (pop_if(t, next)) {
+					/* A compressed return. */
+					tnt |= 1ULL << ntnt++;
+					break;
+				}
+				goto tip;
+			case XK_ICALL:
+				push(t, x->fall);
+				/* fall through */
+			case XK_IJMP:
+			tip:
+				len += tnt_out(buf + len, tnt, ntnt);
+				tnt = 0;
+				ntnt = 0;
+				len += ip_out(buf + len, &t->lip, 0x0d, next);
+				if (UNLIKELY(len >= lim)) {
+					SAVE();
+					out_room(t);
+					LOAD();
+				}
+				continue;
+			default:
 				SAVE();
-				t->flow_ip = next;
 				leave(t, x->kind, x->fall, next);
 				if (t->len >= t->lim)
 					out_room(t);
@@ -523,7 +574,6 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 				LOAD();
 				continue;
 			}
-			tnt |= 1ULL << ntnt++;	/* a compressed return */
 		}
 		if (LIKELY(ntnt < TNT_BATCH))
 			continue;
