@@ -19,7 +19,7 @@
 #include <hwt/pt.h>
 
 enum {
-	OUT_BUF = 1 << 14,	/* per-thread packet buffer */
+	OUT_BUF = 1 << 16,	/* per-thread packet buffer */
 	OUT_SLACK = 256,	/* more than one log record can emit */
 	TRUTH_BUF = 1 << 16,
 	RETSTACK = 64,		/* as deep as the hardware's (and decoders') */
@@ -152,7 +152,6 @@ struct vgpt_thread {
 
 /* An output file: errors are reported once, with its name. */
 struct vgpt_file {
-	Int fd;
 	Bool failed;
 	Bool shared;		/* others append too: never cut back */
 	ULong size;		/* bytes written (after the open offset) */
@@ -171,7 +170,9 @@ extern Bool vgpt_continued;	/* this image follows an execve */
 extern ULong vgpt_icount;		/* the clock: see README "Clock" */
 extern struct vgpt_thread **vgpt_threads;	/* by ThreadId */
 extern struct vgpt_thread *vgpt_cur;	/* whose records the log holds */
-extern ULong vgpt_stat_bytes, vgpt_stat_lost, vgpt_stat_threads;
+/* Trace bytes in the files, made (more with --vgpt-ring), lost. */
+extern ULong vgpt_stat_bytes, vgpt_stat_made, vgpt_stat_lost;
+extern ULong vgpt_stat_threads;
 
 /* The exit log: written by translated code, read by vgpt_drain(). */
 extern UChar *vgpt_log_ptr;

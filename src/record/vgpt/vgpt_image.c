@@ -102,6 +102,9 @@ void vgpt_note_code(Addr a)
 	seg_hi = seg->end;
 	if (seg->kind == SkFileC)
 		name = VG_(am_get_filename)(seg);
+	/* "[vdso]" and the like name no file to decode from. */
+	if (name && name[0] == '[')
+		name = NULL;
 	for (UInt i = 0; i < nsegs; i++)
 		if (seg_equal(&segs[i], seg, name))
 			return;

@@ -14,6 +14,7 @@
 
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
 #include "pub_tool_clientstate.h"
@@ -89,27 +90,39 @@ static void end_thread(ThreadId tid)
  * gets --vgpt-continue=TIME on its command line, which Valgrind builds
  * from VG_(args_for_valgrind) in its execve wrapper, after this hook.
  */
-static void pass_clock(void)
+static void set_arg(const HChar *opt, HChar *arg)
 {
-	static const HChar opt[] = "--vgpt-continue=";
 	XArray *args = VG_(args_for_valgrind);
-	HChar *arg = vgpt_path("%s%llu", opt, vgpt_icount);
+	Bool found = False;
 
 	for (Word i = 0; i < VG_(sizeXA)(args); i++) {
 		HChar **p = VG_(indexXA)(args, i);
 
-		if (!VG_(strncmp)(*p, opt, sizeof(opt) - 1)) {
+		if (!VG_(strncmp)(*p, opt, VG_(strlen)(opt))) {
 			*p = arg;
-			return;
+			found = True;
 		}
 	}
-	VG_(addToXA)(args, &arg);
+	if (!found)
+		VG_(addToXA)(args, &arg);
+}
+
+static void pass_clock(void)
+{
+	set_arg("--vgpt-continue=",
+		vgpt_path("--vgpt-continue=%llu", vgpt_icount));
+	/* The program may have changed its directory. */
+	set_arg("--vgpt-out=", vgpt_path("--vgpt-out=%s", vgpt_clo_out));
 }
 
 static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 {
 	(void)nargs;
 	vgpt_drain(VG_(get_IP)(tid));
+	/* A child's sideband lines come after its parent's. */
+	if (sysno == __NR_clone || sysno == __NR_fork ||
+	    sysno == __NR_vfork || sysno == __NR_clone3)
+		vgpt_sb_flush();
 	if (sysno != __NR_execve && sysno != __NR_execveat)
 		return;
 	/* The image goes away if this works: leave nothing buffered. */
@@ -268,6 +281,10 @@ static void post_clo_init(void)
 	if (vgpt_clo_ring && vgpt_clo_ring < 4 * vgpt_clo_psb)
 		VG_(fmsg_bad_option)("--vgpt-ring",
 				     "at least 4 PSB periods (--vgpt-psb)\n");
+	/* Files are opened for each write: the program may chdir. */
+	if (vgpt_clo_out[0] != '/')
+		vgpt_clo_out = vgpt_path("%s/%s", VG_(get_startup_wd)(),
+					 vgpt_clo_out);
 	vgpt_icount = clo_continue;
 	vgpt_threads = VG_(calloc)("vgpt.threads", VG_N_THREADS,
 				   sizeof(*vgpt_threads));
@@ -282,6 +299,12 @@ static void fini(Int exitcode)
 	ULong insns;
 
 	vgpt_drain(0);
+	/* Where each thread stopped, as for a signal: a fatal one may have
+	 * cut a superblock short, and a thread another one's exit_group
+	 * stopped ends there too. */
+	for (ThreadId i = 0; i < VG_N_THREADS; i++)
+		if (vgpt_threads[i])
+			vgpt_async(vgpt_threads[i], VG_(get_IP)(i));
 	for (ThreadId i = 0; i < VG_N_THREADS; i++)
 		end_thread(i);
 	vgpt_sb_flush();
@@ -290,12 +313,15 @@ static void fini(Int exitcode)
 	insns = vgpt_icount - clo_continue;
 	if (VG_(clo_verbosity) > 0) {
 		VG_(umsg)("vgpt: %llu threads, %llu instructions, %llu bytes "
-			  "of trace%s, %llu.%03llu bits/insn, exit %d\n",
+			  "of trace, %llu.%03llu bits/insn, exit %d\n",
 			  vgpt_stat_threads, insns, vgpt_stat_bytes,
-			  vgpt_clo_ring ? " (kept in rings)" : "",
 			  insns ? vgpt_stat_bytes * 8 / insns : 0,
 			  insns ? vgpt_stat_bytes * 8000 / insns % 1000 : 0,
 			  exitcode);
+		if (vgpt_clo_ring)
+			VG_(umsg)("vgpt: --vgpt-ring kept the last %llu of "
+				  "%llu bytes made\n", vgpt_stat_bytes,
+				  vgpt_stat_made);
 		if (vgpt_stat_lost)
 			VG_(umsg)("vgpt: %llu bytes LOST (write errors)\n",
 				  vgpt_stat_lost);

@@ -23,14 +23,11 @@
 #include "pub_tool_vkiscnums.h"
 
 /* Not in the tool headers, but in the core this tool links (3.15 on):
- * ftruncate and taking back the SIGXFSZ a file size limit sends need a
- * syscall; safe_fd moves a file out of the client's fd range (a client
- * that closes or dup2s over its descriptors cannot hit ours) and sets
- * close-on-exec, as the core does for its own log files. */
+ * truncate and taking back the SIGXFSZ a file size limit sends need a
+ * syscall. */
 extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2,
 			      RegWord a3, RegWord a4, RegWord a5, RegWord a6,
 			      RegWord a7, RegWord a8);
-extern Int VG_(safe_fd)(Int oldfd);
 
 enum { SB_BUF = 1 << 14 };
 
@@ -51,21 +48,32 @@ HChar *vgpt_path(const HChar *fmt, ...)
 	return p;
 }
 
+/*
+ * Files are opened for each write and closed again: Valgrind keeps only a
+ * dozen descriptors out of the client's reach, too few for a file per
+ * thread, and a client may close or dup2 over any other. A write is a
+ * whole buffer (16 KiB or more), so the two more syscalls cost little.
+ */
+static Int reopen(const HChar *path, Int flags)
+{
+	SysRes r = VG_(open)(path, flags | VKI_O_WRONLY | VKI_O_APPEND, 0644);
+
+	return sr_isError(r) ? -(Int)sr_Err(r) : (Int)sr_Res(r);
+}
+
 /* @append: keep what the file has. */
 struct vgpt_file *vgpt_file_open(const HChar *path, Bool append)
 {
 	struct vgpt_file *f = VG_(calloc)("vgpt.file", 1, sizeof(*f));
-	Int flags = VKI_O_CREAT | VKI_O_WRONLY | VKI_O_APPEND |
-		    (append ? 0 : VKI_O_TRUNC);
-	SysRes r = VG_(open)(path, flags, 0644);
+	Int fd = reopen(path, VKI_O_CREAT | (append ? 0 : VKI_O_TRUNC));
 
-	if (sr_isError(r)) {
+	if (fd < 0) {
 		VG_(umsg)("vgpt: cannot create %s\n", path);
 		VG_(exit)(1);
 	}
-	f->fd = VG_(safe_fd)((Int)sr_Res(r));
 	f->path = VG_(strdup)("vgpt.path", path);
-	f->base = (ULong)VG_(lseek)(f->fd, 0, VKI_SEEK_END);
+	f->base = (ULong)VG_(lseek)(fd, 0, VKI_SEEK_END);
+	VG_(close)(fd);
 	return f;
 }
 
@@ -98,49 +106,60 @@ static void drop_sigxfsz(void)
 
 void vgpt_file_truncate(struct vgpt_file *f, ULong size)
 {
-	VG_(do_syscall)(__NR_ftruncate, (RegWord)f->fd,
+	VG_(do_syscall)(__NR_truncate, (RegWord)f->path,
 			(RegWord)(f->base + size), 0, 0, 0, 0, 0, 0);
-	VG_(lseek)(f->fd, (Off64T)(f->base + size), VKI_SEEK_SET);
 	f->size = size;
+}
+
+static void write_failed(struct vgpt_file *f, Int err, ULong lost)
+{
+	f->failed = True;
+	if (err == VKI_EFBIG)
+		drop_sigxfsz();
+	/* Cut back to the last whole buffer (not the sideband: other
+	 * processes append to it). */
+	if (!f->shared)
+		vgpt_file_truncate(f, f->size);
+	vgpt_stat_lost += lost;
+	VG_(umsg)("vgpt: cannot write %s: %s; it ends at byte %llu, "
+		  "nothing more is written to it\n", f->path, errname(err),
+		  f->base + f->size);
 }
 
 void vgpt_file_write(struct vgpt_file *f, const void *p, ULong n)
 {
 	const UChar *b = p;
-	ULong start = f->size;
+	ULong done = 0;
+	Int fd;
 
 	if (f->failed) {
 		vgpt_stat_lost += n;
 		return;
 	}
-	while (n) {
-		Int w = VG_(write)(f->fd, b, n > (1U << 30) ? 1 << 30 : (Int)n);
+	fd = reopen(f->path, 0);
+	if (fd < 0) {
+		write_failed(f, -fd, n);
+		return;
+	}
+	while (done < n) {
+		ULong k = n - done > (1U << 30) ? 1U << 30 : n - done;
+		Int w = VG_(write)(fd, b + done, (Int)k);
 
+		if (w == -VKI_EINTR)
+			continue;
 		if (w <= 0) {
-			if (w == -VKI_EINTR)
-				continue;
-			f->failed = True;
-			if (w == -VKI_EFBIG)
-				drop_sigxfsz();
-			/* Cut back to the last whole buffer (not in the
-			 * sideband: other processes append to it). */
-			if (!f->shared)
-				vgpt_file_truncate(f, start);
-			vgpt_stat_lost += n + (ULong)(b - (const UChar *)p);
-			VG_(umsg)("vgpt: cannot write %s: %s; it ends at "
-				  "byte %llu, nothing more is written to it\n",
-				  f->path, errname(-w), f->base + start);
+			VG_(close)(fd);
+			write_failed(f, w ? -w : VKI_ENOSPC, n);
 			return;
 		}
-		b += w;
-		n -= (ULong)w;
-		f->size += (ULong)w;
+		done += (ULong)w;
 	}
+	VG_(close)(fd);
+	f->size += n;
 }
 
 void vgpt_file_close(struct vgpt_file *f)
 {
-	VG_(close)(f->fd);
 	VG_(free)(f->path);
 	VG_(free)(f);
 }

@@ -31,7 +31,7 @@
 ULong vgpt_icount;
 struct vgpt_thread **vgpt_threads;
 struct vgpt_thread *vgpt_cur;
-ULong vgpt_stat_bytes, vgpt_stat_lost, vgpt_stat_threads;
+ULong vgpt_stat_bytes, vgpt_stat_made, vgpt_stat_lost, vgpt_stat_threads;
 
 /* The one function of src/pt/packet.c that encode.c needs; packet.c
  * itself allocates with the C library, which a tool cannot use. */
@@ -229,10 +229,12 @@ static void out_room(struct vgpt_thread *t)
 	set_lim(t);
 }
 
-/* A PSB+ when one is due; @ip is where the flow is. */
+/* A PSB+ when one is due; @ip is where the flow is. Not while an exit
+ * waits to learn whether it leaves the filter ranges (its packet comes
+ * first). */
 static void psb_if_due(struct vgpt_thread *t, Addr ip)
 {
-	if (t->psb_due || t->written + t->len >= t->psb_at)
+	if ((t->psb_due || t->written + t->len >= t->psb_at) && !t->pend)
 		put_psb(t, ip);
 }
 
@@ -375,6 +377,13 @@ static void resolve(struct vgpt_thread *t, Bool target_in)
 	if (x->kind == XK_CALL || x->kind == XK_ICALL)
 		push(t, x->fall);
 	put_pgd(t, True, t->pend_next);
+}
+
+/* The flow is known to be at t->flow_ip: a waiting exit went there. */
+static void settle(struct vgpt_thread *t)
+{
+	if (t->pend && t->flow_known)
+		resolve(t, vgpt_in_filter(t->flow_ip));
 }
 
 static void record_filtered(struct vgpt_thread *t, const struct vgpt_xp *x,
@@ -634,13 +643,16 @@ void vgpt_image_changed(Addr ip)
 	for (ThreadId i = 0; i < VG_N_THREADS; i++)
 		if (vgpt_threads[i])
 			vgpt_threads[i]->psb_due = True;
-	if (t && (t->flow_known || !t->enabled))
+	if (t && (t->flow_known || !t->enabled)) {
+		settle(t);
 		put_psb(t, t->flow_ip);
+	}
 }
 
 /* @t runs again (at t->flow_ip); @other_ran: another thread ran since. */
 void vgpt_switch_in(struct vgpt_thread *t, Bool other_ran)
 {
+	settle(t);
 	if (t->psb_due)
 		put_psb(t, t->flow_ip);
 	else if (other_ran && t->enabled)
@@ -813,7 +825,6 @@ void vgpt_thread_snapshot(struct vgpt_thread *t)
 		vgpt_file_write(t->file, t->ring + at, k);
 		from += k;
 	}
-	vgpt_stat_bytes += t->written - best;
 }
 
 /* Free @t without writing anything (a forked child's copy). */
@@ -839,10 +850,9 @@ void vgpt_thread_end(struct vgpt_thread *t)
 		resolve(t, False);
 	flush_tnt(t);
 	vgpt_thread_flush(t);
-	if (t->ring)
-		vgpt_thread_snapshot(t);
-	else
-		vgpt_stat_bytes += t->written;
+	vgpt_thread_snapshot(t);
+	vgpt_stat_bytes += t->file->size;
+	vgpt_stat_made += t->written;
 	vgpt_sb_line("exit %llu %d %d", vgpt_icount, VG_(getpid)(),
 		     t->os_tid);
 	vgpt_thread_forget(t);
