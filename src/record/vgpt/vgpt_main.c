@@ -34,6 +34,7 @@ Bool vgpt_continued = False;
 
 static ULong clo_continue;
 static ThreadId cur_tid = VG_INVALID_THREADID;
+static Bool ran;		/* a thread ran client code */
 
 /* ------------------------------------------------------------------ */
 /* Threads                                                             */
@@ -55,11 +56,14 @@ static void start_client_code(ThreadId tid, ULong blocks_done)
 			     VG_(getpid)(), prev->os_tid);
 	if (!t)
 		t = vgpt_threads[tid] = vgpt_thread_new(vgpt_continued);
-	if (other_ran && prev)
+	/* After the first thread, also when the last one to run exited. */
+	if (other_ran && ran)
 		vgpt_sb_line("switch %llu %d %d in", vgpt_icount,
 			     VG_(getpid)(), t->os_tid);
+	ran = True;
 	/* Between superblocks, the guest IP is where the flow goes next. */
 	t->flow_ip = VG_(get_IP)(tid);
+	t->flow_known = True;
 	vgpt_switch_in(t, other_ran);
 	vgpt_cur = t;
 	cur_tid = tid;
@@ -72,6 +76,10 @@ static void end_thread(ThreadId tid)
 	if (!t)
 		return;
 	vgpt_drain(0);
+	/* Where it stopped, as for a signal: a fatal one may have cut a
+	 * superblock short; one that another's exit_group stopped ends
+	 * there too. */
+	vgpt_async(t, VG_(get_IP)(tid));
 	vgpt_thread_end(t);
 	vgpt_threads[tid] = NULL;
 	if (vgpt_cur == t)
@@ -175,6 +183,7 @@ static void atfork_child(ThreadId tid)
 		}
 	vgpt_cur = NULL;
 	cur_tid = VG_INVALID_THREADID;
+	ran = False;
 	vgpt_log_ptr = vgpt_log;
 	vgpt_sb_forget();
 	vgpt_sb_line("fork %llu %d %d", vgpt_icount, ppid, VG_(getpid)());
@@ -299,12 +308,6 @@ static void fini(Int exitcode)
 	ULong insns;
 
 	vgpt_drain(0);
-	/* Where each thread stopped, as for a signal: a fatal one may have
-	 * cut a superblock short, and a thread another one's exit_group
-	 * stopped ends there too. */
-	for (ThreadId i = 0; i < VG_N_THREADS; i++)
-		if (vgpt_threads[i])
-			vgpt_async(vgpt_threads[i], VG_(get_IP)(i));
 	for (ThreadId i = 0; i < VG_N_THREADS; i++)
 		end_thread(i);
 	vgpt_sb_flush();

@@ -13,7 +13,7 @@
 #                               unless OPTS says otherwise) into
 #                               $tmp/NAME.*; fails on a non-zero exit
 #                               or any message of the tool
-#   decode PREFIX PT            the instructions of one stream (hwt flow
+#   decode PREFIX PT [TID]      the instructions of one stream (hwt flow
 #                               --insn, no events), decoded with the
 #                               code the sideband says was there when
 #                               it ran (below)
@@ -115,9 +115,11 @@ psbs() {
 }
 
 decode() {
-	local prefix=$1 pt=$2 tid pid from to args
-	tid=${pt#"$prefix".}
-	tid=${tid%.pt}
+	local prefix=$1 pt=$2 tid=${3:-} pid from to args
+	if [ -z "$tid" ]; then
+		tid=${pt#"$prefix".}
+		tid=${tid%.pt}
+	fi
 	pid=$(awk -v tid="$tid" '$1 == "thread" && $4 == tid { print $3; exit }' "$prefix.sb")
 	psbs "$pt" > "$pt.psbs"
 	awk -v pid="$pid" -f "$libdir_/images.awk" "$prefix.sb" "$pt.psbs" |
