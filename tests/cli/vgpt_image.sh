@@ -6,6 +6,10 @@
 #           versions): each is saved in its own .bin, with a later `mmap`
 #   dl.c    two libraries dlopen'ed and dlclose'd in turn at one address:
 #           `munmap` lines, then the other library's `mmap`
+#   patch.c the program's own text patched in place after it ran: saved
+#           with its new bytes (--smc-check=all: Valgrind's default checks
+#           only code that does not come from a file, and keeps running
+#           the old translation)
 # Both also run without the truth (fast records). Mutations: decoding
 # with only the first version of the code, or without the munmap lines,
 # must not give the truth.
@@ -22,6 +26,7 @@ cc smc "$src/vgpt/smc.c"
 cc dl "$src/vgpt/dl.c" -ldl
 cc liba.so "$src/vgpt/liba.c" -shared -fPIC
 cc libb.so "$src/vgpt/libb.c" -shared -fPIC
+cc patch "$src/vgpt/patch.c"
 
 # fast NAME CMD...: the run without the truth decodes to NAME's truth.
 fast() {
@@ -72,5 +77,11 @@ b=$(awk '$1 == "mmap" && $8 ~ /libb.so$/ { print $4 }' "$tmp/dl.sb" | sort -u)
 	fail "dl: the libraries are not at one address ($a, $b), or no munmap lines"
 fast dl "$tmp/dl" "$tmp/liba.so" "$tmp/libb.so"
 mutant dl '/^munmap /d'
+
+# ---- file-backed code patched in place
+record patch --smc-check=all -- "$tmp/patch" && check_streams patch
+check
+[ "$(cat "$tmp/patch.stdout")" = 14 ] || fail "patch: the patched code did not run"
+mutant patch '/\.bin$/d'
 
 finish

@@ -67,6 +67,13 @@ static Bool is_tainted(Addr start, Addr end)
 	return False;
 }
 
+static void forget(UInt i)
+{
+	VG_(free)(segs[i].name);
+	VG_(free)(segs[i].copy);
+	segs[i] = segs[--nsegs];
+}
+
 /* Save the bytes of @s as they are now, and say so in the sideband. */
 static void save(struct seg *s, const NSegment *seg)
 {
@@ -91,6 +98,7 @@ void vgpt_note_code(Addr a)
 {
 	const NSegment *seg;
 	const HChar *name = NULL;
+	Bool changed = False;
 	struct seg *s;
 
 	if (a >= seg_lo && a <= seg_hi)
@@ -110,6 +118,16 @@ void vgpt_note_code(Addr a)
 			return;
 	/* The line's time must be the clock now. */
 	vgpt_drain(vgpt_xlate_ip);
+	/* A mapping described before changed (mprotect splits or joins
+	 * segments): the new line replaces it from now on. */
+	for (UInt i = 0; i < nsegs;) {
+		if (overlaps(seg->start, seg->end, segs[i].start, segs[i].end)) {
+			forget(i);
+			changed = True;
+		} else {
+			i++;
+		}
+	}
 	if (nsegs == segs_cap) {
 		segs_cap = segs_cap ? 2 * segs_cap : 64;
 		segs = VG_(realloc)("vgpt.segs", segs,
@@ -121,14 +139,16 @@ void vgpt_note_code(Addr a)
 	s->offset = (ULong)seg->offset;
 	s->name = name ? VG_(strdup)("vgpt.seg", name) : NULL;
 	s->copy = NULL;
-	if (!name || seg->hasW || is_tainted(s->start, s->end)) {
+	if (!name || seg->hasW || is_tainted(s->start, s->end))
 		save(s, seg);
-		return;
-	}
-	vgpt_sb_line("mmap %llu %d %lx %lx %llx %c%c%c %s", vgpt_icount,
-		     VG_(getpid)(), seg->start, seg->end - seg->start + 1,
-		     s->offset, seg->hasR ? 'r' : '-', seg->hasW ? 'w' : '-',
-		     seg->hasX ? 'x' : '-', name);
+	else
+		vgpt_sb_line("mmap %llu %d %lx %lx %llx %c%c%c %s",
+			     vgpt_icount, VG_(getpid)(), seg->start,
+			     seg->end - seg->start + 1, s->offset,
+			     seg->hasR ? 'r' : '-', seg->hasW ? 'w' : '-',
+			     seg->hasX ? 'x' : '-', name);
+	if (changed)
+		vgpt_image_changed(vgpt_xlate_ip);
 }
 
 static struct seg *seg_of(Addr a)
@@ -158,13 +178,6 @@ void vgpt_check_code(const VexGuestExtents *vge)
 		save(s, seg);
 		vgpt_image_changed(vgpt_xlate_ip);
 	}
-}
-
-static void forget(UInt i)
-{
-	VG_(free)(segs[i].name);
-	VG_(free)(segs[i].copy);
-	segs[i] = segs[--nsegs];
 }
 
 /* [@a, @a + @len) is unmapped (or mapped over). */
@@ -204,26 +217,22 @@ void vgpt_protect(Addr a, SizeT len, Bool w)
 {
 	Addr end = a + len - 1;
 	const NSegment *seg;
-	Bool noted = False;
 
 	if (!w || !len)
 		return;
 	for (UInt i = 0; i < nsegs; i++) {
 		struct seg *s = &segs[i];
 
-		if (!overlaps(a, end, s->start, s->end))
+		if (!overlaps(a, end, s->start, s->end) || s->copy)
 			continue;
-		noted = True;
-		if (!s->copy) {
-			/* The bytes are still the file's: compare from now. */
-			s->copy = VG_(malloc)("vgpt.copy",
-					      s->end - s->start + 1);
-			VG_(memcpy)(s->copy, (const void *)s->start,
-				    s->end - s->start + 1);
-		}
+		/* The bytes are still the file's: compare from now on. */
+		s->copy = VG_(malloc)("vgpt.copy", s->end - s->start + 1);
+		VG_(memcpy)(s->copy, (const void *)s->start,
+			    s->end - s->start + 1);
 	}
+	/* And whatever describes this range later saves its bytes. */
 	seg = VG_(am_find_nsegment)(a);
-	if (noted || !seg || seg->kind != SkFileC)
+	if (!seg || seg->kind != SkFileC || is_tainted(a, end))
 		return;
 	tainted = VG_(realloc)("vgpt.tainted", tainted,
 			       (ntainted + 1) * sizeof(*tainted));

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # awk -v pid=PID -f images.awk PREFIX.sb PT.psbs
 # The code of process PID for each piece of one of its streams (lib.bash,
-# "Time-aware decoding"). PT.psbs: "OFFSET TIME" per PSB, decimal.
-# Prints "FROM TO ARGS" (TO "end" for the last piece), ARGS the --raw
-# options of hwt flow; consecutive pieces with the same code are merged.
+# "Time-aware decoding"). PT.psbs: "OFFSET TIME END" per PSB, decimal.
+# Prints "FROM TO ARGS" (TO "end" for the last piece, else the END of the
+# next piece's PSB+), ARGS the --raw options of hwt flow; consecutive
+# pieces with the same code are merged.
 function hex(s,   i, v) {
 	v = 0
 	s = tolower(s)
@@ -34,7 +35,7 @@ NR == FNR {
 	}
 	next
 }
-{ off[++np] = $1; pt[np] = $2 + 0 }
+{ off[++np] = $1; pt[np] = $2 + 0; pend[np] = $3 }
 
 # The mmap/munmap lines process @p sees at time @t, oldest first, into
 # cand[1..nc]: its ancestors' up to each fork, unless an execve (a comm
@@ -97,7 +98,7 @@ END {
 		if (i > 1 && a == prev)
 			continue
 		if (i > 1)
-			print from, off[i], prev
+			print from, pend[i], prev
 		from = off[i]; prev = a
 	}
 	if (np)

@@ -22,7 +22,8 @@
 #                               error, decode == truth
 #
 # Time-aware decoding: a stream is cut at its PSBs; each piece, from a
-# PSB (time T, its TSC) to the next (time T'), is decoded with the code
+# PSB (time T, its TSC) to the next (time T'; the decode goes on to that
+# PSB's PSBEND, whose FUP says where the flow is), is decoded with the code
 # mappings of its process as of T (mmap/munmap lines up to T, the later
 # replacing what they overlap), plus those first written in [T, T') that
 # overlap none of them. vgpt starts a PSB+ in every thread when code is
@@ -101,7 +102,8 @@ record() {
 	fi
 }
 
-# PSB offsets and their TSC: "OFFSET TIME" (decimal), one per PSB.
+# Per PSB: "OFFSET TIME END" (decimal): where it starts, its TSC, and
+# the end of its PSB+ (after PSBEND).
 psbs() {
 	"$hwt" ptdump "$1" | awk '
 	function hex(s,   i, v) {
@@ -110,8 +112,9 @@ psbs() {
 			v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
 		return v
 	}
-	$2 == "psb" { off = hex($1); want = 1; next }
-	want && $2 == "tsc" { printf "%d %d\n", off, hex($3); want = 0 }'
+	$2 == "psb" { off = hex($1); time = -1; next }
+	time < 0 && $2 == "tsc" { time = hex($3) }
+	$2 == "psbend" { printf "%d %d %d\n", off, time, hex($1) + 2 }'
 }
 
 decode() {
