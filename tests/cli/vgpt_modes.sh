@@ -14,12 +14,8 @@
 # restricted to other functions.
 #
 #   bash tests/cli/vgpt_modes.sh path/to/hwt BUILD_DIR
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
 src=$(cd "$(dirname "$0")" && pwd)
-. "$src/vgpt/lib.bash" vgpt_modes "$1" "$2"
+. "$src/vgpt/lib.bash" vgpt_modes "$@"
 
 cc loop "$src/vgpt/loop.c"
 cc signals "$src/vgpt/signals.c"
@@ -41,14 +37,14 @@ check_ring() {
 		check
 		decode "$tmp/$name" "$pt" > "$pt.flow"
 		n=$(grep -vc '^\[' "$pt.flow")
-		if awk -v suffix="$n" -f "$src/vgpt/cmp.awk" "$tmp/$name.$tid.truth" "$pt.flow" > "$pt.cmp"; then
+		if truth_cmp "$tmp/$name.$tid.truth" "$pt.flow" -v suffix="$n" > "$pt.cmp"; then
 			echo "$name/$tid: $(cat "$pt.cmp")"
 		else
 			fail "$name/$tid: the ring's trace is not the end of the truth: $(cat "$pt.cmp")"
 		fi
 		check
 		sed '$d' "$tmp/$name.$tid.truth" > "$pt.badtruth"
-		if awk -v suffix="$n" -f "$src/vgpt/cmp.awk" "$pt.badtruth" "$pt.flow" > /dev/null; then
+		if truth_cmp "$pt.badtruth" "$pt.flow" -v suffix="$n" > /dev/null; then
 			fail "$name/$tid: a truth without its last superblock compares equal"
 		fi
 	done
@@ -68,7 +64,7 @@ objdump -d --no-show-raw-insn "$tmp/filter" > "$tmp/filter.dis"
 main=$(head -n 1 "$tmp/filter.sb" | cut -d' ' -f3)
 decode "$tmp/filter" "$tmp/filter.$main.pt" > "$tmp/filter.flow"
 check
-if awk -v funcs=fa,tail,cmp -f "$src/vgpt/filter_cmp.awk" "$tmp/filter.dis" \
+if awk -v funcs=fa,tail,cmp -f "$src/vgpt/hex.awk" -f "$src/vgpt/filter_cmp.awk" "$tmp/filter.dis" \
        "$tmp/filter.$main.truth" "$tmp/filter.flow" > "$tmp/filter.cmp"; then
 	echo "filter: $(cat "$tmp/filter.cmp")"
 else
@@ -77,7 +73,7 @@ fi
 check
 grep -q 'tip.pgd' <("$hwt" ptdump "$tmp/filter.$main.pt") || fail "filter: no TIP.PGD"
 check
-if awk -v funcs=fa,tail -f "$src/vgpt/filter_cmp.awk" "$tmp/filter.dis" \
+if awk -v funcs=fa,tail -f "$src/vgpt/hex.awk" -f "$src/vgpt/filter_cmp.awk" "$tmp/filter.dis" \
        "$tmp/filter.$main.truth" "$tmp/filter.flow" > /dev/null; then
 	fail "filter: the truth of other functions compares equal"
 fi
@@ -112,7 +108,7 @@ fi
 check
 decode "$tmp/lim" "$tmp/lim.$main.pt" > "$tmp/lim.flow"
 truth=$(ls "$tmp"/full.*.truth | head -n 1)
-if awk -v prefix=1 -f "$src/vgpt/cmp.awk" "$truth" "$tmp/lim.flow" > "$tmp/lim.cmp"; then
+if truth_cmp "$truth" "$tmp/lim.flow" -v prefix=1 > "$tmp/lim.cmp"; then
 	echo "lim: $(cat "$tmp/lim.cmp")"
 else
 	fail "lim: the cut trace is not a prefix of the truth: $(cat "$tmp/lim.cmp")"

@@ -2,24 +2,25 @@
 /*
  * The exit log turned into PT packets, per thread.
  *
- * Translated code appends one record per superblock execution to a log
- * (vgpt_instr.c): the address of the static descriptor of the exit taken,
- * followed by the target for indirect exits. The log belongs to the thread
- * that runs (Valgrind runs one at a time); it is drained here whenever it
- * fills, before another thread runs, and before anything that has to see
- * the packets and the clock up to date (syscalls, signals, translations
- * that change the image, exit).
+ * Translated code appends one record per superblock execution to a byte
+ * log (vgpt.h, vgpt_instr.c). The log belongs to the thread that runs
+ * (Valgrind runs one at a time); it is drained here when it fills, before
+ * another thread runs, and before anything that has to see the packets
+ * and the clock up to date (syscalls, signals, translations of new code,
+ * thread exit).
  *
  * The drain loop keeps the hot state (output position, pending TNT bits,
- * the instruction count) in locals; everything rare (enabling, PSB+,
- * flushing, truth, --vgpt-filter) is out of line, with the state written
- * back first (SAVE/LOAD).
+ * the instruction count) in locals and takes the one-byte records eight
+ * at a time; everything rare (enabling, PSB+, flushing, truth,
+ * --vgpt-filter) is out of line, with the state written back first
+ * (SAVE/LOAD).
  *
  * The packets are encoded by hwt's own encoder and IP compression
- * (src/pt/encode.c, last_ip.c), compiled into this tool; only the one-byte
- * TNT-8 is written here directly, in the loop.
+ * (src/pt/encode.c, last_ip.c), compiled into this tool; only TNT-8 bytes
+ * and the TIPs of the drain's hot path are written here directly.
  */
 #include "vgpt.h"
+#include "pt/last_ip_choose.h"
 
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
@@ -122,7 +123,7 @@ static inline UInt ip_out(UChar *p, struct hwt_pt_last_ip *lip, UChar opc,
 			  Addr ip)
 {
 	uint64_t payload;
-	UInt ipc = hwt_pt_ipc_choose(lip, ip, &payload);
+	UInt ipc = hwt_pt_ipc_choose_inline(lip, ip, &payload);
 	UInt n = (UInt)hwt_pt_ipc_size(ipc);
 
 	p[0] = (UChar)(opc | ipc << 5);

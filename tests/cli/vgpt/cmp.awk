@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# awk -f cmp.awk TRUTH FLOW: the decoded instructions (hwt flow --insn,
+# awk -f hex.awk -f cmp.awk TRUTH FLOW: the decoded instructions (hwt flow --insn,
 # event lines ignored) against a vgpt truth file ("START N" per executed
 # superblock, hex): cutting the decoded sequence into consecutive pieces
 # of N instructions, piece k must start at START(k), and the pieces must
@@ -10,12 +10,6 @@
 # on after which COUNT instructions remain.
 # -v prefix=1: the decode may end early (a trace cut by a write error),
 # anywhere, but not before the first superblock.
-function hex(s,   i, v) {
-	v = 0
-	for (i = 1; i <= length(s); i++)
-		v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-	return v
-}
 NR == FNR { ts[++nt] = $1; tn[nt] = hex($2); next }
 FNR == 1 && suffix {
 	left = 0

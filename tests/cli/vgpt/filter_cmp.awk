@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# awk -v funcs=F1,F2,... -f filter_cmp.awk DISASM TRUTH FLOW
+# awk -v funcs=F1,F2,... -f hex.awk -f filter_cmp.awk DISASM TRUTH FLOW
 # --vgpt-filter: the decoded instructions (hwt flow --insn) must be the
 # truth's instructions that lie inside the named functions, in order.
 # DISASM is `objdump -d --no-show-raw-insn` of a non-PIE program: it gives
@@ -7,13 +7,6 @@
 # truth superblock ("START N") that starts inside expands to its N
 # instructions (all of which must be inside: nothing falls out of a
 # function without a branch here); one that starts outside is skipped.
-function hex(s,   i, v) {
-	v = 0
-	s = tolower(s)
-	for (i = 1; i <= length(s); i++)
-		v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-	return v
-}
 BEGIN {
 	nf = split(funcs, f, ",")
 	for (i = 1; i <= nf; i++)

@@ -1,17 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# awk -v pid=PID -f images.awk PREFIX.sb PT.psbs
+# awk -v pid=PID -f hex.awk -f images.awk PREFIX.sb PT.psbs
 # The code of process PID for each piece of one of its streams (lib.bash,
 # "Time-aware decoding"). PT.psbs: "OFFSET TIME END" per PSB, decimal.
 # Prints "FROM TO ARGS" (TO "end" for the last piece, else the END of the
 # next piece's PSB+), ARGS the --raw options of hwt flow; consecutive
 # pieces with the same code are merged.
-function hex(s,   i, v) {
-	v = 0
-	s = tolower(s)
-	for (i = 1; i <= length(s); i++)
-		v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-	return v
-}
 NR == FNR {
 	n++
 	kind[n] = $1; time[n] = $2 + 0

@@ -3,7 +3,7 @@
 # tool in src/record/vgpt) and check that decoding its trace gives its
 # ground truth, superblock for superblock.
 #
-#   . "$(dirname "$0")/vgpt/lib.bash" NAME HWT BUILD_DIR
+#   . "$(dirname "$0")/vgpt/lib.bash" NAME "$@"	(the test's HWT BUILD_DIR)
 #
 # sets hwt, vglib, tmp (removed at exit), and provides
 #   fail MSG, check (count one check), finish (summary, exit status)
@@ -20,6 +20,11 @@
 #   truth_cmp TRUTH FLOW        decode == truth? prints the verdict
 #   check_streams NAME          every stream of a recording: no ptdump
 #                               error, decode == truth
+#   fast NAME CMD...            CMD recorded without the truth (fast log
+#                               records) decodes to NAME's truth
+#   mutant NAME FILTER...       NAME's main stream, decoded with its
+#                               sideband passed through FILTER, must not
+#                               give its truth
 #
 # Time-aware decoding: a stream is cut at its PSBs; each piece, from a
 # PSB (time T, its TSC) to the next (time T'; the decode goes on to that
@@ -32,6 +37,10 @@
 # execve (a `comm` line of its pid) only its own new ones.
 set -u
 
+if [ $# -ne 3 ]; then
+	echo "usage: $0 HWT BUILD_DIR" >&2
+	exit 2
+fi
 name_=$1
 hwt=$2
 vglib=$3/vgpt
@@ -102,19 +111,9 @@ record() {
 	fi
 }
 
-# Per PSB: "OFFSET TIME END" (decimal): where it starts, its TSC, and
-# the end of its PSB+ (after PSBEND).
+# Per PSB of a trace: "OFFSET TIME END" (vgpt/psbs.awk).
 psbs() {
-	"$hwt" ptdump "$1" | awk '
-	function hex(s,   i, v) {
-		v = 0
-		for (i = 1; i <= length(s); i++)
-			v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-		return v
-	}
-	$2 == "psb" { off = hex($1); time = -1; next }
-	time < 0 && $2 == "tsc" { time = hex($3) }
-	$2 == "psbend" { printf "%d %d %d\n", off, time, hex($1) + 2 }'
+	"$hwt" ptdump "$1" | awk -f "$libdir_/hex.awk" -f "$libdir_/psbs.awk"
 }
 
 decode() {
@@ -125,7 +124,8 @@ decode() {
 	fi
 	pid=$(awk -v tid="$tid" '$1 == "thread" && $4 == tid { print $3; exit }' "$prefix.sb")
 	psbs "$pt" > "$pt.psbs"
-	awk -v pid="$pid" -f "$libdir_/images.awk" "$prefix.sb" "$pt.psbs" |
+	awk -v pid="$pid" -f "$libdir_/hex.awk" -f "$libdir_/images.awk" \
+		"$prefix.sb" "$pt.psbs" |
 	while read -r from to args; do
 		# shellcheck disable=SC2086
 		[ "$to" = end ] && to= || to=-$to
@@ -133,8 +133,11 @@ decode() {
 	done | grep -v '^\['
 }
 
+# truth_cmp TRUTH FLOW [AWK OPTS]
 truth_cmp() {
-	awk -f "$libdir_/cmp.awk" "$1" "$2"
+	local truth=$1 flow=$2
+	shift 2
+	awk "$@" -f "$libdir_/hex.awk" -f "$libdir_/cmp.awk" "$truth" "$flow"
 }
 
 # check_streams NAME [MIN]: every stream of $tmp/NAME; at least MIN.
@@ -163,4 +166,35 @@ check_streams() {
 	done
 	check
 	[ "$n" -ge "$min" ] || fail "$name: $n streams, expected at least $min"
+}
+
+# fast NAME CMD...: the run without the truth decodes to NAME's truth
+# (--vgpt-truth=yes makes every log record a slow one; deterministic CMD).
+fast() {
+	local name=$1 main truth
+	shift
+	record "$name-fast" --vgpt-truth=no -- "$@" || return
+	check
+	main=$(head -n 1 "$tmp/$name-fast.sb" | cut -d' ' -f3)
+	truth=$(ls "$tmp/$name".*.truth | head -n 1)
+	decode "$tmp/$name-fast" "$tmp/$name-fast.$main.pt" > "$tmp/$name-fast.flow"
+	if truth_cmp "$truth" "$tmp/$name-fast.flow" > "$tmp/$name-fast.cmp"; then
+		echo "$name without truth: $(cat "$tmp/$name-fast.cmp")"
+	else
+		fail "$name: the run without the truth decodes otherwise: $(cat "$tmp/$name-fast.cmp")"
+	fi
+}
+
+# mutant NAME FILTER...: a mutation that must be caught.
+mutant() {
+	local name=$1 main
+	shift
+	main=$(head -n 1 "$tmp/$name.sb" | cut -d' ' -f3)
+	check
+	"$@" < "$tmp/$name.sb" > "$tmp/m$name.sb"
+	cp "$tmp/$name.$main.pt" "$tmp/m$name.$main.pt"
+	decode "$tmp/m$name" "$tmp/m$name.$main.pt" > "$tmp/m$name.flow" 2>&1
+	if truth_cmp "$tmp/$name.$main.truth" "$tmp/m$name.flow" > /dev/null; then
+		fail "$name: the sideband edited by '$*' still decodes to the truth"
+	fi
 }
