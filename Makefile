@@ -5,7 +5,7 @@
 #   make asan       build into build-asan/ with ASan+UBSan and run all tests
 #   make fuzz       build the libFuzzer targets into build-fuzz/ and run each
 #                   for FUZZ_SECONDS
-#   make bench      run the benchmarks (bench/run.sh)
+#   make bench      run the benchmarks (bench/run.sh, run-flow.sh, run-record.sh)
 #   make libipt-suite  run libipt's pttc suite against build/hwt (ptdump, ptxed)
 #   make example    decode the bundled example (examples/calls.asm) with hwt
 #   make deps       apt-get install what is missing (Debian bookworm)
