@@ -3,7 +3,8 @@
  * vgpt internals shared by its parts:
  *   vgpt_main.c    tool interface, options, threads, syscalls, signals
  *   vgpt_instr.c   instrumentation: the exit log written by plain IR
- *   vgpt_trace.c   the log turned into PT packets, per thread; truth; ring
+ *   vgpt_trace.c   the log turned into PT packets; signals; threads' output,
+ *                  truth and rings
  *   vgpt_image.c   code mappings in the sideband, saved bytes, SMC, munmap
  *   vgpt_out.c     files, write errors, sideband lines
  *   vgpt_filter.c  --vgpt-filter: which code is inside the traced ranges
@@ -45,8 +46,8 @@ enum {
  *   slow: 8 bytes little endian, low byte 0: bits 8-55 the descriptor's
  *         address, bit 56 (R_DYN) the target follows in 8 more bytes.
  *
- * Eight conditional branches are one 64-bit load with bits 0 and 1 set
- * in every byte.
+ * The drain takes the fast records before the first slow one among the
+ * next eight bytes in one 64-bit load.
  * --vgpt-truth and --vgpt-filter use slow records only (they need the
  * superblock of every record).
  */

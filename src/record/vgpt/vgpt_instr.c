@@ -1,24 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Instrumentation: every superblock execution appends one record to the
- * exit log with plain IR, no helper call.
+ * exit log (vgpt.h) with plain IR stores, no helper call.
  *
  * Chasing and loop unrolling are off, so a superblock is straight-line
  * code whose only branch instruction is its last one. Each way out (each
  * side exit, the final jump) has a static descriptor (struct vgpt_xp); the
- * record is the address of the one taken, plus the target when that is
- * only known at run time (indirect jumps, calls and returns):
+ * record is a byte that says all a conditional branch or plain jump needs,
+ * or else the descriptor's address, plus the target when that is only
+ * known at run time (indirect jumps, calls and returns):
  *
- *   block start:  p = log_ptr; [if (p >= limit) drain(); p = full ? log : p]
- *   side exit:    if (guard) { *p = R(xp); log_ptr = p + 8 }   (StoreG)
- *   final jump:   *p = R(xp); [p[1] = next;] log_ptr = p + 8 [+ 8]
+ *   block start:  p = log_ptr; [if (p >= limit) drain(); p = log_ptr]
+ *   side exit:    if (guard) { *p = word(xp); log_ptr = p + 8 } (StoreG)
+ *   final jump:   *p = byte(xp) or word(xp) [, p[8] = next];
+ *                 log_ptr = p + 1, 8 or 16
  *
- * R(xp) is the descriptor's address with its kind, instruction count and
- * flags in the top bits (vgpt.h), so that draining the log rarely needs
- * the descriptor itself. A side exit that ends the last instruction (a
- * jcc), when the final jump is constant, needs no guard: *p = guard ?
- * R(xp_side) : R(xp_final) is written once before it, and the final jump
- * writes nothing.
+ * A side exit that ends the last instruction (a jcc), when the final jump
+ * is constant, needs no guard: *p = guard ? byte(xp_side) :
+ * byte(xp_final) is written once before it, and the final jump writes
+ * nothing. (Guarded stores are 4 or 8 bytes wide on amd64, so the other
+ * side exits write 8-byte records.)
  *
  * The check for a full log [...] is made only by superblocks that can
  * close a loop: those with an exit to their own start or before it, or
