@@ -5,7 +5,7 @@
 #   make asan       build into build-asan/ with ASan+UBSan and run all tests
 #   make fuzz       build the libFuzzer targets into build-fuzz/ and run each
 #                   for FUZZ_SECONDS
-#   make bench      run the benchmarks (bench/run.sh)
+#   make bench      run the benchmarks (bench/run.sh, run-flow.sh, run-record.sh)
 #   make libipt-suite  run libipt's pttc suite against build/hwt (ptdump, ptxed)
 #   make example    record the bundled example (examples/calc.c, which
 #                   crashes) with hwt record; show hwt calls and hwt last
@@ -23,7 +23,7 @@ JOBS         ?= $(shell nproc)
 DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
            pkg-config yasm binutils dpkg-dev ca-certificates curl \
            libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev \
-           linux-perf valgrind
+           linux-perf valgrind gzip xz-utils python3 sqlite3
 
 .PHONY: all check asan fuzz bench libipt-suite deps clean configure example example-pt
 
@@ -87,6 +87,7 @@ example-pt: all
 bench: all
 	bash bench/run.sh $(BUILD)
 	bash bench/run-flow.sh $(BUILD)
+	bash bench/run-record.sh $(BUILD)
 
 libipt-suite: all
 	bash scripts/libipt-suite.sh --ptxed $(BUILD)

@@ -488,13 +488,6 @@ static int run_vgpt(const struct record_opts *o)
 			       "built (no BUILD/vgpt/vgpt-amd64-linux next "
 			       "to hwt; HWT_VGPT_LIB names its directory)\n"),
 		       EXIT_FAILED;
-	if (o->ring && !rec_vgpt_has_option(vglib, "--vgpt-ring"))
-		return fprintf(stderr, "hwt record: --ring: this vgpt (%s) "
-			       "has no --vgpt-ring yet\n", vglib), EXIT_FAILED;
-	if (o->filter && !rec_vgpt_has_option(vglib, "--vgpt-filter"))
-		return fprintf(stderr, "hwt record: --filter: this vgpt (%s) "
-			       "has no --vgpt-filter yet\n", vglib),
-		       EXIT_FAILED;
 	rc = rec_find_program(o->argv[0], program, sizeof(program));
 	if (rc)
 		return fprintf(stderr, "hwt record: %s: %s\n", o->argv[0],

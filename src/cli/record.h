@@ -17,9 +17,6 @@ int rec_find_vgpt(char *dir, size_t len);
 /* @name as execvp would find it: 0, 126 (not executable), 127 (none). */
 int rec_find_program(const char *name, char *path, size_t len);
 
-/* Does this vgpt know @option (e.g. "--vgpt-ring")? */
-int rec_vgpt_has_option(const char *vglib, const char *option);
-
 struct rec_run {
 	const char *vglib;	/* VALGRIND_LIB */
 	const char *dir;	/* the work directory (logs) */

@@ -87,26 +87,6 @@ int rec_find_program(const char *name, char *path, size_t len)
 	return found_noexec ? 126 : 127;
 }
 
-/* Does `valgrind --tool=vgpt --help` list @option? */
-int rec_vgpt_has_option(const char *vglib, const char *option)
-{
-	char line[512];
-	int found = 0;
-	FILE *f;
-
-	/* The program runs with the same VALGRIND_LIB later. */
-	if (setenv("VALGRIND_LIB", vglib, 1))
-		return 0;
-	f = popen("valgrind --tool=vgpt --help 2>/dev/null", "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, option))
-			found = 1;
-	pclose(f);
-	return found;
-}
-
 static volatile sig_atomic_t child_pid;
 
 static void forward(int sig)

@@ -2,10 +2,7 @@
 /* Last-IP: how compressed IP payloads expand (SDM "IP Compression"). */
 #include <hwt/pt.h>
 
-static uint64_t sext48(uint64_t v)
-{
-	return (uint64_t)((int64_t)(v << 16) >> 16);
-}
+#include "pt/last_ip_choose.h"
 
 int hwt_pt_last_ip_update(struct hwt_pt_last_ip *lip, unsigned ipc,
 			  uint64_t payload)
@@ -23,7 +20,7 @@ int hwt_pt_last_ip_update(struct hwt_pt_last_ip *lip, unsigned ipc,
 		ip = (lip->ip & ~0xffffffffull) | (payload & 0xffffffffull);
 		break;
 	case HWT_PT_IPC_SEXT48:
-		ip = sext48(payload);
+		ip = hwt_pt_sext48(payload);
 		break;
 	case HWT_PT_IPC_UPDATE48:
 		ip = (lip->ip & ~0xffffffffffffull) |
@@ -55,26 +52,5 @@ int hwt_pt_last_ip_query(const struct hwt_pt_last_ip *lip, uint64_t *ip)
 unsigned hwt_pt_ipc_choose(const struct hwt_pt_last_ip *lip, uint64_t ip,
 			   uint64_t *payload)
 {
-	if (lip->have_ip) {
-		uint64_t diff = lip->ip ^ ip;
-
-		if (!(diff >> 16)) {
-			*payload = ip & 0xffff;
-			return HWT_PT_IPC_UPDATE16;
-		}
-		if (!(diff >> 32)) {
-			*payload = ip & 0xffffffff;
-			return HWT_PT_IPC_UPDATE32;
-		}
-	}
-	if (sext48(ip) == ip) {
-		*payload = ip & 0xffffffffffffull;
-		return HWT_PT_IPC_SEXT48;
-	}
-	if (lip->have_ip && !((lip->ip ^ ip) >> 48)) {
-		*payload = ip & 0xffffffffffffull;
-		return HWT_PT_IPC_UPDATE48;
-	}
-	*payload = ip;
-	return HWT_PT_IPC_FULL;
+	return hwt_pt_ipc_choose_inline(lip, ip, payload);
 }

@@ -6,7 +6,7 @@
 #      (saved beside the perf.data) and one that forks and execs,
 #      `hwt record --vgpt-truth` then `hwt flow` on the perf.data must be,
 #      thread by thread, the ground truth vgpt wrote beside it
-#      (tests/data/truth_cmp.awk: superblock by superblock), with no
+#      (tests/cli/vgpt/cmp.awk: superblock by superblock), with no
 #      decode error, one stream per truth file;
 #  (2) independence: `perf script --itrace=b` (perf's own decoder, Debian
 #      linux-perf) lists, thread by thread, exactly the taken branches
@@ -29,7 +29,8 @@ if [ $# -ne 2 ]; then
 fi
 hwt=$(readlink -f "$1")
 vglib=${HWT_VGPT_LIB:-$2/vgpt}
-cmp_awk=$(cd "$(dirname "$0")/../data" && pwd)/truth_cmp.awk
+vgpt_awk=$(cd "$(dirname "$0")/vgpt" && pwd)
+cmp_awk=(-f "$vgpt_awk/hex.awk" -f "$vgpt_awk/cmp.awk")
 for cmd in valgrind gcc gzip; do
 	if ! command -v $cmd >/dev/null; then
 		echo "record.sh: $cmd is not installed; skipped" >&2
@@ -262,7 +263,7 @@ exact() {
 		checks=$((checks + 1))
 		if [ ! -e "$tmp/$name.st.$tid" ]; then
 			fail "$name/$tid: a truth but no stream in the perf.data"
-		elif ! awk -f "$cmp_awk" "$t" "$tmp/$name.st.$tid" >"$tmp/$name.cmp"; then
+		elif ! awk "${cmp_awk[@]}" "$t" "$tmp/$name.st.$tid" >"$tmp/$name.cmp"; then
 			fail "$name/$tid: perf.data decode differs from the truth: $(cat "$tmp/$name.cmp")"
 		else
 			n=$((n + 1))
@@ -342,7 +343,7 @@ checks=$((checks + 1))
 	fail "dl: no MMAP2 of the dlopened library"
 record jit ./jit && { exact jit; with_perf jit; }
 checks=$((checks + 1))
-"$hwt" sideband "$tmp/jit.data" | grep -q 'MMAP2 .*jit.data.code/vgpt\.[0-9]*\.[0-9a-f]*\.bin' &&
+"$hwt" sideband "$tmp/jit.data" | grep -q 'MMAP2 .*jit.data.code/vgpt\.[0-9]*\.[0-9a-f]*\.[0-9a-f]*\.bin' &&
 	ls "$tmp"/jit.data.code/vgpt.*.bin >/dev/null 2>&1 ||
 	fail "jit: the generated code is not saved in jit.data.code/ and mapped"
 record fe ./fe && { exact fe; with_perf fe; }
@@ -373,7 +374,7 @@ t=$(ls "$tmp"/ls.data.*.truth | head -n 1)
 tid=${t%.truth}
 tid=${tid##*.}
 sed '50d' "$t" >"$tmp/bad.truth"
-if awk -f "$cmp_awk" "$tmp/bad.truth" "$tmp/ls.st.$tid" >/dev/null; then
+if awk "${cmp_awk[@]}" "$tmp/bad.truth" "$tmp/ls.st.$tid" >/dev/null; then
 	fail "a truth with a superblock missing compares equal"
 fi
 

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vgpt internals shared by its parts:
+ *   vgpt_main.c    tool interface, options, threads, syscalls, signals
+ *   vgpt_instr.c   instrumentation: the exit log written by plain IR
+ *   vgpt_trace.c   the log turned into PT packets; signals; threads' output,
+ *                  truth and rings
+ *   vgpt_image.c   code mappings in the sideband, saved bytes, SMC, munmap
+ *   vgpt_out.c     files, write errors, sideband lines
+ *   vgpt_filter.c  --vgpt-filter: which code is inside the traced ranges
+ * README.md in this folder describes the files written and the model.
+ */
+#ifndef VGPT_H
+#define VGPT_H
+
+#include "pub_tool_basics.h"
+#include "pub_tool_hashtable.h"
+#include "pub_tool_tooliface.h"
+
+#include <hwt/pt.h>
+
+enum {
+	OUT_BUF = 1 << 16,	/* per-thread packet buffer */
+	OUT_SLACK = 256,	/* more than one log record can emit */
+	TRUTH_BUF = 1 << 16,
+	RETSTACK = 64,		/* as deep as the hardware's (and decoders') */
+	TNT_BATCH = 48,		/* pending TNT bits: 8 TNT-8 packets */
+	LOG_BYTES = 1 << 14,	/* exit log drained at 16 KiB: stays in L1 */
+	/*
+	 * Only superblocks that can close a loop check for a full log
+	 * (vgpt_instr.c); the others rely on the scheduler: Valgrind leaves
+	 * translated code (and we drain, start_client_code) at the latest
+	 * after SCHEDULING_QUANTUM (100000) superblocks, each at most 16
+	 * bytes. The part beyond LOG_BYTES is touched only in that case.
+	 */
+	LOG_ROOM = LOG_BYTES + 16 * 100000 + 4096,
+};
+
+/*
+ * The exit log is a byte stream of records, one per superblock execution:
+ *
+ *   fast: 1 byte, bit 0 set: a plain jump (bit 1 clear) or a
+ *         conditional branch of known direction (bit 1 set, bit 2
+ *         taken) that ended @ninsn <= 31 instructions (bits 3-7).
+ *         Nothing else is needed to encode it.
+ *   slow: 8 bytes little endian, low byte 0: bits 8-55 the descriptor's
+ *         address, bit 56 (R_DYN) the target follows in 8 more bytes.
+ *
+ * The drain takes the fast records before the first slow one among the
+ * next eight bytes in one 64-bit load.
+ * --vgpt-truth and --vgpt-filter use slow records only (they need the
+ * superblock of every record).
+ */
+#define R_FAST_NINSN_MAX 31
+#define R_XP(r)		((const struct vgpt_xp *)((r) >> 8 & ((1ULL << 48) - 1)))
+#define R_DYN		(1ULL << 56)
+
+/*
+ * What the instruction that ended a superblock execution means for PT. A
+ * conditional branch whose direction is known at translation time (every
+ * exit with a constant target) is XK_TNT0 or XK_TNT1.
+ */
+enum xkind {
+	XK_NONE = 0,	/* no branch, direct jump, or not completed */
+	XK_TNT0 = 1,	/* jcc, loop*, jrcxz: not taken */
+	XK_TNT1 = 2,	/* ... taken (the drain relies on 0, 1, 2) */
+	XK_COND,	/* ... direction known only at run time */
+	XK_CALL,	/* direct call: push only */
+	XK_ICALL,	/* indirect call: push + TIP */
+	XK_IJMP,	/* indirect jump: TIP */
+	XK_RET,		/* near return: TNT (compressed) or TIP */
+	XK_FAR,		/* syscall / sysenter / int: TIP.PGD, IP suppressed */
+	XK_NOREDIR,	/* Valgrind's call-noredir sequence: FUP + TIP */
+};
+
+/* Exit flags. */
+enum {
+	XF_DYN = 1,	/* the target follows in the log */
+	XF_REDIR = 2,	/* the superblock is a Valgrind redirection */
+	XF_SRC_IN = 4,	/* --vgpt-filter: the exiting instruction is inside */
+	XF_SB_IN = 8,	/* --vgpt-filter: the superblock starts inside */
+};
+
+struct vgpt_sbi;
+
+/*
+ * One way out of one translation: what the log records (its address).
+ * @ninsn is the number of guest instructions that retired when the flow
+ * leaves this way (the exiting instruction itself only if it completed: a
+ * rep iteration or a fault exits to the instruction itself).
+ */
+struct vgpt_xp {
+	Addr sb;		/* superblock start (the redirected address) */
+	Addr next;		/* the target, unless XF_DYN */
+	Addr fall;		/* address after the exiting instruction */
+	const struct vgpt_sbi *sbi;
+	UInt ninsn;
+	UChar kind;		/* enum xkind */
+	UChar flags;
+};
+
+/*
+ * One translation: its exits and its instructions (for an execution that
+ * a synchronous signal cuts short). Keyed by the guest address it was
+ * made for (nraddr), as Valgrind discards it.
+ */
+struct vgpt_sbi {
+	VgHashNode node;	/* key: nraddr */
+	Addr sb;
+	UInt nimarks;
+	UInt nxp;
+	struct vgpt_xp *xp;	/* nxp, after the instruction table */
+	UShort *ioff;		/* instruction start - sb */
+	UShort *ibefore;	/* instructions retired before it */
+	UChar in_filter;	/* XF_SB_IN of its exits */
+};
+
+/* The per-thread PT encoder state. */
+struct vgpt_thread {
+	Int os_tid;
+	Bool enabled;		/* TIP.PGE sent, no TIP.PGD since */
+	Bool psb_due;		/* the image changed: PSB+ before more */
+	Bool dead;		/* its trace file failed */
+	ULong tnt;		/* pending TNT bits, oldest in bit 0 ... */
+	UInt ntnt;		/* ... fewer than TNT_BATCH of them */
+	struct hwt_pt_last_ip lip;
+	UInt rs_top;		/* return stack: ring of RETSTACK entries */
+	UInt rs_n;
+	Addr rs[RETSTACK];
+	Addr flow_ip;		/* where the flow is (next block) ... */
+	Bool flow_known;	/* ... if known (not after a fast record) */
+	/* --vgpt-filter: an exit whose packet waits for its target's side */
+	const struct vgpt_xp *pend;
+	Addr pend_next;
+
+	UChar *buf;
+	UInt len;
+	UInt lim;		/* len at which out_room() must act */
+	ULong written;		/* stream offset of buf[0] */
+	ULong psb_at;		/* stream offset where the next PSB+ is due */
+	ULong insns;		/* instructions retired by this thread */
+
+	struct vgpt_file *file;
+	/* --vgpt-ring */
+	UChar *ring;
+	ULong *psbs;		/* stream offsets of the last PSBs */
+	UInt npsbs;
+	/* --vgpt-truth */
+	struct vgpt_file *truth;
+	HChar *tbuf;
+	UInt tlen;
+};
+
+/* An output file: errors are reported once, with its name. */
+struct vgpt_file {
+	Bool failed;
+	Bool shared;		/* others append too: never cut back */
+	ULong size;		/* bytes written (after the open offset) */
+	ULong base;		/* file offset where our bytes start */
+	HChar *path;
+};
+
+/* Options. */
+extern const HChar *vgpt_clo_out;
+extern Bool vgpt_clo_truth;
+extern ULong vgpt_clo_ring;
+extern ULong vgpt_clo_psb;
+extern Bool vgpt_continued;	/* this image follows an execve */
+
+/* State of the run. */
+extern ULong vgpt_icount;		/* the clock: see README "Clock" */
+extern struct vgpt_thread **vgpt_threads;	/* by ThreadId */
+extern struct vgpt_thread *vgpt_cur;	/* whose records the log holds */
+/* Trace bytes in the files, made (more with --vgpt-ring), lost. */
+extern ULong vgpt_stat_bytes, vgpt_stat_made, vgpt_stat_lost;
+extern ULong vgpt_stat_threads;
+
+/* The exit log: written by translated code, read by vgpt_drain(). */
+extern UChar *vgpt_log_ptr;
+extern UChar vgpt_log[LOG_ROOM];
+
+/* vgpt_instr.c */
+IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
+		      const VexGuestLayout *layout,
+		      const VexGuestExtents *vge,
+		      const VexArchInfo *archinfo_host,
+		      IRType gWordTy, IRType hWordTy);
+void vgpt_instr_init(void);
+void vgpt_discard(Addr orig_addr, VexGuestExtents vge);
+extern Addr vgpt_xlate_ip;
+const struct vgpt_sbi *vgpt_sbi_find(Addr nraddr);
+
+/* vgpt_trace.c */
+void vgpt_drain(Addr ip);
+struct vgpt_thread *vgpt_thread_new(Bool append);
+void vgpt_thread_end(struct vgpt_thread *t);
+void vgpt_thread_forget(struct vgpt_thread *t);
+void vgpt_thread_flush(struct vgpt_thread *t);
+void vgpt_thread_snapshot(struct vgpt_thread *t);
+void vgpt_switch_in(struct vgpt_thread *t, Bool other_ran);
+void vgpt_async(struct vgpt_thread *t, Addr ip);
+void vgpt_image_changed(Addr ip);
+
+/* vgpt_image.c */
+void vgpt_note_code(Addr a);
+void vgpt_check_code(const VexGuestExtents *vge);
+void vgpt_unmapped(Addr a, SizeT len);
+void vgpt_protect(Addr a, SizeT len, Bool w);
+
+/* vgpt_out.c */
+struct vgpt_file *vgpt_file_open(const HChar *path, Bool append);
+void vgpt_file_write(struct vgpt_file *f, const void *p, ULong n);
+void vgpt_file_truncate(struct vgpt_file *f, ULong size);
+void vgpt_file_close(struct vgpt_file *f);
+void vgpt_sb_open(Bool append);
+void vgpt_sb_line(const HChar *fmt, ...) PRINTF_CHECK(1, 2);
+void vgpt_sb_flush(void);
+void vgpt_sb_forget(void);
+HChar *vgpt_path(const HChar *fmt, ...) PRINTF_CHECK(1, 2);
+
+/* vgpt_filter.c */
+extern Bool vgpt_filtering;
+Bool vgpt_filter_parse(const HChar *arg);
+Bool vgpt_in_filter(Addr a);
+void vgpt_filter_report(void);
+
+#endif

@@ -1,0 +1,860 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The exit log turned into PT packets, per thread.
+ *
+ * Translated code appends one record per superblock execution to a byte
+ * log (vgpt.h, vgpt_instr.c). The log belongs to the thread that runs
+ * (Valgrind runs one at a time); it is drained here when it fills, before
+ * another thread runs, and before anything that has to see the packets
+ * and the clock up to date (syscalls, signals, translations of new code,
+ * thread exit).
+ *
+ * The drain loop keeps the hot state (output position, pending TNT bits,
+ * the instruction count) in locals and takes the one-byte records eight
+ * at a time; everything rare (enabling, PSB+, flushing, truth,
+ * --vgpt-filter) is out of line, with the state written back first
+ * (SAVE/LOAD).
+ *
+ * The packets are encoded by hwt's own encoder and IP compression
+ * (src/pt/encode.c, last_ip.c), compiled into this tool; only TNT-8 bytes
+ * and the TIPs of the drain's hot path are written here directly.
+ */
+#include "vgpt.h"
+#include "pt/last_ip_choose.h"
+
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_threadstate.h"
+
+ULong vgpt_icount;
+struct vgpt_thread **vgpt_threads;
+struct vgpt_thread *vgpt_cur;
+ULong vgpt_stat_bytes, vgpt_stat_made, vgpt_stat_lost, vgpt_stat_threads;
+
+/* The one function of src/pt/packet.c that encode.c needs; packet.c
+ * itself allocates with the C library, which a tool cannot use. */
+int hwt_pt_ipc_size(unsigned ipc)
+{
+	static const signed char size[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+
+	if (ipc > 7 || size[ipc] < 0)
+		return -HWT_ERR_BAD_PACKET;
+	return size[ipc];
+}
+
+/* ------------------------------------------------------------------ */
+/* Packets                                                             */
+/* ------------------------------------------------------------------ */
+
+static void put(struct vgpt_thread *t, const struct hwt_pt_packet *p)
+{
+	int n = hwt_pt_encode(t->buf + t->len, t->buf + OUT_BUF, p);
+
+	tl_assert(n > 0);
+	t->len += (UInt)n;
+}
+
+/*
+ * TNT bits wait in t->tnt, oldest in bit 0, and go out in TNT-8 packets
+ * of up to six (the densest TNT: 6 bits a byte), oldest in the packet's
+ * most significant payload bit, behind a stop bit, shifted left by one.
+ * Collecting them oldest-first keeps the drain loop's dependency chains
+ * short (an OR at a position, an add), and a batch of 48 goes out as
+ * eight packets at once.
+ */
+static const UChar rev6[64] = {
+#define R2(n) n, n + 32, n + 16, n + 48
+#define R4(n) R2(n), R2(n + 8), R2(n + 4), R2(n + 12)
+	R4(0), R4(2), R4(1), R4(3)
+#undef R4
+#undef R2
+};
+
+/* Packets for the @n (<= 6) bits in the low end of @bits. */
+static inline UChar tnt8(ULong bits, UInt n)
+{
+	return (UChar)((rev6[bits & 63] >> (6 - n) | 1u << n) << 1);
+}
+
+static inline UInt tnt_batch(UChar *p, ULong bits)
+{
+	for (UInt i = 0; i < TNT_BATCH / 6; i++, bits >>= 6)
+		p[i] = tnt8(bits, 6);
+	return TNT_BATCH / 6;
+}
+
+/* All @ntnt pending bits @tnt as packets at @p; returns the bytes. */
+static inline UInt tnt_out(UChar *p, ULong tnt, UInt ntnt)
+{
+	UInt n = 0;
+
+	for (; ntnt >= 6; ntnt -= 6, tnt >>= 6)
+		p[n++] = tnt8(tnt, 6);
+	if (ntnt)
+		p[n++] = tnt8(tnt, ntnt);
+	return n;
+}
+
+static void flush_tnt(struct vgpt_thread *t)
+{
+	t->len += tnt_out(t->buf + t->len, t->tnt, t->ntnt);
+	t->tnt = 0;
+	t->ntnt = 0;
+}
+
+static void put_tnt(struct vgpt_thread *t, UInt taken)
+{
+	t->tnt |= (ULong)taken << t->ntnt;
+	if (++t->ntnt >= TNT_BATCH)
+		flush_tnt(t);
+}
+
+/*
+ * An IP packet of opcode @opc (TIP, FUP, ...) at @p, compressed against
+ * @lip as tightly as possible (hwt_pt_ipc_choose), header and payload in
+ * one little-endian store (the buffer has OUT_SLACK to spare). Returns
+ * the bytes. The drain's path for indirect branches: hwt_pt_encode's
+ * generality costs a few times more there.
+ */
+static inline UInt ip_out(UChar *p, struct hwt_pt_last_ip *lip, UChar opc,
+			  Addr ip)
+{
+	uint64_t payload;
+	UInt ipc = hwt_pt_ipc_choose_inline(lip, ip, &payload);
+	UInt n = (UInt)hwt_pt_ipc_size(ipc);
+
+	p[0] = (UChar)(opc | ipc << 5);
+	__builtin_memcpy(p + 1, &payload, sizeof(payload));
+	lip->ip = ip;
+	lip->have_ip = 1;
+	lip->suppressed = 0;
+	return 1 + n;
+}
+
+/* An IP packet, compressed against the last IP as tightly as possible. */
+static void put_ip(struct vgpt_thread *t, UChar type, Addr ip)
+{
+	static const UChar opc[] = {
+		[HWT_PT_TIP] = 0x0d, [HWT_PT_TIP_PGE] = 0x11,
+		[HWT_PT_TIP_PGD] = 0x01, [HWT_PT_FUP] = 0x1d,
+	};
+
+	flush_tnt(t);
+	t->len += ip_out(t->buf + t->len, &t->lip, opc[type], ip);
+}
+
+static void put_simple(struct vgpt_thread *t, UChar type)
+{
+	struct hwt_pt_packet p = { .type = type };
+
+	if (type == HWT_PT_MODE_EXEC)
+		p.u.exec = HWT_PT_EXEC_CSL;
+	put(t, &p);
+}
+
+static void put_tsc(struct vgpt_thread *t)
+{
+	struct hwt_pt_packet p = { .type = HWT_PT_TSC };
+
+	flush_tnt(t);
+	p.u.tsc = vgpt_icount & ((1ULL << 56) - 1);
+	put(t, &p);
+}
+
+/* Tracing stops (syscall, signal: the IP is suppressed, as user-only
+ * tracing has it) or leaves the filter ranges (the IP is the target). */
+static void put_pgd(struct vgpt_thread *t, Bool has_ip, Addr ip)
+{
+	struct hwt_pt_packet p = { .type = HWT_PT_TIP_PGD };
+
+	if (has_ip) {
+		put_ip(t, HWT_PT_TIP_PGD, ip);
+	} else {
+		flush_tnt(t);
+		p.u.ip.ipc = HWT_PT_IPC_SUPPRESSED;
+		put(t, &p);
+	}
+	t->enabled = False;
+}
+
+static void set_lim(struct vgpt_thread *t)
+{
+	ULong d = t->psb_at - t->written;
+
+	t->lim = d < OUT_BUF - OUT_SLACK ? (UInt)d : OUT_BUF - OUT_SLACK;
+}
+
+/*
+ * PSB+. A decoder may start at any PSB with an empty return stack, so ours
+ * is emptied too: no return is compressed against a call before the PSB.
+ * @ip is where the flow is, for the FUP (only while enabled).
+ */
+static void put_psb(struct vgpt_thread *t, Addr ip)
+{
+	flush_tnt(t);
+	if (t->psbs) {
+		UInt cap = (UInt)(vgpt_clo_ring / vgpt_clo_psb) + 4;
+
+		t->psbs[t->npsbs++ % cap] = t->written + t->len;
+	}
+	put_simple(t, HWT_PT_PSB);
+	hwt_pt_last_ip_init(&t->lip);
+	put_tsc(t);
+	if (t->enabled) {
+		put_simple(t, HWT_PT_MODE_EXEC);
+		put_ip(t, HWT_PT_FUP, ip);
+	}
+	put_simple(t, HWT_PT_PSBEND);
+	t->rs_n = 0;
+	t->psb_due = False;
+	t->psb_at = t->written + t->len + vgpt_clo_psb;
+	set_lim(t);
+}
+
+static void enable(struct vgpt_thread *t, Addr ip)
+{
+	put_tsc(t);
+	put_simple(t, HWT_PT_MODE_EXEC);
+	put_ip(t, HWT_PT_TIP_PGE, ip);
+	t->enabled = True;
+}
+
+/* Room for the next record's packets. */
+static void out_room(struct vgpt_thread *t)
+{
+	if (t->len >= OUT_BUF - OUT_SLACK)
+		vgpt_thread_flush(t);
+	set_lim(t);
+}
+
+/* A PSB+ when one is due; @ip is where the flow is. Not while an exit
+ * waits to learn whether it leaves the filter ranges (its packet comes
+ * first). */
+static void psb_if_due(struct vgpt_thread *t, Addr ip)
+{
+	if ((t->psb_due || t->written + t->len >= t->psb_at) && !t->pend)
+		put_psb(t, ip);
+}
+
+static void push(struct vgpt_thread *t, Addr ret)
+{
+	t->rs[t->rs_top] = ret;
+	t->rs_top = (t->rs_top + 1) % RETSTACK;
+	if (t->rs_n < RETSTACK)
+		t->rs_n++;
+}
+
+/* Like the hardware (and decoders), only a compressed return pops. */
+static Bool pop_if(struct vgpt_thread *t, Addr next)
+{
+	UInt top = (t->rs_top + RETSTACK - 1) % RETSTACK;
+
+	if (!t->rs_n || t->rs[top] != next)
+		return False;
+	t->rs_top = top;
+	t->rs_n--;
+	return True;
+}
+
+/* The packets of the instruction that ended a superblock execution. */
+static void leave(struct vgpt_thread *t, UChar kind, Addr fall, Addr next)
+{
+	switch (kind) {
+	case XK_NONE:
+		break;
+	case XK_TNT0:
+	case XK_TNT1:
+		put_tnt(t, kind == XK_TNT1);
+		break;
+	case XK_COND:
+		put_tnt(t, next != fall);
+		break;
+	case XK_CALL:
+		push(t, fall);
+		break;
+	case XK_ICALL:
+		push(t, fall);
+		put_ip(t, HWT_PT_TIP, next);
+		break;
+	case XK_IJMP:
+		put_ip(t, HWT_PT_TIP, next);
+		break;
+	case XK_RET:
+		if (pop_if(t, next))
+			put_tnt(t, 1);
+		else
+			put_ip(t, HWT_PT_TIP, next);
+		break;
+	case XK_FAR:
+		put_pgd(t, False, 0);
+		break;
+	case XK_NOREDIR:
+		/* The bytes are no branch, yet Valgrind calls *%rax: an
+		 * asynchronous transfer for a decoder. */
+		put_ip(t, HWT_PT_FUP, fall);
+		put_ip(t, HWT_PT_TIP, next);
+		break;
+	}
+}
+
+/* A superblock starts running (@sb; @nraddr is what the program jumped
+ * to, != @sb for a Valgrind redirection, an asynchronous transfer). */
+static void enter(struct vgpt_thread *t, Addr sb, Addr nraddr)
+{
+	if (!t->enabled) {
+		enable(t, sb);
+	} else if (nraddr != sb) {
+		put_ip(t, HWT_PT_FUP, nraddr);
+		put_ip(t, HWT_PT_TIP, sb);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Ground truth                                                        */
+/* ------------------------------------------------------------------ */
+
+static HChar *put_hex(HChar *p, ULong v)
+{
+	HChar tmp[16];
+	Int n = 0;
+
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 0xf];
+		v >>= 4;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static void truth_line(struct vgpt_thread *t, Addr sb, UInt n)
+{
+	HChar *p;
+
+	if (t->tlen > TRUTH_BUF - 64) {
+		vgpt_file_write(t->truth, t->tbuf, t->tlen);
+		t->tlen = 0;
+	}
+	p = t->tbuf + t->tlen;
+	p = put_hex(p, sb);
+	*p++ = ' ';
+	p = put_hex(p, n);
+	*p++ = '\n';
+	t->tlen = (UInt)(p - t->tbuf);
+}
+
+static void retired(struct vgpt_thread *t, Addr sb, UInt n)
+{
+	vgpt_icount += n;
+	t->insns += n;
+	if (t->tbuf && n)
+		truth_line(t, sb, n);
+}
+
+/* ------------------------------------------------------------------ */
+/* --vgpt-filter                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Whether an exit inside the ranges gives its usual packet or TIP.PGD
+ * depends on where it goes, which the next record tells (its superblock's
+ * XF_SB_IN), so the exit waits in t->pend until then.
+ */
+static void resolve(struct vgpt_thread *t, Bool target_in)
+{
+	const struct vgpt_xp *x = t->pend;
+
+	if (!x)
+		return;
+	t->pend = NULL;
+	if (target_in) {
+		leave(t, x->kind, x->fall, t->pend_next);
+		return;
+	}
+	/* The decoder sees the call before tracing stops: it pushes. */
+	if (x->kind == XK_CALL || x->kind == XK_ICALL)
+		push(t, x->fall);
+	put_pgd(t, True, t->pend_next);
+}
+
+/* The flow is known to be at t->flow_ip: a waiting exit went there. */
+static void settle(struct vgpt_thread *t)
+{
+	if (t->pend && t->flow_known)
+		resolve(t, vgpt_in_filter(t->flow_ip));
+}
+
+static void record_filtered(struct vgpt_thread *t, const struct vgpt_xp *x,
+			    Addr next)
+{
+	Bool in = (x->flags & XF_SB_IN) != 0;
+
+	resolve(t, in);
+	if (in)
+		enter(t, x->sb, x->sbi->node.key);
+	retired(t, x->sb, x->ninsn);
+	if (!(x->flags & XF_SRC_IN) || !t->enabled)
+		return;
+	if (x->kind == XK_FAR) {
+		leave(t, x->kind, x->fall, next);
+	} else {
+		t->pend = x;
+		t->pend_next = next;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Draining the log                                                    */
+/* ------------------------------------------------------------------ */
+
+static inline ULong load64(const UChar *p)
+{
+	ULong v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* A slow record at @p: its descriptor and where the flow goes. */
+static inline const UChar *slow_record(const UChar *p,
+				       const struct vgpt_xp **x, Addr *next)
+{
+	ULong r = load64(p);
+
+	*x = R_XP(r);
+	if (r & R_DYN) {
+		*next = load64(p + 8);
+		return p + 16;
+	}
+	*next = (*x)->next;
+	return p + 8;
+}
+
+/* Every record the general way (--vgpt-truth, --vgpt-filter: all slow). */
+static void drain_slow(struct vgpt_thread *t, const UChar *p,
+		       const UChar *end)
+{
+	const struct vgpt_xp *x;
+	Addr next;
+
+	while (p < end) {
+		tl_assert(!(*p & 1));
+		p = slow_record(p, &x, &next);
+		if (vgpt_filtering) {
+			record_filtered(t, x, next);
+		} else {
+			enter(t, x->sb, x->sbi->node.key);
+			retired(t, x->sb, x->ninsn);
+			leave(t, x->kind, x->fall, next);
+		}
+		if (t->len >= t->lim)
+			out_room(t);
+		psb_if_due(t, next);
+		t->flow_ip = next;
+	}
+	t->flow_known = True;
+}
+
+#define ONES 0x0101010101010101ULL
+#define GATHER 0x0102040810204080ULL	/* bit 0 of byte k -> bit 56 + k */
+
+/* Four fast records' TNT flags (low nibble) and taken flags (high): the
+ * taken bits of the TNT ones, oldest first, and their number << 4. */
+static UChar tnt_pack[256];
+
+static void tnt_pack_init(void)
+{
+	for (UInt i = 0; i < 256; i++) {
+		UInt bits = 0, n = 0;
+
+		for (UInt k = 0; k < 4; k++)
+			if (i >> k & 1)
+				bits |= (i >> (4 + k) & 1) << n++;
+		tnt_pack[i] = (UChar)(bits | n << 4);
+	}
+}
+
+/*
+ * The common case (no truth, no filter). The fast records before the
+ * first slow one among the next eight bytes are taken in one go, without
+ * a branch per record: their instruction counts summed with a multiply,
+ * their TNT and taken flags gathered into bytes with a multiply, and the
+ * taken bits of the TNT ones packed by a table. A slow record loads its
+ * descriptor. The output position, the pending TNT bits and the
+ * instruction count are locals: the byte stores of the packets would make
+ * the compiler reload them from *t otherwise.
+ */
+static void drain_fast(struct vgpt_thread *t, const UChar *p,
+		       const UChar *end)
+{
+	UChar *buf = t->buf;
+	UInt len = t->len, lim = t->lim, ntnt = t->ntnt;
+	ULong tnt = t->tnt, n = 0;
+	Bool enabled = t->enabled, known = t->flow_known;
+	const struct vgpt_xp *x;
+	Addr next, flow = t->flow_ip;
+
+#define SAVE() do { t->len = len; t->tnt = tnt; t->ntnt = ntnt; \
+		    vgpt_icount += n; t->insns += n; n = 0; \
+		    t->flow_ip = flow; } while (0)
+#define LOAD() do { len = t->len; lim = t->lim; tnt = t->tnt; \
+		    ntnt = t->ntnt; enabled = t->enabled; } while (0)
+
+	if (!tnt_pack[255])
+		tnt_pack_init();
+	while (p < end) {
+		ULong v = 0, slowb;
+		UInt k, b, e0, e1;
+
+		if (LIKELY(end - p >= 8)) {
+			v = load64(p);
+		} else {
+			for (k = 0; k < (UInt)(end - p); k++)
+				v |= (ULong)p[k] << 8 * k;
+			v |= ~0ULL << 8 * k & ~ONES;	/* "slow" after end */
+		}
+		slowb = ~v & ONES;
+		k = slowb ? (UInt)__builtin_ctzll(slowb) >> 3 : 8;
+		if (LIKELY(k && enabled)) {
+			/* Bytes: ninsn << 3 | taken << 2 | tnt << 1 | 1. */
+			v &= ~0ULL >> (64 - 8 * k);
+			n += ((v >> 3) & 0x1f * ONES) * ONES >> 56;
+			b = (UInt)(((v >> 1) & ONES) * GATHER >> 56) |
+			    (UInt)(((v >> 2) & ONES) * GATHER >> 48 & 0xff00);
+			e0 = tnt_pack[(b & 0xf) | (b >> 4 & 0xf0)];
+			e1 = tnt_pack[(b >> 4 & 0xf) | (b >> 8 & 0xf0)];
+			tnt |= (ULong)((e0 & 15) | (e1 & 15) << (e0 >> 4))
+			       << ntnt;
+			ntnt += (e0 >> 4) + (e1 >> 4);
+			p += k;
+			known = False;
+		} else if (*p & 1) {
+			/* Tracing was off: the thread resumed at flow_ip
+			 * (start_client_code). */
+			tl_assert(known);
+			SAVE();
+			enable(t, flow);
+			LOAD();
+			continue;
+		} else {
+			p = slow_record(p, &x, &next);
+			flow = next;
+			known = True;
+			if (UNLIKELY(!enabled || x->flags & XF_REDIR)) {
+				SAVE();
+				enter(t, x->sb, x->sbi->node.key);
+				LOAD();
+			}
+			n += x->ninsn;
+			switch (x->kind) {
+			case XK_CALL:
+				push(t, x->fall);
+				continue;
+			case XK_RET:
+				if (pop_if(t, next)) {
+					/* A compressed return. */
+					tnt |= 1ULL << ntnt++;
+					break;
+				}
+				goto tip;
+			case XK_ICALL:
+				push(t, x->fall);
+				/* fall through */
+			case XK_IJMP:
+			tip:
+				len += tnt_out(buf + len, tnt, ntnt);
+				tnt = 0;
+				ntnt = 0;
+				len += ip_out(buf + len, &t->lip, 0x0d, next);
+				if (UNLIKELY(len >= lim)) {
+					SAVE();
+					out_room(t);
+					LOAD();
+				}
+				continue;
+			default:
+				SAVE();
+				leave(t, x->kind, x->fall, next);
+				if (t->len >= t->lim)
+					out_room(t);
+				psb_if_due(t, next);
+				LOAD();
+				continue;
+			}
+		}
+		if (LIKELY(ntnt < TNT_BATCH))
+			continue;
+		len += tnt_batch(buf + len, tnt);
+		tnt >>= TNT_BATCH;
+		ntnt -= TNT_BATCH;
+		if (UNLIKELY(len >= lim)) {
+			SAVE();
+			out_room(t);
+			LOAD();
+		}
+	}
+	SAVE();
+	t->flow_known = known;
+#undef SAVE
+#undef LOAD
+}
+
+/*
+ * Turn the log into packets. @ip: where the flow of the thread whose
+ * records these are is now (the next superblock), 0 if not known here.
+ */
+void vgpt_drain(Addr ip)
+{
+	struct vgpt_thread *t = vgpt_cur;
+	const UChar *end = vgpt_log_ptr;
+
+	if (end != vgpt_log) {
+		tl_assert(end <= vgpt_log + LOG_ROOM && t);
+		vgpt_log_ptr = vgpt_log;
+		if (vgpt_filtering || t->tbuf)
+			drain_slow(t, vgpt_log, end);
+		else
+			drain_fast(t, vgpt_log, end);
+	}
+	if (ip && t) {
+		t->flow_ip = ip;
+		t->flow_known = True;
+		psb_if_due(t, ip);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Events outside translated code (the log is drained)                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The image changed under code that may have run (munmap, code rewritten):
+ * every thread starts a new PSB+ before it runs more, so that a decoder
+ * that switches images by time has a TSC right there. @ip: as for
+ * vgpt_drain.
+ */
+void vgpt_image_changed(Addr ip)
+{
+	struct vgpt_thread *t = vgpt_cur;
+
+	vgpt_drain(ip);
+	for (ThreadId i = 0; i < VG_N_THREADS; i++)
+		if (vgpt_threads[i])
+			vgpt_threads[i]->psb_due = True;
+	if (t && (t->flow_known || !t->enabled)) {
+		settle(t);
+		put_psb(t, t->flow_ip);
+	}
+}
+
+/* @t runs again (at t->flow_ip); @other_ran: another thread ran since. */
+void vgpt_switch_in(struct vgpt_thread *t, Bool other_ran)
+{
+	settle(t);
+	if (t->psb_due)
+		put_psb(t, t->flow_ip);
+	else if (other_ran && t->enabled)
+		put_tsc(t);
+}
+
+/* How many instructions of translation @s retired before the one at @ip
+ * (-1: @ip is not one of its instructions). */
+static Int retired_before(const struct vgpt_sbi *s, Addr ip)
+{
+	for (UInt i = 0; i < s->nimarks; i++)
+		if (s->sb + s->ioff[i] == ip)
+			return s->ibefore[i];
+	return -1;
+}
+
+enum { SB_MAX_BYTES = 4096 };	/* more than VEX puts in a superblock */
+
+/*
+ * The translation a synchronous signal at @ip stopped after *@k > 0
+ * instructions, if it did: the one at the flow's position when that is
+ * known, else the only one that has @ip as a later instruction. Unknown
+ * only costs the clock those instructions (the packets need no more than
+ * the FUP): with --vgpt-truth every record is slow, the flow known.
+ */
+static const struct vgpt_sbi *stopped_in(const struct vgpt_thread *t,
+					 Addr ip, Int *k)
+{
+	const struct vgpt_sbi *s, *found = NULL;
+
+	if (t->flow_known) {
+		s = t->flow_ip != ip ? vgpt_sbi_find(t->flow_ip) : NULL;
+		*k = s ? retired_before(s, ip) : -1;
+		return *k > 0 ? s : NULL;
+	}
+	for (Addr a = ip - 1; a && ip - a < SB_MAX_BYTES; a--) {
+		Int n;
+
+		s = vgpt_sbi_find(a);
+		if (!s || (n = retired_before(s, ip)) <= 0)
+			continue;
+		if (found)
+			return NULL;
+		found = s;
+		*k = n;
+	}
+	return found;
+}
+
+/*
+ * A signal is delivered to @t at @ip: an asynchronous transfer (FUP where
+ * the thread was, tracing off until the handler's first block). A
+ * synchronous signal stops a superblock in the middle: the instructions
+ * before the faulting one retired.
+ */
+void vgpt_async(struct vgpt_thread *t, Addr ip)
+{
+	Int k = 0;
+	const struct vgpt_sbi *s = stopped_in(t, ip, &k);
+
+	if (s) {
+		if (vgpt_filtering) {
+			resolve(t, s->in_filter);
+			if (s->in_filter)
+				enter(t, s->sb, s->node.key);
+		} else {
+			enter(t, s->sb, s->node.key);
+		}
+		retired(t, s->sb, (UInt)k);
+	}
+	t->flow_ip = ip;
+	t->flow_known = True;
+	if (vgpt_filtering)
+		resolve(t, vgpt_in_filter(ip));
+	if (t->enabled) {
+		put_ip(t, HWT_PT_FUP, ip);
+		put_pgd(t, False, 0);
+	}
+	out_room(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads and their output                                            */
+/* ------------------------------------------------------------------ */
+
+struct vgpt_thread *vgpt_thread_new(Bool append)
+{
+	struct vgpt_thread *t = VG_(calloc)("vgpt.thread", 1, sizeof(*t));
+	HChar *path;
+
+	t->os_tid = VG_(gettid)();
+	t->buf = VG_(malloc)("vgpt.buf", OUT_BUF);
+	path = vgpt_path("%s.%d.pt", vgpt_clo_out, t->os_tid);
+	t->file = vgpt_file_open(path, append);
+	VG_(free)(path);
+	if (vgpt_clo_ring) {
+		t->ring = VG_(malloc)("vgpt.ring", vgpt_clo_ring);
+		t->psbs = VG_(malloc)("vgpt.psbs", sizeof(*t->psbs) *
+				      (vgpt_clo_ring / vgpt_clo_psb + 4));
+	}
+	if (vgpt_clo_truth) {
+		t->tbuf = VG_(malloc)("vgpt.truth", TRUTH_BUF);
+		path = vgpt_path("%s.%d.truth", vgpt_clo_out, t->os_tid);
+		t->truth = vgpt_file_open(path, append);
+		VG_(free)(path);
+	}
+	hwt_pt_last_ip_init(&t->lip);
+	put_psb(t, 0);
+	vgpt_stat_threads++;
+	vgpt_sb_line("thread %llu %d %d", vgpt_icount, VG_(getpid)(),
+		     t->os_tid);
+	return t;
+}
+
+/* The bytes in the buffer go to the file, or to the ring. */
+void vgpt_thread_flush(struct vgpt_thread *t)
+{
+	ULong n = t->len;
+
+	if (t->ring) {
+		const UChar *p = t->buf;
+
+		while (n) {
+			ULong at = (t->written + t->len - n) % vgpt_clo_ring;
+			ULong k = vgpt_clo_ring - at < n ?
+				  vgpt_clo_ring - at : n;
+
+			VG_(memcpy)(t->ring + at, p, k);
+			p += k;
+			n -= k;
+		}
+	} else if (n) {
+		vgpt_file_write(t->file, t->buf, n);
+	}
+	t->written += t->len;
+	t->len = 0;
+	set_lim(t);
+	if (t->tlen) {
+		vgpt_file_write(t->truth, t->tbuf, t->tlen);
+		t->tlen = 0;
+	}
+}
+
+/*
+ * --vgpt-ring: write what the ring keeps, from its first PSB on, in place
+ * of what an earlier snapshot of this image wrote.
+ */
+void vgpt_thread_snapshot(struct vgpt_thread *t)
+{
+	UInt cap = (UInt)(vgpt_clo_ring / vgpt_clo_psb) + 4;
+	ULong from, keep, best = t->written;
+
+	if (!t->ring)
+		return;
+	vgpt_thread_flush(t);
+	keep = t->written > vgpt_clo_ring ? t->written - vgpt_clo_ring : 0;
+	for (UInt i = t->npsbs > cap ? t->npsbs - cap : 0; i < t->npsbs; i++) {
+		ULong at = t->psbs[i % cap];
+
+		if (at >= keep && at < best)
+			best = at;
+	}
+	vgpt_file_truncate(t->file, 0);
+	for (from = best; from < t->written;) {
+		ULong at = from % vgpt_clo_ring;
+		ULong k = vgpt_clo_ring - at;
+
+		if (k > t->written - from)
+			k = t->written - from;
+		vgpt_file_write(t->file, t->ring + at, k);
+		from += k;
+	}
+}
+
+/* Free @t without writing anything (a forked child's copy). */
+void vgpt_thread_forget(struct vgpt_thread *t)
+{
+	vgpt_file_close(t->file);
+	if (t->truth)
+		vgpt_file_close(t->truth);
+	VG_(free)(t->buf);
+	if (t->ring) {
+		VG_(free)(t->ring);
+		VG_(free)(t->psbs);
+	}
+	if (t->tbuf)
+		VG_(free)(t->tbuf);
+	VG_(free)(t);
+}
+
+/* The thread ended (the log is drained): write everything. */
+void vgpt_thread_end(struct vgpt_thread *t)
+{
+	if (vgpt_filtering)
+		resolve(t, False);
+	flush_tnt(t);
+	vgpt_thread_flush(t);
+	vgpt_thread_snapshot(t);
+	vgpt_stat_bytes += t->file->size;
+	vgpt_stat_made += t->written;
+	vgpt_sb_line("exit %llu %d %d", vgpt_icount, VG_(getpid)(),
+		     t->os_tid);
+	vgpt_thread_forget(t);
+}
