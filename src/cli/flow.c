@@ -116,6 +116,9 @@ struct seg {
 	size_t ncalls, calls_cap;
 	int depth;
 	uint8_t new_seg;		/* next instruction starts a segment */
+	uint8_t ret_pending;		/* a return; its target comes next */
+	uint64_t *rets;			/* return addresses of open frames */
+	size_t nrets;
 	int done;
 	struct cont_memo *memo;		/* block_continues(), while decoding */
 };
@@ -320,6 +323,60 @@ static void call_new(struct seg *s, const struct flow *fl, uint64_t ip,
 	s->new_seg = 0;
 }
 
+/*
+ * The frames of hwt calls, as a shadow stack of return addresses: a
+ * return goes back to the frame it returns to (longjmp, exceptions and
+ * tail calls unwind several), and code that ran untraced (a system call,
+ * a call out of the filter, a signal) is seen to come back when tracing
+ * resumes where it returns. Without them the depth drifts with every
+ * system call.
+ */
+#define CALL_FRAMES_MAX 4096
+
+static void frame_push(struct seg *s, uint64_t ret)
+{
+	s->depth++;
+	s->new_seg = 1;
+	if (!s->rets) {
+		s->rets = malloc(CALL_FRAMES_MAX * sizeof(*s->rets));
+		if (!s->rets) {
+			fprintf(stderr, "hwt: out of memory\n");
+			exit(1);
+		}
+	}
+	/* Deeper than that: the oldest frames are forgotten. */
+	if (s->nrets == CALL_FRAMES_MAX) {
+		memmove(s->rets, s->rets + 1,
+			(CALL_FRAMES_MAX - 1) * sizeof(*s->rets));
+		s->nrets--;
+	}
+	s->rets[s->nrets++] = ret;
+}
+
+/*
+ * Execution goes on at @ip after a return or a gap in the trace: close
+ * the frames down to the one that returns there. If none does, a return
+ * goes one level up (to a caller the trace never saw) and a gap changes
+ * nothing.
+ */
+static void frame_return(struct seg *s, uint64_t ip, int is_return)
+{
+	for (size_t i = s->nrets; i-- > 0;) {
+		if (s->rets[i] == ip) {
+			s->depth -= (int)(s->nrets - i);
+			s->nrets = i;
+			s->new_seg = 1;
+			return;
+		}
+	}
+	if (!is_return)
+		return;
+	s->depth--;
+	if (s->nrets)
+		s->nrets--;
+	s->new_seg = 1;
+}
+
 /* A new function segment at @ip unless it continues the current one. */
 static void call_enter(struct seg *s, const struct flow *fl, uint64_t ip,
 		       int have_time, uint64_t tsc)
@@ -349,6 +406,10 @@ static int walk_block(struct flow *fl, struct seg *s,
 	uint64_t ip = b->ip, next;
 	int err;
 
+	if (s->ret_pending) {
+		s->ret_pending = 0;
+		frame_return(s, b->ip, 1);
+	}
 	for (uint32_t n = b->ninsn; n > 0; n--) {
 		err = hwt_blk_insn_walk(fl->image, b->mode, &ip, &insn);
 		if (err < 0)
@@ -375,12 +436,10 @@ static int walk_block(struct flow *fl, struct seg *s,
 					s->nbranches++;
 			}
 			if (opt->mode == MODE_CALLS) {
-				if (insn.iclass == HWT_IC_CALL) {
-					s->depth++;
-					s->new_seg = 1;
-				} else if (ip != next) {
+				if (insn.iclass == HWT_IC_CALL)
+					frame_push(s, next);
+				else if (ip != next)
 					call_enter(s, fl, ip, have_time, tsc);
-				}
 			}
 		} else {
 			s->pend.ip = insn.ip;
@@ -391,12 +450,11 @@ static int walk_block(struct flow *fl, struct seg *s,
 				switch (insn.iclass) {
 				case HWT_IC_CALL:
 				case HWT_IC_FAR_CALL:
-					s->depth++;
-					s->new_seg = 1;
+					frame_push(s, next);
 					break;
 				case HWT_IC_RETURN:
 				case HWT_IC_FAR_RETURN:
-					s->depth--;
+					s->ret_pending = 1;
 					s->new_seg = 1;
 					break;
 				default:
@@ -581,6 +639,40 @@ static int event_breaks_flow(const struct hwt_event *ev)
 	}
 }
 
+/* hwt calls: frames across an event that breaks the flow. */
+static void call_event(struct seg *s, const struct hwt_event *ev)
+{
+	uint64_t ip;
+
+	s->new_seg = 1;
+	switch (ev->type) {
+	case HWT_EV_ASYNC_BRANCH:
+		/* An interrupt or a signal: a frame until it comes back. */
+		frame_push(s, ev->u.async_branch.from);
+		break;
+	case HWT_EV_ASYNC_DISABLED:
+		frame_push(s, ev->u.async_disabled.at);
+		break;
+	case HWT_EV_DISABLED:
+		/*
+		 * A return out of the traced code (a filter): back to a frame
+		 * the trace has, or to code it does not show, where the depth
+		 * stays for whatever is traced next.
+		 */
+		if (s->ret_pending && !ev->ip_suppressed)
+			frame_return(s, ev->u.disabled.ip, 0);
+		s->ret_pending = 0;
+		break;
+	case HWT_EV_ENABLED:
+		if (event_resume_ip(ev, &ip))
+			frame_return(s, ip, 0);
+		s->ret_pending = 0;
+		break;
+	default:
+		break;
+	}
+}
+
 static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 {
 	flush_block(fl, s);
@@ -598,13 +690,15 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 		s->psb_ip = ip;
 		return;
 	}
+	/* A branch out of the traced code (a filter) is taken where the
+	 * disable says, as perf reports it. */
+	if (ev->type == HWT_EV_DISABLED && !ev->ip_suppressed)
+		resolve(s, ev->u.disabled.ip, opt->mode == MODE_BRANCHES);
 	if (event_breaks_flow(ev)) {
 		s->pend.valid = 0;
 		s->prev_loc = 0;
 		if (opt->mode == MODE_CALLS)
-			s->new_seg = 1;
-		if (ev->type == HWT_EV_ASYNC_BRANCH && opt->mode == MODE_CALLS)
-			s->depth++;
+			call_event(s, ev);
 	}
 	if (!opt->events || ev->type == HWT_EV_TICK)
 		return;
@@ -871,6 +965,9 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 	s->out.buf = NULL;
 	free(s->map);
 	s->map = NULL;
+	free(s->rets);
+	s->rets = NULL;
+	s->nrets = 0;
 	return 0;
 }
 

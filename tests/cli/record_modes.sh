@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# hwt record's modes through perf.data, and hwt calls on a real program:
+#
+#  (1) hwt calls keeps its depth across system calls and calls into
+#      libc: in a program that calls work() 40 times, which calls leaf()
+#      and puts(), every work line has one indentation, every leaf line
+#      one level deeper, main one level above (no drift);
+#  (2) --filter work: only work's instructions are traced; tracing is
+#      enabled again each time a call out of work returns (one enable per
+#      call of work and per call out of it), hwt calls shows only work, at
+#      one depth, and perf script --itrace=b lists the branches hwt lists;
+#  (3) --ring 8K: each thread's trace is at most 8 KiB, starts at a PSB,
+#      decodes without errors, and is exactly the end of the ground truth
+#      (tests/cli/vgpt/cmp.awk with suffix=N).
+#
+#   bash tests/cli/record_modes.sh path/to/hwt BUILD_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 HWT BUILD_DIR" >&2
+	exit 2
+fi
+hwt=$(readlink -f "$1")
+vglib=${HWT_VGPT_LIB:-$2/vgpt}
+vgpt_awk=$(cd "$(dirname "$0")/vgpt" && pwd)
+for cmd in valgrind gcc; do
+	if ! command -v $cmd >/dev/null; then
+		echo "record_modes.sh: $cmd is not installed; skipped" >&2
+		exit 0
+	fi
+done
+if [ ! -x "$vglib/vgpt-amd64-linux" ]; then
+	echo "record_modes.sh: vgpt not built (no valgrind.pc, or a sanitizer build); skipped" >&2
+	exit 0
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-rmodes.XXXXXX")
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+cat >"$tmp/prog.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+
+static int __attribute__((noinline)) leaf(int x) { return x * 3 + 1; }
+
+int __attribute__((noinline)) work(int n)
+{
+	int s = 0;
+
+	for (int i = 0; i < n; i++)
+		s += leaf(i) & 7 ? 1 : 2;
+	printf("%d\n", s);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	int s = 0, rounds = argc > 1 ? atoi(argv[1]) : 40;
+
+	for (int k = 0; k < rounds; k++)
+		s += work(10 + k % 3);
+	return s == 0;
+}
+EOF
+gcc -O1 -g -o "$tmp/prog" "$tmp/prog.c" || exit 1
+
+# rec NAME OPTIONS... -- CMD...: hwt record into NAME.data, quietly.
+rec() {
+	local name=$1
+	shift
+	checks=$((checks + 1))
+	if ! (cd "$tmp" && "$hwt" record -q -o "$name.data" "$@" \
+	      >"$name.stdout" 2>"$name.stderr"); then
+		fail "$name: hwt record exit $?"
+		head -n 5 "$tmp/$name.stderr" >&2
+		return 1
+	fi
+}
+
+# indents NAME FUNC: the distinct indentations of FUNC's lines in hwt calls.
+indents() {
+	awk -F'\t' -v f="$2" '{ n = $2; sub(/^ */, "", n) }
+		n == f { print length($2) - length(n) }' "$tmp/$1.calls" |
+		sort -u
+}
+
+# ---- (1) hwt calls: no drift ----------------------------------------------
+
+if rec plain -- ./prog; then
+	"$hwt" calls "$tmp/plain.data" >"$tmp/plain.calls" 2>/dev/null
+	w=$(indents plain work)
+	l=$(indents plain leaf)
+	m=$(indents plain main)
+	checks=$((checks + 1))
+	if [ "$(grep -c $'\twork\t\|\t *work\t' "$tmp/plain.calls")" -lt 80 ]; then
+		fail "hwt calls: fewer than 80 work segments"
+	elif [ "$(echo "$w" | wc -l)" -ne 1 ] || [ "$(echo "$l" | wc -l)" -ne 1 ] ||
+	     [ "$(echo "$m" | wc -l)" -ne 1 ]; then
+		fail "hwt calls: the depth drifts (main at '$m', work at '$w', leaf at '$l')"
+	elif [ "$l" -ne $((w + 2)) ] || [ "$m" -ne $((w - 2)) ]; then
+		fail "hwt calls: main at $m, work at $w, leaf at $l: want one level apart"
+	fi
+fi
+
+# ---- (2) --filter ---------------------------------------------------------
+
+if rec filt --filter work -- ./prog; then
+	"$hwt" flow "$tmp/filt.data" >"$tmp/filt.flow" 2>"$tmp/filt.err"
+	checks=$((checks + 1))
+	bad=$(awk '/^[0-9a-f]+  / && $2 !~ /^work\+0x/' "$tmp/filt.flow" | head -n 3)
+	[ -z "$bad" ] || fail "--filter work: instructions outside work: $bad"
+	checks=$((checks + 1))
+	n=$(grep -c '^\[enabled' "$tmp/filt.flow")
+	# 40 calls of work; each calls leaf 10..12 times and printf once.
+	want=$(awk 'BEGIN { for (k = 0; k < 40; k++) n += 1 + 10 + k % 3 + 1; print n }')
+	[ "$n" -eq "$want" ] ||
+		fail "--filter work: $n enables, want $want (each entry and return)"
+	"$hwt" calls "$tmp/filt.data" >"$tmp/filt.calls" 2>/dev/null
+	checks=$((checks + 1))
+	awk -F'\t' '!/^#/ && $2 != "work" { bad = 1 } END { exit bad }' \
+		"$tmp/filt.calls" ||
+		fail "--filter work: hwt calls shows more than work at depth 0"
+	if command -v perf >/dev/null; then
+		"$hwt" flow --branches "$tmp/filt.data" 2>/dev/null |
+			grep '^0x' >"$tmp/filt.hwt"
+		perf script --itrace=b -F ip,addr -i "$tmp/filt.data" 2>/dev/null |
+			awk '$2 == "=>" && $1 != "0" && $3 != "0" {
+				print "0x" $1 " 0x" $3 }' >"$tmp/filt.perf"
+		checks=$((checks + 1))
+		if [ ! -s "$tmp/filt.hwt" ] || ! cmp -s "$tmp/filt.hwt" "$tmp/filt.perf"; then
+			fail "--filter work: perf script --itrace=b lists other branches"
+			diff "$tmp/filt.hwt" "$tmp/filt.perf" | head -n 5 >&2
+		fi
+	fi
+fi
+
+# ---- (3) --ring -----------------------------------------------------------
+
+if rec ring --ring 8K --vgpt-truth -- ./prog 3000; then
+	"$hwt" info "$tmp/ring.data" >"$tmp/ring.info"
+	checks=$((checks + 1))
+	awk '/^  idx / { n++; if ($7 + 0 > 8192 || $7 + 0 < 1024) bad = 1 }
+		END { exit !(n == 1 && !bad) }' "$tmp/ring.info" ||
+		fail "--ring 8K: want one stream of 1..8 KiB: $(grep '^  idx' "$tmp/ring.info")"
+	"$hwt" flow --no-sym "$tmp/ring.data" >"$tmp/ring.flow" 2>/dev/null
+	checks=$((checks + 1))
+	if grep -q '^\[error' "$tmp/ring.flow"; then
+		fail "--ring 8K: decode errors"
+	fi
+	n=$(grep -c '^[0-9a-f]' "$tmp/ring.flow")
+	truth=$(ls "$tmp"/ring.data.*.truth 2>/dev/null | head -n 1)
+	checks=$((checks + 1))
+	if [ -z "$truth" ]; then
+		fail "--ring 8K: no truth file beside ring.data"
+	elif ! awk -v suffix="$n" -f "$vgpt_awk/hex.awk" -f "$vgpt_awk/cmp.awk" \
+		"$truth" "$tmp/ring.flow" >"$tmp/ring.cmp"; then
+		fail "--ring 8K: not the end of the truth: $(cat "$tmp/ring.cmp")"
+	fi
+	# The comparison can fail: the truth without its last superblock.
+	checks=$((checks + 1))
+	if [ -n "$truth" ]; then
+		sed '$d' "$truth" >"$tmp/ring.badtruth"
+		if awk -v suffix="$n" -f "$vgpt_awk/hex.awk" -f "$vgpt_awk/cmp.awk" \
+			"$tmp/ring.badtruth" "$tmp/ring.flow" >/dev/null; then
+			fail "--ring 8K: a cut truth compares equal"
+		fi
+	fi
+fi
+
+echo "record_modes.sh: $checks checks, $failures failed"
+[ "$failures" -eq 0 ]
