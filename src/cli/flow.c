@@ -690,10 +690,17 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 		s->psb_ip = ip;
 		return;
 	}
-	/* A branch out of the traced code (a filter) is taken where the
-	 * disable says, as perf reports it. */
+	/*
+	 * A branch out of the traced code (a filter) is taken where the
+	 * disable says; one taken just before an interrupt went to where
+	 * the interrupt came: perf lists both so too.
+	 */
 	if (ev->type == HWT_EV_DISABLED && !ev->ip_suppressed)
 		resolve(s, ev->u.disabled.ip, opt->mode == MODE_BRANCHES);
+	else if (ev->type == HWT_EV_ASYNC_DISABLED)
+		resolve(s, ev->u.async_disabled.at, opt->mode == MODE_BRANCHES);
+	else if (ev->type == HWT_EV_ASYNC_BRANCH)
+		resolve(s, ev->u.async_branch.from, opt->mode == MODE_BRANCHES);
 	if (event_breaks_flow(ev)) {
 		s->pend.valid = 0;
 		s->prev_loc = 0;

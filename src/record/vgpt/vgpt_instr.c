@@ -130,8 +130,11 @@ static enum xkind classify(Addr a, UInt len)
 	op = *p;
 	if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3))
 		return XK_COND;
+	/* A call to the next instruction (position-independent code
+	 * reading its address) is no call to decoders: nothing to push. */
 	if (op == 0xe8)
-		return XK_CALL;
+		return p + 5 <= end && !p[1] && !p[2] && !p[3] && !p[4] ?
+		       XK_NONE : XK_CALL;
 	if (op == 0xc3 || op == 0xc2)
 		return XK_RET;
 	if (op == 0xcd || op == 0xcc || op == 0xce)

@@ -247,13 +247,20 @@ static void push(struct vgpt_thread *t, Addr ret)
 		t->rs_n++;
 }
 
-/* Like the hardware (and decoders), only a compressed return pops. */
+/*
+ * A return that matches the top of the stack pops it and is compressed.
+ * Decoders differ on the other returns: libipt and hwt leave their stack
+ * alone, perf's decoder pops it. Emptying the stack there makes every
+ * later compressed return read the same in both.
+ */
 static Bool pop_if(struct vgpt_thread *t, Addr next)
 {
 	UInt top = (t->rs_top + RETSTACK - 1) % RETSTACK;
 
-	if (!t->rs_n || t->rs[top] != next)
+	if (!t->rs_n || t->rs[top] != next) {
+		t->rs_n = 0;
 		return False;
+	}
 	t->rs_top = top;
 	t->rs_n--;
 	return True;
