@@ -232,7 +232,7 @@ struct hwt_rec_vgpt_stats {
 	uint64_t trace_bytes;		/* bytes of PT written */
 	uint64_t lost;			/* OVF packets, missing or cut streams */
 	uint32_t unended;		/* threads whose end is not recorded */
-	uint32_t execs;			/* exec'd processes not followed */
+	uint32_t execs;			/* execs whose new image is not traced */
 	uint32_t warnings;		/* unknown or malformed lines, ... */
 	uint64_t file_bytes;		/* size of the perf.data */
 };

@@ -114,6 +114,8 @@ int rec_run(const struct rec_run *r, pid_t *pid_out, int *status)
 	args[n++] = (char *)"--tool=vgpt";
 	args[n++] = out;
 	args[n++] = log;
+	/* Programs it execs are traced on, as perf record follows them. */
+	args[n++] = (char *)"--trace-children=yes";
 	if (r->truth)
 		args[n++] = (char *)"--vgpt-truth=yes";
 	if (r->ring) {

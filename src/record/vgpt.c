@@ -57,6 +57,8 @@ struct vline {
 	size_t seq;		/* file order */
 	size_t lineno;
 	uint8_t skip;		/* an exec that did not happen */
+	uint8_t cont;		/* exec: the new image is traced on;
+				 * thread: the main thread going on after it */
 };
 
 struct vthread {
@@ -70,6 +72,7 @@ struct vthread {
 struct vproc {
 	uint32_t pid, ppid;
 	uint8_t have_ppid;
+	uint8_t exec_cont;	/* an exec whose image is traced went by */
 	uint64_t first, last;	/* time of its first and last line */
 };
 
@@ -267,6 +270,20 @@ static struct vthread *thread_get(struct import *im, uint32_t tid)
 }
 
 /* Learn processes, threads and their lives from the lines. */
+/*
+ * Whether exec line @i is followed by the new image's own lines (vgpt
+ * with --trace-children=yes: a comm line of the pid comes next).
+ */
+static int exec_continued(const struct import *im, size_t i)
+{
+	uint32_t pid = im->v[i].l.pid;
+
+	for (size_t j = i + 1; j < im->nv; j++)
+		if (im->v[j].l.pid == pid)
+			return im->v[j].l.kind == HWT_REC_VSB_COMM;
+	return 0;
+}
+
 static int survey(struct import *im)
 {
 	for (size_t i = 0; i < im->nv; i++) {
@@ -284,6 +301,10 @@ static int survey(struct import *im)
 			p->ppid = l->ppid;
 			p->have_ppid = 1;
 		}
+		if (l->kind == HWT_REC_VSB_EXEC && exec_continued(im, i)) {
+			im->v[i].cont = 1;
+			p->exec_cont = 1;
+		}
 		if (l->kind != HWT_REC_VSB_THREAD &&
 		    l->kind != HWT_REC_VSB_EXIT)
 			continue;
@@ -291,6 +312,14 @@ static int survey(struct import *im)
 		if (!t)
 			return -HWT_ERR_NOMEM;
 		if (l->kind == HWT_REC_VSB_THREAD) {
+			/* After a traced exec the main thread's stream goes
+			 * on in the same file: the same life. */
+			if (p->exec_cont && l->tid == l->pid && t->lives &&
+			    !t->have_exit) {
+				p->exec_cont = 0;
+				im->v[i].cont = 1;
+				continue;
+			}
 			t->pid = l->pid;
 			t->lives++;
 			t->have_exit = 0;
@@ -305,8 +334,8 @@ static int survey(struct import *im)
 /*
  * Whether exec line @i took effect: vgpt writes the line before the
  * system call, which may fail. If it worked, this process writes nothing
- * more (exec'd programs are not traced) or starts again with a comm line
- * (they are); if it failed, the process goes on with its old lines.
+ * more (vgpt without --trace-children=yes) or starts again with a comm
+ * line (with it); if it failed, the process goes on with its old lines.
  */
 static int exec_worked(const struct import *im, size_t i)
 {
@@ -528,7 +557,11 @@ static int emit_exit(struct import *im, const struct vline *v,
 			       l->tid == l->pid ? ppid : l->pid);
 }
 
-/* exec: the old image's threads end (their trace with them). */
+/*
+ * exec: the old image's threads end (their trace with them), but for the
+ * main thread when the new image is traced: its stream goes on, as the
+ * kernel keeps the thread (and perf its AUX buffer) across an execve.
+ */
 static int emit_exec(struct import *im, const struct vline *v)
 {
 	const struct hwt_rec_vsb_line *l = &v->l;
@@ -540,6 +573,8 @@ static int emit_exec(struct import *im, const struct vline *v)
 
 		if (t->pid != l->pid || t->emitted || t->have_exit)
 			continue;
+		if (v->cont && t->tid == l->pid)
+			continue;
 		ret = emit_trace(im, t, l->time);
 		if (ret < 0)
 			return ret;
@@ -550,6 +585,9 @@ static int emit_exec(struct import *im, const struct vline *v)
 				return ret;
 		}
 	}
+	/* A traced image's own comm line says it. */
+	if (v->cont)
+		return 0;
 	im->st->execs++;
 	comm_of(comm, l->path);
 	return hwt_rec_pt_comm(im->w, l->time, l->pid, l->pid, comm, 1);
@@ -568,6 +606,8 @@ static int emit_line(struct import *im, const struct vline *v)
 		return hwt_rec_pt_comm(im->w, l->time, l->pid, l->tid, comm,
 				       1);
 	case HWT_REC_VSB_THREAD:
+		if (v->cont)
+			return 0;
 		t = thread_find(im, l->tid);
 		if (t && t->lives > 1 && !t->emitted) {
 			warn(im, "thread %" PRIu32 " started %" PRIu32 " times "

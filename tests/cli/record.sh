@@ -171,7 +171,8 @@ int main(void)
 
 	pid = fork();
 	if (pid == 0) {
-		/* A failed exec goes on; the second one ends the trace. */
+		/* A failed exec goes on; the second one's image is
+		 * traced on in the same stream. */
 		execv("/nonexistent/hwt-test", args);
 		fib(12);
 		execv("/bin/true", args);
@@ -335,7 +336,7 @@ checks=$((checks + 1))
 	fail "jit: the generated code is not saved in jit.data.code/ and mapped"
 record fe ./fe && { exact fe; with_perf fe; }
 checks=$((checks + 1))
-[ "${streams_fe:-0}" -eq 2 ] || fail "fe: ${streams_fe:-0} exact streams, expected 2 (parent, child until its exec)"
+[ "${streams_fe:-0}" -eq 2 ] || fail "fe: ${streams_fe:-0} exact streams, expected 2 (parent, child with the program it execs)"
 checks=$((checks + 1))
 "$hwt" sideband "$tmp/fe.data" >"$tmp/fe.sb"
 grep -q 'PERF_RECORD_FORK' "$tmp/fe.sb" && grep -q 'PERF_RECORD_COMM.*exec.*true' "$tmp/fe.sb" ||
@@ -343,6 +344,25 @@ grep -q 'PERF_RECORD_FORK' "$tmp/fe.sb" && grep -q 'PERF_RECORD_COMM.*exec.*true
 checks=$((checks + 1))
 if grep -q 'PERF_RECORD_COMM.*exec.*hwt-test' "$tmp/fe.sb"; then
 	fail "fe: the failed exec became a COMM exec"
+fi
+# The exec'd program ran traced: the child's decode runs its code (the
+# mapping of true after the COMM exec: true runs some 50 instructions of
+# its own).
+cat >"$tmp/inrange.awk" <<'EOF'
+BEGIN { split(r, a, " "); lo = hex(a[1]); hi = lo + hex(a[2]) }
+/^[0-9a-f]+$/ { v = hex($1); if (v >= lo && v < hi) n++ }
+END { exit !(n >= 20) }
+EOF
+checks=$((checks + 1))
+child=$(awk '/PERF_RECORD_FORK/ { split($3, a, "/"); print a[1]; exit }' "$tmp/fe.sb")
+range=$(awk -v p="$child/" 'index($3, p) == 1 && $4 == "PERF_RECORD_MMAP2" &&
+	$NF ~ /\/true$/ { sub(/^0x/, "", $5); sub(/^0x/, "", $6); print $5, $6; exit }' \
+	"$tmp/fe.sb")
+if [ -z "$range" ]; then
+	fail "fe: no MMAP2 of true in the child $child"
+elif ! awk -v r="$range" -f "$vgpt_awk/hex.awk" -f "$tmp/inrange.awk" \
+	"$tmp/fe.st.$child"; then
+	fail "fe: the child's decode does not run true's code ($range)"
 fi
 
 # The perf.data holds what perf writes: build ids, the HWT_EXIT feature,
