@@ -1,25 +1,34 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# bench/run-flow.sh [--size SIZE] [--rounds N] [BUILD_DIR]
+# bench/run-flow.sh [--size SIZE] [--rounds N] [--no-real] [BUILD_DIR]
 #
-# Program-flow benchmark: one generated program and trace (bench/gen_flow.c:
-# loops, calls, returns, indirect branches, ~1000 functions / ~9000 distinct
-# blocks), decoded by
-#   hwt ptxed --block-decoder --quiet   (one thread)
-#   hwt flow --stat -j2
-#   hwt coverage
+# Program-flow benchmark. Traces:
+#   synthetic  a generated program and trace (bench/gen_flow.c: loops,
+#              calls, returns, indirect branches, ~1000 functions / ~9000
+#              distinct blocks; TIPs with full 8-byte IPs, TNT-64 only)
+#   gzip, xz, python3
+#              real programs recorded with vgpt (bench/vgpt-traces.sh;
+#              skipped with a message if vgpt is not built): TNT-8,
+#              compressed IPs, several code images
+# each decoded, with the same images, by
+#   hwt ptxed --block-decoder --quiet   (one thread, every block made)
+#   hwt flow --stat, hwt flow --stat -j2
+#   hwt coverage                         (AFL-style edge map)
 #   libipt 2.1.2's block decoder         (bench/flow/ipt_blk.c, pt_blk_*)
-# Prints, best wall clock of N, MB/s of trace and instructions/s (the
-# instruction count is libipt's, checked against hwt ptxed --stat), the
-# speed-up over libipt and the peak RSS (/usr/bin/time, else getrusage).
+# Prints per run the best wall clock of N (and the user+sys CPU time of
+# that run), MB/s of trace and instructions/s (the instruction count is
+# libipt's, checked against hwt ptxed's), the speed-up over libipt and the
+# peak RSS (/usr/bin/time). Wall clock on a shared machine is noisy:
+# bench/count-flow.sh gives the load-independent instruction counts.
 #
-# The trace is cached in BUILD_DIR (regenerated when gen_flow is rebuilt),
-# libipt in REPO/.cache/libipt (scripts/fetch-libipt.sh). Nothing here
-# asserts on timings.
+# Traces are cached in BUILD_DIR (the synthetic one regenerated when
+# gen_flow is rebuilt), libipt in REPO/.cache/libipt
+# (scripts/fetch-libipt.sh). Nothing here asserts on timings.
 #
-# Environment: BENCH_FLOW_SIZE (default 64M), BENCH_ROUNDS (3),
-# BENCH_FLOW_SEED (1), LIBIPT_DIR, BENCH_TIMEOUT (900 s per run).
+# Environment: BENCH_FLOW_SIZE (synthetic trace size, default 64M),
+# BENCH_ROUNDS (3), BENCH_FLOW_SEED (1), LIBIPT_DIR, BENCH_TIMEOUT (900 s
+# per run).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,12 +37,14 @@ rounds=${BENCH_ROUNDS:-3}
 seed=${BENCH_FLOW_SEED:-1}
 libipt_dir=${LIBIPT_DIR:-$REPO/.cache/libipt}
 run_timeout=${BENCH_TIMEOUT:-900}
+real=1
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--size) size=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
-	-h|--help) sed -n '3,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--no-real) real=0; shift ;;
+	-h|--help) sed -n '3,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench-flow: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -44,18 +55,7 @@ gen=$build/gen_flow
 
 die() { echo "bench-flow: error: $*" >&2; exit 1; }
 [[ -x $gen && -x $hwt ]] || die "$gen or $hwt not built (make)"
-
-# ---- the program and its trace
-prog=$build/bench-flow-$size-s$seed
-if [[ ! -s $prog.pt || ! -s $prog.bin || $gen -nt $prog.pt ]]; then
-	echo "== generating $prog.{bin,pt}"
-	"$gen" -s "$size" -S "$seed" "$prog.tmp"
-	mv "$prog.tmp.bin" "$prog.bin"
-	mv "$prog.tmp.pt" "$prog.pt"
-fi
-trace=$prog.pt
-bytes=$(stat -c %s "$trace")
-image=(--raw "$prog.bin:0x400000")
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is needed (Debian: time)"
 
 # ---- libipt's block decoder
 echo "== libipt (scripts/fetch-libipt.sh $libipt_dir)"
@@ -76,87 +76,105 @@ else
 fi
 [[ -n $ipt_blk ]] || echo "bench-flow: libipt's block decoder unavailable; timing hwt only" >&2
 
-# ---- timing
 log=$build/bench-flow.log
 : >"$log"
-have_time=0
-[[ -x /usr/bin/time ]] && have_time=1
 
-# measure N CMD...: "SECONDS MAXRSS_KB" of the best run, or "FAIL rc".
+# measure N CMD...: "WALL CPU MAXRSS_KB" of the run with the best wall
+# clock, or "FAIL rc".
 measure() {
-	local n=$1 i t0 t1 rc best="" rss=0 r
+	local n=$1 i rc best="" cpu="" rss=0 r t0 t1
 	shift
 	for ((i = 0; i < n; i++)); do
 		rc=0
 		t0=$EPOCHREALTIME
-		if ((have_time)); then
-			timeout "$run_timeout" /usr/bin/time -f '%M' -o "$build/bench-flow.rss" \
-				"$@" >/dev/null 2>>"$log" || rc=$?
-		else
-			timeout "$run_timeout" "$@" >/dev/null 2>>"$log" || rc=$?
-		fi
+		timeout "$run_timeout" /usr/bin/time -f '%U %S %M' \
+			-o "$build/bench-flow.time" "$@" >/dev/null 2>>"$log" || rc=$?
 		t1=$EPOCHREALTIME
 		if [[ $rc -ne 0 ]]; then
 			echo "FAIL $rc"
 			return
 		fi
-		if ((have_time)); then
-			r=$(tail -n 1 "$build/bench-flow.rss")
-			((r > rss)) && rss=$r
-		fi
-		best=$(awk -v a="$t0" -v b="$t1" -v best="$best" \
-			'BEGIN { t = b - a; if (best == "" || t < best) best = t; printf "%.6f", best }')
+		r=$(tail -n 1 "$build/bench-flow.time")
+		read -r best cpu rss < <(awk -v r="$r" -v t0="$t0" -v t1="$t1" \
+			-v best="$best" -v cpu="$cpu" -v rss="$rss" 'BEGIN {
+			split(r, a, " "); t = t1 - t0; c = a[1] + a[2]
+			if (best == "" || t < best) { best = t; cpu = c }
+			if (a[3] > rss) rss = a[3]
+			printf "%.6f %s %d\n", best, cpu, rss }')
 	done
-	echo "$best $rss"
+	echo "$best $cpu $rss"
 }
 
-# The instruction count: libipt's, else hwt ptxed's; both when they can be
-# compared (a mismatch is reported, not fatal: scripts/crosscheck-libipt.sh
-# is the check).
-hwt_insn=$("$hwt" ptxed --quiet --stat --stat:insn "${image[@]}" --pt "$trace" |
-	awk '$1 == "insn:" { sub(/\.$/, "", $2); print $2 }')
-insn=$hwt_insn
-if [[ -n $ipt_blk ]]; then
-	ipt_insn=$("$ipt_blk" "${image[@]}" "$trace" | awk '$1 == "insn" { print $2 }')
-	if [[ $ipt_insn != "$hwt_insn" ]]; then
-		echo "bench-flow: warning: instruction counts differ: hwt $hwt_insn, libipt $ipt_insn" >&2
-	fi
-	insn=$ipt_insn
-fi
-
-echo "== bench-flow: $trace ($bytes bytes, $insn instructions, seed $seed), image $(stat -c %s "$prog.bin") bytes, $(nproc) cpus"
-echo "-- best of $rounds; peak RSS of the process"
-
-ref=""
-[[ -n $ipt_blk ]] && ref=$(measure "$rounds" "$ipt_blk" "${image[@]}" "$trace")
-
-# row LABEL "SECONDS RSS"
+# row LABEL "WALL CPU RSS" BYTES INSN REF
 row() {
-	local label=$1 m=$2
+	local label=$1 m=$2 bytes=$3 insn=$4 ref=$5
 	if [[ $m == FAIL* ]]; then
 		printf '  %-34s failed (exit %s; see %s)\n' "$label" "${m#FAIL }" "$log"
 		return
 	fi
 	awk -v l="$label" -v m="$m" -v b="$bytes" -v n="$insn" -v ref="$ref" 'BEGIN {
-		split(m, a, " "); t = a[1]; rss = a[2]
-		printf "  %-34s %8.3f s %8.1f MB/s %8.1f Minsn/s", l, t, b / t / 1e6, n / t / 1e6
-		if (ref != "" && ref !~ /^FAIL/ && t > 0) {
+		split(m, a, " "); t = a[1]; c = a[2]; rss = a[3]
+		if (t <= 0) t = 0.005
+		printf "  %-34s %7.2f s (cpu %6.2f) %8.1f MB/s %8.1f Minsn/s", l, t, c, b / t / 1e6, n / t / 1e6
+		if (ref != "" && ref !~ /^FAIL/) {
 			split(ref, r, " ")
 			printf " %6.2fx libipt", r[1] / t
 		} else {
 			printf "        -      "
 		}
-		if (rss > 0)
-			printf "  %7.1f MB RSS", rss / 1024
-		printf "\n"
+		printf "  %7.1f MB RSS\n", rss / 1024
 	}'
 }
 
-row "hwt ptxed --block-decoder --quiet" \
-	"$(measure "$rounds" "$hwt" ptxed --block-decoder --quiet "${image[@]}" --pt "$trace")"
-row "hwt flow --stat -j2" \
-	"$(measure "$rounds" "$hwt" flow --stat -j2 "${image[@]}" "$trace")"
-row "hwt coverage" \
-	"$(measure "$rounds" "$hwt" coverage "${image[@]}" "$trace")"
-[[ -n $ref ]] && row "libipt pt_blk (ipt_blk)" "$ref"
+# bench NAME TRACE IMAGE-OPTIONS...
+bench() {
+	local name=$1 trace=$2 bytes hwt_insn insn ipt_insn ref=""
+	shift 2
+	bytes=$(stat -c %s "$trace")
+	hwt_insn=$("$hwt" ptxed --quiet --stat --stat:insn "$@" --pt "$trace" |
+		awk '$1 == "insn:" { sub(/\.$/, "", $2); print $2 }')
+	insn=$hwt_insn
+	if [[ -n $ipt_blk ]]; then
+		ipt_insn=$("$ipt_blk" "$@" "$trace" | awk '$1 == "insn" { print $2 }')
+		if [[ $ipt_insn != "$hwt_insn" ]]; then
+			echo "bench-flow: warning: $name: instruction counts differ: hwt $hwt_insn, libipt $ipt_insn" >&2
+		fi
+		insn=$ipt_insn
+	fi
+	echo "== $name: $trace ($bytes bytes, $insn instructions)"
+	[[ -n $ipt_blk ]] && ref=$(measure "$rounds" "$ipt_blk" "$@" "$trace")
+	row "hwt ptxed --block-decoder --quiet" \
+		"$(measure "$rounds" "$hwt" ptxed --block-decoder --quiet "$@" --pt "$trace")" \
+		"$bytes" "$insn" "$ref"
+	row "hwt flow --stat" \
+		"$(measure "$rounds" "$hwt" flow --stat "$@" "$trace")" "$bytes" "$insn" "$ref"
+	row "hwt flow --stat -j2" \
+		"$(measure "$rounds" "$hwt" flow --stat -j2 "$@" "$trace")" "$bytes" "$insn" "$ref"
+	row "hwt coverage" \
+		"$(measure "$rounds" "$hwt" coverage "$@" "$trace")" "$bytes" "$insn" "$ref"
+	[[ -n $ref ]] && row "libipt pt_blk (ipt_blk)" "$ref" "$bytes" "$insn" "$ref"
+	return 0
+}
+
+echo "-- best wall clock of $rounds (user+sys CPU of that run); peak RSS; $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- the synthetic program and its trace
+prog=$build/bench-flow-$size-s$seed
+if [[ ! -s $prog.pt || ! -s $prog.bin || $gen -nt $prog.pt ]]; then
+	echo "== generating $prog.{bin,pt}"
+	"$gen" -s "$size" -S "$seed" "$prog.tmp"
+	mv "$prog.tmp.bin" "$prog.bin"
+	mv "$prog.tmp.pt" "$prog.pt"
+fi
+bench "synthetic (gen_flow -s $size -S $seed)" "$prog.pt" --raw "$prog.bin:0x400000"
+
+# ---- real programs, recorded with vgpt
+if ((real)); then
+	list=$build/bench-real.list
+	bash "$REPO/bench/vgpt-traces.sh" "$build" "$build/bench-real" >"$list" ||
+		die "bench/vgpt-traces.sh failed"
+	# (Paths with blanks in the images would need more than this.)
+	# shellcheck disable=SC2086
+	while IFS=$'\t' read -r name trace opts; do bench "$name (vgpt)" "$trace" $opts; done <"$list"
+fi
 exit 0

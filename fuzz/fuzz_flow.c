@@ -4,9 +4,17 @@
  * small code image. The first input byte picks decoder flags; the rest is
  * the trace, after a PSB+ that enables tracing at the image, so mutations
  * reach the flow logic at once. Work per input is bounded.
+ *
+ * Differential: each input is decoded by the general path alone
+ * (HWT_BLK_NO_GRAPH, one hwt_blk_next() at a time) and by the fast path
+ * (the block graph, through hwt_blk_next_batch() with a batch size from
+ * the flags byte, and through hwt_blk_fold_next()); every block, status,
+ * event and error must be the same, and so must the folds. A difference
+ * aborts.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,14 +58,192 @@ enum {
 	MAX_SYNCS = 64
 };
 
+/* A running hash of what a decode produced (FNV-1a), and a count;
+ * @limited: the work bound stopped it (then it is not compared). */
+struct sum {
+	uint64_t h, n;
+	int limited;
+};
+
+static void sum_add(struct sum *s, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		s->h ^= b[i];
+		s->h *= 0x100000001b3ull;
+	}
+	s->n++;
+}
+
+static void sum_int(struct sum *s, int v)
+{
+	sum_add(s, &v, sizeof(v));
+}
+
+static struct hwt_blk_decoder *new_decoder(const struct hwt_blk_config *cfg,
+					   struct hwt_image *image,
+					   uint32_t more)
+{
+	struct hwt_blk_config c = *cfg;
+
+	c.flags |= more;
+	return hwt_blk_new(&c, image);
+}
+
+/*
+ * Decode everything. @batch: blocks per hwt_blk_next_batch() (0:
+ * hwt_blk_next()). @walk: walk the blocks as a printer would.
+ */
+static void decode(struct hwt_blk_decoder *d, struct hwt_image *image,
+		   size_t batch, int walk, struct sum *s)
+{
+	struct hwt_block blocks[7];
+	unsigned steps = 0, syncs = 0;
+
+	s->h = 0xcbf29ce484222325ull;
+	s->n = 0;
+	s->limited = 1;
+	while (syncs++ < MAX_SYNCS && steps < MAX_STEPS) {
+		int status = hwt_blk_sync_forward(d);
+
+		sum_int(s, status);
+		if (status < 0) {
+			s->limited = 0;
+			break;
+		}
+
+		while (steps++ < MAX_STEPS) {
+			size_t n = 1;
+
+			while (status >= 0 && (status & HWT_STS_EVENT_PENDING) &&
+			       steps++ < MAX_STEPS) {
+				struct hwt_event ev;
+
+				status = hwt_blk_event(d, &ev);
+				sum_int(s, status);
+				if (status >= 0)
+					sum_add(s, &ev, sizeof(ev));
+			}
+			if (status < 0 || (status & HWT_STS_EOS))
+				break;
+
+			if (batch)
+				status = hwt_blk_next_batch(d, blocks, batch,
+							    &n);
+			else
+				status = hwt_blk_next(d, &blocks[0]);
+			for (size_t i = 0; i < n; i++) {
+				const struct hwt_block *b = &blocks[i];
+				uint64_t ip = b->ip;
+
+				sum_add(s, b, sizeof(*b));
+				sum_int(s, i + 1 < n ? 0 : status);
+				if (!walk)
+					continue;
+				/* Walk the block as a printer would. */
+				for (uint32_t k = 0; k < b->ninsn && k < 0x10000;
+				     ++k) {
+					struct hwt_insn insn;
+
+					if (hwt_blk_insn_walk(image, b->mode, &ip,
+							      &insn) < 0)
+						break;
+				}
+			}
+			steps += (unsigned) n;
+			if (status) {
+				/* Where a batch ends for sure. */
+				uint64_t ip = 0, off = 0;
+
+				(void) hwt_blk_get_ip(d, &ip);
+				sum_add(s, &ip, sizeof(ip));
+				if (hwt_blk_get_offset(d, &off) >= 0)
+					sum_add(s, &off, sizeof(off));
+			}
+			if (status < 0)
+				break;
+		}
+	}
+}
+
+/* As hwt flow --stat and coverage do; @fast: hwt_blk_fold_next(). */
+static void fold(struct hwt_blk_decoder *d, int fast, uint8_t *map,
+		 struct sum *s)
+{
+	struct hwt_blk_fold f;
+	unsigned steps = 0, syncs = 0;
+
+	memset(map, 0, HWT_BLK_FOLD_MAP_SIZE);
+	hwt_blk_fold_init(&f, map);
+	s->h = 0xcbf29ce484222325ull;
+	s->n = 0;
+	s->limited = 1;
+	while (syncs++ < MAX_SYNCS && steps < MAX_STEPS) {
+		int status = hwt_blk_sync_forward(d);
+
+		hwt_blk_fold_end(&f, NULL);
+		f.prev = 0;
+		sum_int(s, status);
+		if (status < 0) {
+			s->limited = 0;
+			break;
+		}
+		while (steps++ < MAX_STEPS) {
+			struct hwt_block b;
+
+			while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
+				struct hwt_event ev;
+
+				status = hwt_blk_event(d, &ev);
+				hwt_blk_fold_end(&f, NULL);
+				sum_int(s, status);
+			}
+			if (status < 0 || (status & HWT_STS_EOS))
+				break;
+			if (fast) {
+				status = hwt_blk_fold_next(d, &f, &b);
+				if (status < 0)
+					break;
+				if (status)
+					continue;
+			}
+			status = hwt_blk_next(d, &b);
+			if (b.ninsn || status >= 0)
+				hwt_blk_fold_block(d, &f, &b, NULL);
+			if (status < 0)
+				break;
+		}
+		sum_int(s, status);
+	}
+	hwt_blk_fold_end(&f, NULL);
+	sum_add(s, &f.ninsn, sizeof(f.ninsn));
+	sum_add(s, &f.nblocks, sizeof(f.nblocks));
+	sum_add(s, map, HWT_BLK_FOLD_MAP_SIZE);
+	s->n = 0;
+}
+
+static void same(const struct sum *a, const struct sum *b, const char *what)
+{
+	if (a->limited || b->limited)
+		return;
+	if (a->h != b->h || a->n != b->n) {
+		fprintf(stderr, "fuzz_flow: the fast path differs (%s)\n", what);
+		abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t tail[] = { 0x0f, 0x22 };
+	static uint8_t map_ref[HWT_BLK_FOLD_MAP_SIZE];
+	static uint8_t map_fast[HWT_BLK_FOLD_MAP_SIZE];
+	static const size_t batches[] = { 1, 2, 3, 7 };
 	struct hwt_blk_config cfg;
 	struct hwt_blk_decoder *d;
 	struct hwt_image *image;
+	struct sum ref, fast;
 	uint8_t *trace;
-	unsigned steps = 0, syncs = 0;
 	uint8_t sel;
 
 	if (!size)
@@ -98,48 +284,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (sel & 0x40)
 		cfg.qry.flags |= HWT_QRY_EVENT_TRACE;
-
-	d = hwt_blk_new(&cfg, image);
-	if (!d)
-		goto out;
-
-	while (syncs++ < MAX_SYNCS && steps < MAX_STEPS) {
-		int status = hwt_blk_sync_forward(d);
-
-		if (status < 0)
-			break;
-
-		while (steps++ < MAX_STEPS) {
-			struct hwt_block block;
-			uint64_t ip = 0, ip2;
-
-			while (status >= 0 && (status & HWT_STS_EVENT_PENDING) &&
-			       steps++ < MAX_STEPS) {
-				struct hwt_event ev;
-
-				status = hwt_blk_event(d, &ev);
-			}
-			if (status < 0 || (status & HWT_STS_EOS))
-				break;
-
-			status = hwt_blk_next(d, &block);
-
-			/* Walk the block as a printer would. */
-			ip = block.ip;
-			for (uint32_t i = 0; i < block.ninsn && i < 0x10000;
-			     ++i) {
-				struct hwt_insn insn;
-
-				if (hwt_blk_insn_walk(image, block.mode, &ip,
-						      &insn) < 0)
-					break;
-			}
-			(void) hwt_blk_get_ip(d, &ip2);
-			if (status < 0)
-				break;
-		}
+	if (sel & 0x80) {
+		/* MTC and CYC make time. */
+		cfg.qry.time.cpuid_0x15_eax = 2;
+		cfg.qry.time.cpuid_0x15_ebx = 200;
+		cfg.qry.time.mtc_freq = 3;
+		cfg.qry.time.nom_freq = 20;
 	}
 
+	/* The general path alone, walked as a printer would. */
+	d = new_decoder(&cfg, image, HWT_BLK_NO_GRAPH);
+	if (!d)
+		goto out;
+	decode(d, image, 0, 1, &ref);
+	hwt_blk_delete(d);
+
+	/* The fast path: one block at a time, then in batches. */
+	d = new_decoder(&cfg, image, 0);
+	if (!d)
+		goto out;
+	decode(d, image, 0, 0, &fast);
+	same(&ref, &fast, "hwt_blk_next");
+	hwt_blk_delete(d);
+	d = new_decoder(&cfg, image, 0);
+	if (!d)
+		goto out;
+	decode(d, image, batches[(sel >> 2) & 3], 0, &fast);
+	same(&ref, &fast, "hwt_blk_next_batch");
+	hwt_blk_delete(d);
+
+	/* Folds. */
+	d = new_decoder(&cfg, image, HWT_BLK_NO_GRAPH);
+	if (!d)
+		goto out;
+	fold(d, 0, map_ref, &ref);
+	hwt_blk_delete(d);
+	d = new_decoder(&cfg, image, 0);
+	if (!d)
+		goto out;
+	fold(d, 1, map_fast, &fast);
+	same(&ref, &fast, "hwt_blk_fold_next");
 	hwt_blk_delete(d);
 out:
 	hwt_image_delete(image);

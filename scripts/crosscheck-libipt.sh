@@ -13,7 +13,10 @@
 #     and `hwt flow --stat -j2` the same instruction count;
 #   - on the smaller traces, the flow must be identical block by block:
 #     `hwt ptxed --block:show-blocks --no-inst` reduced to
-#     "IP END_IP NINSN" per block against ipt_blk --blocks.
+#     "IP END_IP NINSN" per block against ipt_blk --blocks;
+#   - the same on real programs recorded with vgpt (bench/vgpt-traces.sh
+#     --scale tiny: gzip, xz, python3; skipped with a message if vgpt is
+#     not built): counts for all, block by block for gzip and xz.
 # Prints "libipt-crosscheck: N passed, N failed"; exits non-zero on a
 # failure or when libipt cannot be built.
 #
@@ -31,7 +34,7 @@ while [[ $# -gt 0 ]]; do
 	case $1 in
 	--libipt) libipt_dir=$2; shift 2 ;;
 	--work) work=$2; shift 2 ;;
-	-h|--help) sed -n '3,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "crosscheck: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -73,17 +76,19 @@ flagsets=(
 	"--block:end-on-call --block:end-on-jump|--end-on-call --end-on-jump|both"
 )
 
-# count_check NAME: hwt ptxed's counts against ipt_blk's, every flag set.
+# count_check NAME TRACE IMAGE-OPTIONS...: hwt ptxed's counts against
+# ipt_blk's, every flag set.
 count_check() {
-	local name=$1 fs hopt iopt label out want got
+	local name=$1 trace=$2 fs hopt iopt label out want got
+	shift 2
 	for fs in "${flagsets[@]}"; do
 		IFS='|' read -r hopt iopt label <<<"$fs"
 		# shellcheck disable=SC2086
-		out=$("$ipt_blk" $iopt --raw "$work/$name.bin:0x400000" "$work/$name.pt")
+		out=$("$ipt_blk" $iopt "$@" "$trace")
 		want=$(awk '$1 == "insn" || $1 == "blocks" || $1 == "errors" { printf "%s %s ", $1, $2 }' <<<"$out")
 		# shellcheck disable=SC2086
 		got=$("$hwt" ptxed --quiet --stat --stat:insn --stat:blocks $hopt \
-			--raw "$work/$name.bin:0x400000" --pt "$work/$name.pt" 2>&1 |
+			"$@" --pt "$trace" 2>&1 |
 			awk '$1 == "insn:" || $1 == "blocks:" { sub(/:$/, "", $1); sub(/\.$/, "", $2); printf "%s %s ", $1, $2 }
 			     /error/ { e++ } END { printf "errors %d ", e }') || true
 		if [[ $got == "$want" ]]; then
@@ -94,8 +99,8 @@ count_check() {
 	done
 	# hwt flow cuts the trace at PSBs with -j: same instructions.
 	want=$(awk '$1 == "insn" { print $2 }' <<<"$out")
-	got=$("$hwt" flow --stat -j2 --raw "$work/$name.bin:0x400000" \
-		"$work/$name.pt" 2>&1 | awk '$1 == "insn:" { print $2 }') || true
+	got=$("$hwt" flow --stat -j2 "$@" "$trace" 2>&1 |
+		awk '$1 == "insn:" { print $2 }') || true
 	if [[ $got == "$want" ]]; then
 		ok "$name flow --stat -j2: insn $got"
 	else
@@ -103,17 +108,19 @@ count_check() {
 	fi
 }
 
-# block_check NAME: block-by-block flow, every flag set.
+# block_check NAME TRACE IMAGE-OPTIONS...: block-by-block flow, every flag
+# set.
 block_check() {
-	local name=$1 fs hopt iopt label
+	local name=$1 trace=$2 fs hopt iopt label
+	shift 2
 	for fs in "${flagsets[@]}"; do
 		IFS='|' read -r hopt iopt label <<<"$fs"
 		# shellcheck disable=SC2086
-		"$ipt_blk" --blocks $iopt --raw "$work/$name.bin:0x400000" "$work/$name.pt" |
+		"$ipt_blk" --blocks $iopt "$@" "$trace" |
 			awk 'NF == 3' >"$work/$name.$label.libipt"
 		# shellcheck disable=SC2086
 		"$hwt" ptxed --no-inst --block:show-blocks $hopt \
-			--raw "$work/$name.bin:0x400000" --pt "$work/$name.pt" 2>&1 |
+			"$@" --pt "$trace" 2>&1 |
 			awk 'function out() { if (n) printf "%s %s %d\n", first, last, n; n = 0 }
 			     /^\[block\]/ { out(); next }
 			     /^[0-9a-f]+$/ { v = $1; sub(/^0+/, "", v); if (v == "") v = "0"
@@ -139,19 +146,30 @@ gen() {
 
 echo "-- instruction and block counts ($size traces)"
 gen s1 -s "$size" -S 1
-count_check s1
+count_check s1 "$work/s1.pt" --raw "$work/s1.bin:0x400000"
 gen s2e -s "$size" -S 2 -e
-count_check s2e
+count_check s2e "$work/s2e.pt" --raw "$work/s2e.bin:0x400000"
 gen s3small -s "$size" -S 3 -f 12 -l 4
-count_check s3small
+count_check s3small "$work/s3small.pt" --raw "$work/s3small.bin:0x400000"
 gen s4e -s "$size" -S 4 -f 50 -e
-count_check s4e
+count_check s4e "$work/s4e.pt" --raw "$work/s4e.bin:0x400000"
 
 echo "-- block-by-block flow ($bsize traces)"
 gen b5 -s "$bsize" -S 5
-block_check b5
+block_check b5 "$work/b5.pt" --raw "$work/b5.bin:0x400000"
 gen b6e -s "$bsize" -S 6 -e -f 30
-block_check b6e
+block_check b6e "$work/b6e.pt" --raw "$work/b6e.bin:0x400000"
+
+# Real programs (vgpt; bench/vgpt-traces.sh --scale tiny): several code
+# images, TNT-8, compressed IPs. Counts for all, blocks for the smaller.
+echo "-- real programs (vgpt)"
+bash "$REPO/bench/vgpt-traces.sh" --scale tiny "$build" "$work/real" \
+	>"$work/real.list" || die "bench/vgpt-traces.sh failed"
+# shellcheck disable=SC2086
+while IFS=$'\t' read -r name trace opts; do
+	count_check "$name" "$trace" $opts
+	[[ $name == python3 ]] || block_check "$name" "$trace" $opts
+done <"$work/real.list"
 
 echo "libipt-crosscheck: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

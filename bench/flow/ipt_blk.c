@@ -5,9 +5,16 @@
  * libipt 2.1.2, which scripts/fetch-libipt.sh builds): bench/run-flow.sh
  * and scripts/crosscheck-libipt.sh compile it against that.
  *
- *   ipt_blk [--blocks] [--end-on-call] [--end-on-jump] --raw FILE:BASE TRACE
+ *   ipt_blk [--blocks] [--end-on-call] [--end-on-jump]
+ *           --raw FILE[:FROM[-TO]]:BASE ... TRACE
  *
- * Prints "insn N", "blocks N", "errors N", then "seconds S" and "maxrss_kb N"
+ * Each --raw maps bytes FROM..TO of FILE (default: all of it) at BASE, as
+ * hwt's --raw does, so both decoders get the same image. The sections go
+ * through an image section cache, as in libipt's ptxed: without one,
+ * libipt maps a section again each time the flow enters it.
+ *
+ * Prints "insn N", "blocks N" (as libipt's ptxed --stat:blocks counts them),
+ * "errors N", then "seconds S" and "maxrss_kb N"
  * (getrusage) on stdout;
  * the first decode error on stderr. With --blocks, first one line per
  * block: "IP END_IP NINSN" (hex, hex, decimal).
@@ -43,6 +50,47 @@ fail:
 	exit(1);
 }
 
+struct raw {
+	char *file;
+	uint64_t offset, size, base;
+};
+
+/* FILE[:FROM[-TO]]:BASE, numbers in C syntax; 0 or -1. */
+static int parse_raw(const char *arg, struct raw *r)
+{
+	char *colon, *end;
+	struct stat st;
+
+	r->file = strdup(arg);
+	if (!r->file || !(colon = strrchr(r->file, ':')))
+		return -1;
+	*colon = 0;
+	r->base = strtoull(colon + 1, &end, 0);
+	if (*end || end == colon + 1)
+		return -1;
+	r->offset = 0;
+	r->size = 0;
+	colon = strrchr(r->file, ':');
+	if (colon && colon[1] >= '0' && colon[1] <= '9') {
+		uint64_t to = 0;
+
+		r->offset = strtoull(colon + 1, &end, 0);
+		if (*end == '-')
+			to = strtoull(end + 1, &end, 0);
+		if (*end || (to && to <= r->offset))
+			return -1;
+		r->size = to ? to - r->offset : 0;
+		*colon = 0;
+	}
+	if (stat(r->file, &st)) {
+		fprintf(stderr, "ipt_blk: %s: %s\n", r->file, strerror(errno));
+		exit(1);
+	}
+	if (!r->size)
+		r->size = (uint64_t)st.st_size - r->offset;
+	return 0;
+}
+
 static double now(void)
 {
 	struct timespec t;
@@ -53,11 +101,13 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	const char *raw = NULL, *trace_path = NULL;
+	const char *trace_path = NULL;
 	int show_blocks = 0, end_on_call = 0, end_on_jump = 0, i;
-	uint64_t ninsn = 0, nblocks = 0, nerrors = 0, base;
+	uint64_t ninsn = 0, nblocks = 0, nerrors = 0;
+	struct pt_image_section_cache *iscache;
+	struct raw *raws = NULL;
+	int nraws = 0;
 	size_t size;
-	char *colon, *file;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--blocks"))
@@ -66,17 +116,18 @@ int main(int argc, char **argv)
 			end_on_call = 1;
 		else if (!strcmp(argv[i], "--end-on-jump"))
 			end_on_jump = 1;
-		else if (!strcmp(argv[i], "--raw") && i + 1 < argc)
-			raw = argv[++i];
+		else if (!strcmp(argv[i], "--raw") && i + 1 < argc) {
+			raws = realloc(raws, (size_t)(nraws + 1) * sizeof(*raws));
+			if (!raws || parse_raw(argv[++i], &raws[nraws++]) < 0)
+				goto usage;
+		}
 		else if (argv[i][0] != '-' && !trace_path)
 			trace_path = argv[i];
 		else
 			goto usage;
 	}
-	if (!raw || !trace_path || !(colon = strrchr(raw, ':')))
+	if (!nraws || !trace_path)
 		goto usage;
-	file = strndup(raw, (size_t)(colon - raw));
-	base = strtoull(colon + 1, NULL, 0);
 
 	uint8_t *trace = slurp(trace_path, &size);
 	struct pt_config config;
@@ -87,20 +138,29 @@ int main(int argc, char **argv)
 	config.flags.variant.block.end_on_call = end_on_call;
 	config.flags.variant.block.end_on_jump = end_on_jump;
 
-	struct stat st_file;
-
-	if (stat(file, &st_file)) {
-		fprintf(stderr, "ipt_blk: %s: %s\n", file, strerror(errno));
-		return 1;
-	}
-
 	double t0 = now();
 	struct pt_block_decoder *dec = pt_blk_alloc_decoder(&config);
 
-	if (!dec || pt_image_add_file(pt_blk_get_image(dec), file, 0,
-				      (uint64_t)st_file.st_size, NULL, base) < 0) {
+	if (!dec) {
 		fprintf(stderr, "ipt_blk: cannot set up the decoder\n");
 		return 1;
+	}
+	iscache = pt_iscache_alloc(NULL);
+	if (!iscache) {
+		fprintf(stderr, "ipt_blk: cannot set up the section cache\n");
+		return 1;
+	}
+	for (i = 0; i < nraws; i++) {
+		int isid = pt_iscache_add_file(iscache, raws[i].file,
+					       raws[i].offset, raws[i].size,
+					       raws[i].base);
+
+		if (isid < 0 || pt_image_add_cached(pt_blk_get_image(dec),
+						    iscache, isid, NULL) < 0) {
+			fprintf(stderr, "ipt_blk: cannot map %s\n",
+				raws[i].file);
+			return 1;
+		}
 	}
 	for (;;) {
 		int st = pt_blk_sync_forward(dec);
@@ -121,8 +181,10 @@ int main(int argc, char **argv)
 			if (st < 0 || (st & pts_eos))
 				break;
 			st = pt_blk_next(dec, &block, sizeof(block));
+			/* Counted as libipt's ptxed counts them: empty blocks
+			 * too, but not an empty one with an error. */
 			ninsn += block.ninsn;
-			nblocks += block.ninsn != 0;
+			nblocks += st >= 0 || block.ninsn;
 			if (show_blocks && block.ninsn)
 				printf("%" PRIx64 " %" PRIx64 " %u\n", block.ip,
 				       block.end_ip, block.ninsn);
@@ -142,14 +204,17 @@ int main(int argc, char **argv)
 
 	getrusage(RUSAGE_SELF, &ru);
 	pt_blk_free_decoder(dec);
+	pt_iscache_free(iscache);
 	printf("insn %" PRIu64 "\nblocks %" PRIu64 "\nerrors %" PRIu64
 	       "\nseconds %.6f\nmaxrss_kb %ld\n", ninsn, nblocks, nerrors,
 	       t1 - t0, ru.ru_maxrss);
 	free(trace);
-	free(file);
+	for (i = 0; i < nraws; i++)
+		free(raws[i].file);
+	free(raws);
 	return 0;
 
 usage:
-	fprintf(stderr, "usage: ipt_blk [--blocks] [--end-on-call] [--end-on-jump] --raw FILE:BASE TRACE\n");
+	fprintf(stderr, "usage: ipt_blk [--blocks] [--end-on-call] [--end-on-jump] --raw FILE[:FROM[-TO]]:BASE ... TRACE\n");
 	return 2;
 }

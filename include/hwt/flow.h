@@ -124,6 +124,7 @@ struct hwt_blk_config {
 #define HWT_BLK_END_ON_JUMP 0x2u	/* end a block after a direct jump */
 #define HWT_BLK_ENABLE_TICK 0x4u	/* report HWT_EV_TICK */
 #define HWT_BLK_NO_CACHE    0x8u	/* decode every instruction (testing) */
+#define HWT_BLK_NO_GRAPH    0x10u	/* walk the cache every time (testing) */
 
 void hwt_blk_config_init(struct hwt_blk_config *config);
 
@@ -150,6 +151,80 @@ int hwt_blk_get_sync_offset(const struct hwt_blk_decoder *d,
  */
 int hwt_blk_next(struct hwt_blk_decoder *d, struct hwt_block *block);
 int hwt_blk_event(struct hwt_blk_decoder *d, struct hwt_event *event);
+
+/*
+ * Up to @max (>= 1) blocks at once: as calling hwt_blk_next() into
+ * @blocks[0], @blocks[1], ... while it returns 0, so all but the last
+ * block came with status 0 and the return value is the last one's (status
+ * bits or an error, the block then as hwt_blk_next() leaves it). *@n gets
+ * the number of blocks stored. Hot code runs from the block graph of the
+ * cache without a call per block.
+ */
+int hwt_blk_next_batch(struct hwt_blk_decoder *d, struct hwt_block *blocks,
+		       size_t max, size_t *n);
+
+/* ------------------------------------------------------------------ */
+/* Canonical blocks and coverage                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Where blocks end depends on the block cache's history (as libipt's do),
+ * so counts and coverage use canonical blocks: the blocks of
+ * hwt_blk_next() joined where one runs on into the next without trace
+ * (its last instruction neither needs trace nor ends the run otherwise:
+ * an instruction of class OTHER, or a direct CALL or JUMP, going to the
+ * next block's first instruction, in the same mode and speculation state,
+ * neither block truncated). A fold makes them: it holds the canonical
+ * block being made, counts instructions and ended canonical blocks and,
+ * with a map, AFL-style edges: when canonical block B ends,
+ *     loc = (B.ip * 0x9e3779b97f4a7c15) >> 48,
+ *     map[loc ^ prev] += 1 (saturating at 255), prev = loc >> 1.
+ * The caller may reset @prev (e.g. where the flow breaks).
+ */
+#define HWT_BLK_FOLD_MAP_SIZE (1u << 16)
+
+struct hwt_blk_fold {
+	uint8_t *map;		/* HWT_BLK_FOLD_MAP_SIZE counters, or NULL */
+	uint64_t ninsn;		/* instructions of the blocks folded */
+	uint64_t nblocks;	/* canonical blocks ended */
+	struct hwt_block block;	/* the open canonical block */
+	uint64_t next;		/* where @block runs on to, if @runs_on */
+	uint8_t runs_on;
+	uint8_t open;
+	uint16_t prev;		/* AFL's previous location */
+};
+
+void hwt_blk_fold_init(struct hwt_blk_fold *fold, uint8_t *map);
+
+/* hwt_blk_fold_block() results: @block opened a new canonical block,
+ * and the one before ended. */
+#define HWT_BLK_FOLD_NEW   0x1
+#define HWT_BLK_FOLD_ENDED 0x2
+
+/*
+ * Fold @block, which came from hwt_blk_next() of @d. Blocks without
+ * instructions are ignored. Returns 0 (joined or ignored) or
+ * HWT_BLK_FOLD_NEW, with HWT_BLK_FOLD_ENDED if a canonical block ended
+ * (copied to *@ended unless NULL).
+ */
+int hwt_blk_fold_block(const struct hwt_blk_decoder *d,
+		       struct hwt_blk_fold *fold,
+		       const struct hwt_block *block, struct hwt_block *ended);
+
+/* End the open canonical block (e.g. at an event): 1 (copied to *@ended
+ * unless NULL), or 0 if none is open. */
+int hwt_blk_fold_end(struct hwt_blk_fold *fold, struct hwt_block *ended);
+
+/*
+ * hwt_blk_next() and hwt_blk_fold_block() in one, without the blocks, for
+ * as long as the blocks come from the block graph. Returns 0 when the
+ * next block needs hwt_blk_next() (possibly having folded none); else the
+ * status hwt_blk_next() gave the last block folded (status bits, or an
+ * error: the block, folded, is what was executed up to it), which is
+ * copied to *@last.
+ */
+int hwt_blk_fold_next(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
+		      struct hwt_block *last);
 
 /* The current IP (where decoding stopped, e.g. at an error). */
 int hwt_blk_get_ip(const struct hwt_blk_decoder *d, uint64_t *ip);

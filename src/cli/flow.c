@@ -57,7 +57,7 @@ struct flow_options {
 	unsigned events:1;		/* print events (insn, blocks) */
 };
 
-#define MAP_SIZE (1u << 16)
+#define MAP_SIZE HWT_BLK_FOLD_MAP_SIZE
 
 /* The last instruction of the previous block, for --branches. */
 struct pending {
@@ -76,27 +76,6 @@ struct call_seg {
 	uint8_t has_tsc;
 };
 
-/*
- * Where execution goes on after an instruction without trace (its
- * fall-through, or its direct target), by address: block_continues()
- * asks for the last instruction of nearly every block, and decoding it
- * each time would cost as much as the rest of the block.
- */
-#define CONT_MEMO_SIZE 4096
-
-struct cont_memo_entry {
-	uint64_t ip;		/* key, with @mode */
-	uint64_t next;		/* valid if @goes_on */
-	uint8_t mode;
-	uint8_t used;
-	uint8_t goes_on;
-};
-
-struct cont_memo {
-	uint64_t generation;	/* of the image the entries came from */
-	struct cont_memo_entry e[CONT_MEMO_SIZE];
-};
-
 /* Everything one segment of the trace produces. */
 struct seg {
 	uint64_t begin, end;		/* trace offsets: [begin PSB, end PSB) */
@@ -104,13 +83,11 @@ struct seg {
 	int cont;			/* goes on from the previous piece */
 	struct cli_out out;
 	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
-	uint8_t *map;			/* coverage */
-	uint16_t prev_loc;
+	/* --blocks, --stat, coverage: canonical blocks (and the map) */
+	struct hwt_blk_fold fold;
 	uint64_t psb_ip;		/* where the last PSB+ resumes */
 	uint8_t have_psb_ip;
 	struct pending pend;
-	struct hwt_block pb;		/* canonical block being extended */
-	uint8_t have_pb;
 	/* calls */
 	struct call_seg *calls;
 	size_t ncalls, calls_cap;
@@ -120,7 +97,6 @@ struct seg {
 	uint64_t *rets;			/* return addresses of open frames */
 	size_t nrets;
 	int done;
-	struct cont_memo *memo;		/* block_continues(), while decoding */
 };
 
 struct flow {
@@ -466,94 +442,32 @@ static int walk_block(struct flow *fl, struct seg *s,
 	return 0;
 }
 
-/* AFL's edge: a hash of the location, xor the shifted previous one. */
-static void cover_block(struct seg *s, const struct hwt_block *b)
-{
-	uint16_t cur = (uint16_t)((b->ip * 0x9e3779b97f4a7c15ull) >> 48);
-	uint8_t *cell = &s->map[cur ^ s->prev_loc];
-
-	if (*cell != 0xff)
-		(*cell)++;
-	s->prev_loc = cur >> 1;
-}
-
 /*
- * The block decoder's block boundaries depend on its cache's history (as
- * libipt's do, which ptxed reproduces), so --blocks, --stat and coverage
- * use canonical blocks: runs of instructions that end only at a branch that
- * needs trace (conditional, indirect, return, far) or at an event. Then the
- * output is the same whatever the cache saw, and with any -j.
+ * --blocks, --stat and coverage work on canonical blocks (hwt_blk_fold_*):
+ * the block decoder's block boundaries depend on its cache's history (as
+ * libipt's do, which ptxed reproduces); canonical blocks end only at a
+ * branch that needs trace or at an event, so the output is the same
+ * whatever the cache saw, and with any -j.
  */
-/* Where execution goes on after the instruction at @ip without trace:
- * 1 with *@next set, or 0 (trace needed, or no instruction there). */
-static int insn_goes_on(const struct flow *fl, uint64_t ip, uint8_t mode,
-			uint64_t *next)
-{
-	struct hwt_insn_info info;
-	const uint8_t *code;
-	size_t avail;
-
-	if (hwt_image_read(fl->image, ip, &code, &avail) < 0 ||
-	    hwt_insn_decode(&info, code, avail, ip, mode) < 0)
-		return 0;
-	if (info.iclass == HWT_IC_OTHER) {
-		*next = ip + info.size;
-		return 1;
-	}
-	if (info.flags & HWT_INSN_DIRECT) {
-		*next = info.target;
-		return 1;
-	}
-	return 0;
-}
-
-static int block_continues(const struct flow *fl, struct seg *s,
-			   const struct hwt_block *a, const struct hwt_block *b)
-{
-	struct cont_memo_entry *e;
-	uint64_t next = 0;
-	int goes_on;
-
-	/* Most blocks end at a branch that needs trace: test that first. */
-	if (a->iclass != HWT_IC_OTHER && a->iclass != HWT_IC_CALL &&
-	    a->iclass != HWT_IC_JUMP)
-		return 0;
-	if (a->mode != b->mode || a->speculative != b->speculative ||
-	    a->truncated || b->truncated)
-		return 0;
-	if (!s->memo) {
-		if (!insn_goes_on(fl, a->end_ip, a->mode, &next))
-			return 0;
-		return next == b->ip;
-	}
-
-	if (s->memo->generation != hwt_image_generation(fl->image)) {
-		memset(s->memo->e, 0, sizeof(s->memo->e));
-		s->memo->generation = hwt_image_generation(fl->image);
-	}
-	e = &s->memo->e[(a->end_ip ^ (a->end_ip >> 12)) & (CONT_MEMO_SIZE - 1)];
-	if (!e->used || e->ip != a->end_ip || e->mode != a->mode) {
-		goes_on = insn_goes_on(fl, a->end_ip, a->mode, &next);
-		e->ip = a->end_ip;
-		e->mode = a->mode;
-		e->used = 1;
-		e->goes_on = (uint8_t)goes_on;
-		e->next = next;
-	}
-	return e->goes_on && e->next == b->ip;
-}
-
 static inline __attribute__((always_inline)) void
 flush_block(struct flow *fl, struct seg *s)
 {
-	if (!s->have_pb)
+	struct hwt_block b;
+
+	if (!s->fold.open)
 		return;
-	s->have_pb = 0;
-	s->nblocks++;
+	hwt_blk_fold_end(&s->fold, &b);
 	if (fl->opt->mode == MODE_BLOCKS)
-		block_line(fl, s, &s->pb);
-	else if (fl->opt->mode == MODE_COVERAGE)
-		cover_block(s, &s->pb);
+		block_line(fl, s, &b);
+}
+
+/* A block opened a canonical block: after a PSB+, a cut segment starts
+ * there with no AFL previous location; forget it there in every run. */
+static void new_block(struct seg *s, const struct hwt_block *b)
+{
+	if (s->have_psb_ip && b->ip == s->psb_ip)
+		s->fold.prev = 0;
+	s->have_psb_ip = 0;
 }
 
 static int do_block(struct flow *fl, struct seg *s,
@@ -566,25 +480,16 @@ static int do_block(struct flow *fl, struct seg *s,
 	switch (opt->mode) {
 	case MODE_STAT:
 	case MODE_BLOCKS:
-	case MODE_COVERAGE:
-		if (!b->ninsn)
-			return 0;
-		s->ninsn += b->ninsn;
-		if (s->have_pb && block_continues(fl, s, &s->pb, b)) {
-			s->pb.end_ip = b->end_ip;
-			s->pb.ninsn += b->ninsn;
-			s->pb.iclass = b->iclass;
-			return 0;
-		}
-		flush_block(fl, s);
-		if (opt->mode == MODE_COVERAGE) {
-			if (s->have_psb_ip && b->ip == s->psb_ip)
-				s->prev_loc = 0;
-			s->have_psb_ip = 0;
-		}
-		s->pb = *b;
-		s->have_pb = 1;
+	case MODE_COVERAGE: {
+		struct hwt_block ended;
+		int flags = hwt_blk_fold_block(dec, &s->fold, b, &ended);
+
+		if ((flags & HWT_BLK_FOLD_ENDED) && opt->mode == MODE_BLOCKS)
+			block_line(fl, s, &ended);
+		if (flags & HWT_BLK_FOLD_NEW)
+			new_block(s, b);
 		return 0;
+	}
 	default:
 		break;
 	}
@@ -684,7 +589,7 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 	if (ev->status_update) {
 		/*
 		 * PSB+: a cut segment starts at its IP, with no AFL previous
-		 * location; forget it there in every run (see cover_block).
+		 * location; forget it there in every run (see new_block).
 		 */
 		s->have_psb_ip = (uint8_t)event_resume_ip(ev, &ip);
 		s->psb_ip = ip;
@@ -703,7 +608,7 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 		resolve(s, ev->u.async_branch.from, opt->mode == MODE_BRANCHES);
 	if (event_breaks_flow(ev)) {
 		s->pend.valid = 0;
-		s->prev_loc = 0;
+		s->fold.prev = 0;
 		if (opt->mode == MODE_CALLS)
 			call_event(s, ev);
 	}
@@ -746,29 +651,63 @@ static void sync_hook(struct flow *fl, struct seg *s,
 	fl->hook->notes(fl->hook->ctx, dec, fl->base, &s->out);
 }
 
-static void decode_segment(struct flow *fl, struct seg *s)
+/* Blocks per hwt_blk_next_batch(). */
+#define BATCH 256
+
+/*
+ * Blocks may come in batches, or be folded by the decoder without coming
+ * out at all (--stat, coverage), where nothing between two blocks asks
+ * the decoder: not the perf.data hook (the image follows the time), not
+ * the instruction modes (time, error offsets).
+ */
+static int use_batch(const struct flow *fl)
 {
-	const struct flow_options *opt = fl->opt;
-	struct hwt_blk_config cfg = opt->config;
-	struct hwt_blk_decoder *dec;
-	struct hwt_block block;
-	struct hwt_event ev;
-	uint64_t ip, stop_ip = 0;
-	int status, started = 0, stopping = 0;
+	return fl->opt->mode == MODE_BLOCKS && !fl->hook;
+}
+
+static int use_fold(const struct flow *fl)
+{
+	return (fl->opt->mode == MODE_STAT ||
+		fl->opt->mode == MODE_COVERAGE) && !fl->hook;
+}
+
+static struct hwt_blk_decoder *new_decoder(const struct flow *fl)
+{
+	struct hwt_blk_config cfg = fl->opt->config;
 
 	cfg.qry.begin = fl->trace;
 	cfg.qry.end = fl->trace + fl->size;
-	dec = hwt_blk_new(&cfg, fl->image);
+	return hwt_blk_new(&cfg, fl->image);
+}
+
+/*
+ * Decode segment @s with @reuse, a decoder of this thread's that decoded
+ * other segments before (its block cache is as good for this one), or
+ * NULL. The first segment always gets a new decoder: it starts with a
+ * search for the first PSB from the start of the trace.
+ */
+static void decode_segment(struct flow *fl, struct seg *s,
+			   struct hwt_blk_decoder *reuse)
+{
+	const struct flow_options *opt = fl->opt;
+	struct hwt_blk_decoder *dec = s->first ? NULL : reuse;
+	struct hwt_block block, *batch = NULL;
+	struct hwt_event ev;
+	uint64_t ip, stop_ip = 0;
+	int status, started = 0, stopping = 0, fold = use_fold(fl);
+	size_t n, i;
+
+	if (!dec)
+		dec = new_decoder(fl);
 	if (!dec) {
 		cli_out_printf(&s->out, "[error: cannot allocate a decoder]\n");
 		s->nerrors++;
 		return;
 	}
 
-	/* Without it, block_continues() decodes each time. */
-	if (opt->mode == MODE_STAT || opt->mode == MODE_BLOCKS ||
-	    opt->mode == MODE_COVERAGE)
-		s->memo = calloc(1, sizeof(*s->memo));
+	/* Without it, one block at a time. */
+	if (use_batch(fl))
+		batch = malloc(BATCH * sizeof(*batch));
 
 	memset(&block, 0, sizeof(block));
 	for (;;) {
@@ -778,7 +717,7 @@ static void decode_segment(struct flow *fl, struct seg *s)
 			status = hwt_blk_sync_forward(dec);
 		flush_block(fl, s);
 		s->pend.valid = 0;
-		s->prev_loc = 0;
+		s->fold.prev = 0;
 		s->have_psb_ip = 0;
 		/* A piece's PSB+ is any PSB+ to a function segment. */
 		if (started || !s->cont)
@@ -825,19 +764,49 @@ static void decode_segment(struct flow *fl, struct seg *s)
 			}
 			/* (hwt_blk_next() clears @block itself.) */
 			sync_hook(fl, s, dec);
-			status = hwt_blk_next(dec, &block);
-			if (stopping && block.ip == stop_ip) {
-				resolve(s, stop_ip, opt->mode == MODE_BRANCHES);
-				goto out;
+			/*
+			 * Hot code without a block coming out; not where a
+			 * PSB+ asks new_block() to look at the next block,
+			 * nor past the end.
+			 */
+			if (fold && !stopping && !s->have_psb_ip) {
+				status = hwt_blk_fold_next(dec, &s->fold,
+							   &block);
+				if (status < 0)
+					break;
+				if (status)
+					continue;
 			}
-			if (block.ninsn || status >= 0) {
-				int err = do_block(fl, s, dec, &block);
+			if (batch) {
+				status = hwt_blk_next_batch(dec, batch, BATCH,
+							    &n);
+			} else {
+				status = hwt_blk_next(dec, &block);
+				n = 1;
+			}
+			for (i = 0; i < n; i++) {
+				const struct hwt_block *b =
+					batch ? &batch[i] : &block;
+				/* All but the last came with status 0. */
+				int st = i + 1 < n ? 0 : status;
 
-				if (err < 0) {
-					print_error(fl, s, dec, block.ip, err);
-					s->pend.valid = 0;
+				if (stopping && b->ip == stop_ip) {
+					resolve(s, stop_ip,
+						opt->mode == MODE_BRANCHES);
+					goto out;
+				}
+				if (b->ninsn || st >= 0) {
+					int err = do_block(fl, s, dec, b);
+
+					if (err < 0) {
+						print_error(fl, s, dec, b->ip,
+							    err);
+						s->pend.valid = 0;
+					}
 				}
 			}
+			if (batch && n)
+				block = batch[n - 1];
 			if (status < 0)
 				break;
 		}
@@ -853,9 +822,9 @@ static void decode_segment(struct flow *fl, struct seg *s)
 	}
 out:
 	flush_block(fl, s);
-	free(s->memo);
-	s->memo = NULL;
-	hwt_blk_delete(dec);
+	free(batch);
+	if (dec != reuse)
+		hwt_blk_delete(dec);
 }
 
 /* ------------------------------------------------------------------ */
@@ -914,6 +883,9 @@ struct pool {
 static void *worker(void *arg)
 {
 	struct pool *pool = arg;
+	/* One decoder for all the segments of this thread: the block cache
+	 * is the same work for each (hwt_blk_sync_set() keeps it). */
+	struct hwt_blk_decoder *dec = new_decoder(pool->fl);
 	size_t k;
 
 	for (;;) {
@@ -923,12 +895,13 @@ static void *worker(void *arg)
 			pthread_cond_wait(&pool->cond, &pool->lock);
 		if (pool->next >= pool->nsegs) {
 			pthread_mutex_unlock(&pool->lock);
+			hwt_blk_delete(dec);
 			return NULL;
 		}
 		k = pool->next++;
 		pthread_mutex_unlock(&pool->lock);
 
-		decode_segment(pool->fl, &pool->segs[k]);
+		decode_segment(pool->fl, &pool->segs[k], dec);
 
 		pthread_mutex_lock(&pool->lock);
 		pool->segs[k].done = 1;
@@ -954,14 +927,14 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 		   struct cli_out *out)
 {
 	(void)fl;
-	t->ninsn += s->ninsn;
-	t->nblocks += s->nblocks;
+	t->ninsn += s->ninsn + s->fold.ninsn;
+	t->nblocks += s->nblocks + s->fold.nblocks;
 	t->nbranches += s->nbranches;
 	t->nevents += s->nevents;
 	t->nerrors += s->nerrors;
-	if (s->map && t->map) {
+	if (s->fold.map && t->map) {
 		for (size_t i = 0; i < MAP_SIZE; i++) {
-			unsigned v = (unsigned)t->map[i] + s->map[i];
+			unsigned v = (unsigned)t->map[i] + s->fold.map[i];
 
 			t->map[i] = (uint8_t)(v > 0xff ? 0xff : v);
 		}
@@ -970,8 +943,8 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 		cli_out_write(out, s->out.buf, s->out.len);
 	free(s->out.buf);
 	s->out.buf = NULL;
-	free(s->map);
-	s->map = NULL;
+	free(s->fold.map);
+	s->fold.map = NULL;
 	free(s->rets);
 	s->rets = NULL;
 	s->nrets = 0;
@@ -983,9 +956,10 @@ static int seg_init(struct flow *fl, struct seg *s)
 	memset(s, 0, sizeof(*s));
 	if (cli_out_init(&s->out, NULL) < 0)
 		return -1;
+	hwt_blk_fold_init(&s->fold, NULL);
 	if (fl->opt->mode == MODE_COVERAGE) {
-		s->map = calloc(1, MAP_SIZE);
-		if (!s->map)
+		s->fold.map = calloc(1, MAP_SIZE);
+		if (!s->fold.map)
 			return -1;
 	}
 	return 0;
@@ -1035,7 +1009,7 @@ static int run(struct flow *fl, struct totals *t, struct cli_out *out)
 
 		cli_out_fini(&s->out);
 		s->out = *out;
-		decode_segment(fl, s);
+		decode_segment(fl, s, NULL);
 		*out = s->out;
 		s->out.buf = NULL;
 		s->out.len = 0;
@@ -1062,7 +1036,7 @@ static int run(struct flow *fl, struct totals *t, struct cli_out *out)
 		ret = -1;
 		/* Decode here instead. */
 		for (size_t k = 0; k < pool.nsegs; k++)
-			decode_segment(fl, &pool.segs[k]),
+			decode_segment(fl, &pool.segs[k], NULL),
 				pool.segs[k].done = 1;
 	}
 	for (size_t k = 0; k < pool.nsegs; k++) {
@@ -1234,7 +1208,7 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		s.cont = !s.first;
 		s.begin = 0;
 		s.end = trace->last ? UINT64_MAX : trace->cut;
-		decode_segment(fl, &s);
+		decode_segment(fl, &s, NULL);
 	}
 	*out = s.out;
 	s.out.buf = NULL;

@@ -335,16 +335,38 @@ static void check_block(struct ptxed *px, const struct hwt_block *block)
 			       px->offset, cur, block->end_ip);
 }
 
-static void account_block(struct ptxed *px, const struct hwt_block *block)
+static void __attribute__((noinline))
+show_block(struct ptxed *px, const struct hwt_block *block)
 {
-	const struct ptxed_options *opt = px->opt;
+	if (!px->opt->quiet)
+		print_block(px, block);
+	if (px->opt->check)
+		check_block(px, block);
+}
 
+static inline void account_block(struct ptxed *px,
+				 const struct hwt_block *block)
+{
 	px->ninsn += block->ninsn;
 	px->nblocks += 1;
-	if (!opt->quiet)
-		print_block(px, block);
-	if (opt->check)
-		check_block(px, block);
+	if (!px->opt->quiet || px->opt->check)
+		show_block(px, block);
+}
+
+static void account_blocks(struct ptxed *px, const struct hwt_block *b,
+			   size_t n)
+{
+	uint64_t ninsn = 0;
+
+	if (!px->opt->quiet || px->opt->check) {
+		for (size_t i = 0; i < n; i++)
+			account_block(px, &b[i]);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		ninsn += b[i].ninsn;
+	px->ninsn += ninsn;
+	px->nblocks += n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -402,12 +424,16 @@ static int drain_events(struct ptxed *px, int status)
 /* The decode loop, as ptxed's                                         */
 /* ------------------------------------------------------------------ */
 
+/* Blocks per hwt_blk_next_batch(). */
+#define BATCH 256
+
 static void decode(struct ptxed *px)
 {
 	const struct ptxed_options *opt = px->opt;
 	uint64_t sync = 0, new_sync;
-	struct hwt_block block;
+	struct hwt_block block, batch[BATCH];
 	int status, err;
+	size_t n;
 
 	for (;;) {
 		memset(&block, 0, sizeof(block));
@@ -444,9 +470,17 @@ static void decode(struct ptxed *px)
 					status = err;
 					break;
 				}
+				memset(&block, 0, sizeof(block));
+				status = hwt_blk_next(px->dec, &block);
+			} else {
+				/* No per-block offset: many at once. */
+				status = hwt_blk_next_batch(px->dec, batch,
+							    BATCH, &n);
+				if (!n)
+					break;
+				account_blocks(px, batch, n - 1);
+				block = batch[n - 1];
 			}
-			memset(&block, 0, sizeof(block));
-			status = hwt_blk_next(px->dec, &block);
 			if (status < 0) {
 				/* What was executed up to the error. */
 				if (block.ninsn)

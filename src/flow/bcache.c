@@ -8,8 +8,13 @@
 
 enum {
 	BC_INIT_SLOTS = 1u << 12,
-	/* Beyond this many slots (48 MiB) we start over rather than grow. */
-	BC_MAX_SLOTS = 1u << 20
+	/* Beyond this many slots (32 MiB) we start over rather than grow. */
+	BC_MAX_SLOTS = 1u << 20,
+	/* The graph starts over beyond this many nodes (32 MiB) or return
+	 * addresses (8 MiB). */
+	BC_INIT_NODES = 1u << 10,
+	BC_MAX_NODES = 1u << 19,
+	BC_MAX_PUSHES = 1u << 20
 };
 
 static size_t bc_slot(const struct hwt_bcache *bc, uint64_t ip)
@@ -29,7 +34,25 @@ int hwt_bcache_init(struct hwt_bcache *bc)
 	bc->secs = NULL;
 	bc->nsecs = 0;
 	bc->secs_cap = 0;
+	bc->nodes = NULL;
+	bc->nnodes = 0;
+	bc->nodes_cap = 0;
+	bc->nidx = NULL;
+	bc->nmask = 0;
+	bc->pushes = NULL;
+	bc->npushes = 0;
+	bc->pushes_cap = 0;
 	return 0;
+}
+
+/* Forget the graph (its nodes stand for walks over entries that go). */
+static void bc_graph_clear(struct hwt_bcache *bc)
+{
+	if (!bc->nnodes)
+		return;
+	bc->nnodes = 0;
+	bc->npushes = 0;
+	memset(bc->nidx, 0xff, ((size_t) bc->nmask + 1) * sizeof(*bc->nidx));
 }
 
 void hwt_bcache_fini(struct hwt_bcache *bc)
@@ -42,10 +65,19 @@ void hwt_bcache_fini(struct hwt_bcache *bc)
 	bc->secs_cap = 0;
 	bc->mask = 0;
 	bc->used = 0;
+	free(bc->nodes);
+	free(bc->nidx);
+	free(bc->pushes);
+	bc->nodes = NULL;
+	bc->nidx = NULL;
+	bc->pushes = NULL;
+	bc->nnodes = bc->nodes_cap = bc->nmask = 0;
+	bc->npushes = bc->pushes_cap = 0;
 }
 
 void hwt_bcache_clear(struct hwt_bcache *bc)
 {
+	bc_graph_clear(bc);
 	if (!bc->used)
 		return;
 
@@ -152,4 +184,95 @@ int hwt_bcache_sec(struct hwt_bcache *bc, uint64_t end, uintptr_t delta)
 	bc->secs[bc->nsecs].end = end;
 	bc->secs[bc->nsecs].delta = delta;
 	return (int) bc->nsecs++;
+}
+
+/* Room for one more node: 0, or -1 if the graph cannot grow (memory). */
+static int bc_node_room(struct hwt_bcache *bc)
+{
+	size_t want;
+
+	if (bc->nnodes == BC_MAX_NODES)
+		bc_graph_clear(bc);
+
+	if (bc->nnodes == bc->nodes_cap) {
+		uint32_t cap = bc->nodes_cap ? bc->nodes_cap * 2 : BC_INIT_NODES;
+		struct hwt_bc_node *nodes;
+
+		nodes = realloc(bc->nodes, cap * sizeof(*nodes));
+		if (!nodes)
+			return -1;
+		bc->nodes = nodes;
+		bc->nodes_cap = cap;
+	}
+
+	/* The index: at most half full. */
+	want = (size_t) bc->nnodes * 2 + 2;
+	if (!bc->nidx || want > (size_t) bc->nmask + 1) {
+		size_t n = bc->nidx ? ((size_t) bc->nmask + 1) * 2 :
+				      BC_INIT_NODES * 2;
+		uint32_t *nidx = malloc(n * sizeof(*nidx));
+
+		if (!nidx)
+			return -1;
+		memset(nidx, 0xff, n * sizeof(*nidx));
+		free(bc->nidx);
+		bc->nidx = nidx;
+		bc->nmask = (uint32_t) (n - 1);
+		for (uint32_t k = 0; k < bc->nnodes; ++k) {
+			size_t i = hwt_bcache_node_slot_(bc->nodes[k].ip,
+							 bc->nmask);
+
+			while (nidx[i] != HWT_BC_NO_NODE)
+				i = (i + 1) & bc->nmask;
+			nidx[i] = k;
+		}
+	}
+	return 0;
+}
+
+uint32_t hwt_bcache_node_add(struct hwt_bcache *bc,
+			     const struct hwt_bc_node *node,
+			     const uint64_t *pushes, unsigned npush)
+{
+	struct hwt_bc_node *n;
+	uint32_t k;
+	size_t i;
+
+	if (bc->npushes + npush > BC_MAX_PUSHES)
+		bc_graph_clear(bc);
+	if (bc_node_room(bc) < 0)
+		return HWT_BC_NO_NODE;
+	if (bc->npushes + npush > bc->pushes_cap) {
+		uint32_t cap = bc->pushes_cap ? bc->pushes_cap : 256;
+		uint64_t *p;
+
+		while (cap < bc->npushes + npush)
+			cap *= 2;
+		p = realloc(bc->pushes, cap * sizeof(*p));
+		if (!p)
+			return HWT_BC_NO_NODE;
+		bc->pushes = p;
+		bc->pushes_cap = cap;
+	}
+
+	i = hwt_bcache_node_slot_(node->ip, bc->nmask);
+	while (bc->nidx[i] != HWT_BC_NO_NODE) {
+		if (bc->nodes[bc->nidx[i]].ip == node->ip)
+			return HWT_BC_NO_NODE;
+		i = (i + 1) & bc->nmask;
+	}
+
+	k = bc->nnodes++;
+	bc->nidx[i] = k;
+	n = &bc->nodes[k];
+	*n = *node;
+	n->succ[0] = HWT_BC_NO_NODE;
+	n->succ[1] = HWT_BC_NO_NODE;
+	n->push = bc->npushes;
+	n->npush = (uint16_t) npush;
+	if (npush)
+		memcpy(&bc->pushes[bc->npushes], pushes,
+		       npush * sizeof(*pushes));
+	bc->npushes += npush;
+	return k;
 }

@@ -14,6 +14,15 @@
  * Entries are 32 bytes (two per cache line): the lookup is the hottest
  * memory access of the block decoder. The section (end, host delta) pair
  * is interned in a small side table and referred to by index.
+ *
+ * On top of the entries sits the block graph: a node per IP where a cached
+ * walk started and ended without trace-free surprises (every entry it met
+ * was there), holding what the walk did: the block it made, the return
+ * addresses it pushed, and the instruction that needs trace at its end.
+ * Entries never change once made, so neither does such a walk: the next
+ * time, the node replaces it. Each node also remembers the node that came
+ * next (per direction of a conditional branch), so a hot path is a chain
+ * of loads. Nodes go when the entries go.
  */
 #ifndef HWT_FLOW_BCACHE_H
 #define HWT_FLOW_BCACHE_H
@@ -51,6 +60,33 @@ struct hwt_bc_entry {
 	uint8_t truncated;	/* the last one crosses a section end */
 };
 
+/* How a block ends: where trace is needed, or without trace. */
+enum hwt_bc_exit {
+	HWT_BCX_NONE = 0,	/* go on at @next (section end, end-on, full) */
+	HWT_BCX_COND,		/* TNT: @target if taken, else @next */
+	HWT_BCX_RETURN,		/* TNT (compressed) or TIP */
+	HWT_BCX_INDIRECT	/* TIP */
+};
+
+#define HWT_BC_NO_NODE UINT32_MAX
+
+/* A walk through the cache from @ip; see above. */
+struct hwt_bc_node {
+	uint64_t ip;		/* key */
+	uint64_t end_ip;	/* the block's last instruction */
+	uint64_t target;	/* HWT_BCX_COND: taken */
+	uint64_t next;		/* HWT_BCX_COND: not taken; _NONE: go on */
+	uint32_t ninsn;
+	uint32_t push;		/* return addresses: hwt_bcache.pushes[push..] */
+	uint32_t succ[2];	/* the next node last time (not taken, taken) */
+	uint16_t npush;
+	uint8_t mode;		/* of the block */
+	uint8_t iclass;		/* of the block */
+	uint8_t exit;		/* enum hwt_bc_exit */
+	uint16_t loc;		/* AFL location of @ip (graph.c) */
+	uint8_t pad[8];		/* a power of two indexes fast */
+};
+
 struct hwt_bcache {
 	struct hwt_bc_entry *slots;
 	size_t mask;		/* capacity - 1 (a power of two) */
@@ -58,9 +94,18 @@ struct hwt_bcache {
 	uint64_t generation;	/* of the image the entries were made from */
 	struct hwt_bc_sec *secs;
 	size_t nsecs, secs_cap;
+
+	/* The block graph: nodes by index, an open-addressed index by IP. */
+	struct hwt_bc_node *nodes;
+	uint32_t nnodes, nodes_cap;
+	uint32_t *nidx;		/* node index or HWT_BC_NO_NODE */
+	uint32_t nmask;
+	uint64_t *pushes;
+	uint32_t npushes, pushes_cap;
 };
 
 _Static_assert(sizeof(struct hwt_bc_entry) == 32, "bcache entry size");
+_Static_assert(sizeof(struct hwt_bc_node) == 64, "bcache node size");
 
 int hwt_bcache_init(struct hwt_bcache *bc);
 void hwt_bcache_fini(struct hwt_bcache *bc);
@@ -98,5 +143,37 @@ hwt_bcache_lookup(const struct hwt_bcache *bc, uint64_t ip)
 
 /* Store @entry (replacing one at the same IP); grows the table. */
 int hwt_bcache_add(struct hwt_bcache *bc, const struct hwt_bc_entry *entry);
+
+static inline size_t hwt_bcache_node_slot_(uint64_t ip, uint32_t mask)
+{
+	return (size_t) ((ip ^ (ip >> 17) ^ (ip >> 41)) & mask);
+}
+
+/* The index of the node at @ip, or HWT_BC_NO_NODE. */
+static inline uint32_t hwt_bcache_node_find(const struct hwt_bcache *bc,
+					    uint64_t ip)
+{
+	size_t i = hwt_bcache_node_slot_(ip, bc->nmask);
+
+	if (!bc->nidx)
+		return HWT_BC_NO_NODE;
+	for (;;) {
+		uint32_t n = bc->nidx[i];
+
+		if (n == HWT_BC_NO_NODE || bc->nodes[n].ip == ip)
+			return n;
+		i = (i + 1) & bc->nmask;
+	}
+}
+
+/*
+ * Add @node (its succ[] and push are set here) with the @npush return
+ * addresses at @pushes. Returns its index, or HWT_BC_NO_NODE if it cannot
+ * be kept (then nothing changed). The graph starts over when full: the
+ * nodes array may move.
+ */
+uint32_t hwt_bcache_node_add(struct hwt_bcache *bc,
+			     const struct hwt_bc_node *node,
+			     const uint64_t *pushes, unsigned npush);
 
 #endif /* HWT_FLOW_BCACHE_H */

@@ -25,79 +25,12 @@
 
 #include <hwt/flow.h>
 
-#include "flow/bcache.h"
-
-enum {
-	/* libipt counts instructions in a block in 16 bits; we end blocks at
-	 * the same place so block boundaries match. */
-	BLK_MAX_INSN = 0xffff,
-	/* Instructions to look ahead for erratum BDM64. */
-	BLK_BDM64_STEPS = 0x100,
-	/* Instructions decoded into the cache before a block is ended. */
-	BLK_FILL_STEPS = 0x400,
-	RETSTACK_SIZE = 64
-};
+#include "flow/block_int.h"
 
 /* Instruction kinds beyond enum hwt_insn_class / HWT_INSN_* flags. */
 enum {
 	BLK_K_IRET = 0x1,	/* iret, sysret, sysexit */
 	BLK_K_UIRET = 0x2
-};
-
-/* A decoded instruction, as the decoder keeps it. */
-struct blk_insn {
-	uint64_t ip;
-	uint64_t target;
-	uint64_t sec_end;
-	uintptr_t sec_delta;
-	uint8_t size;
-	uint8_t iclass;
-	uint8_t flags;
-	uint8_t kind;
-	uint8_t truncated;
-	uint8_t raw[15];	/* only if @truncated */
-};
-
-struct blk_retstack {
-	uint64_t stack[RETSTACK_SIZE + 1];
-	uint8_t top, bottom;
-};
-
-struct hwt_blk_decoder {
-	struct hwt_qry_decoder *qry;
-	struct hwt_image *image;
-	struct hwt_blk_config config;
-
-	uint64_t ip;		/* where the next block starts */
-	int status;		/* HWT_STS_* of the last query */
-	int deferred;		/* a query error to report on the next call */
-	uint8_t mode;
-	uint8_t enabled;
-	uint8_t speculative;
-	uint8_t process_event;	/* @event is in progress */
-	uint8_t process_insn;	/* @insn is postponed (events bind to it) */
-	uint8_t bound_paging, bound_vmcs, bound_ptwrite;
-	uint8_t bound_iret, bound_vmentry, bound_uiret;
-	uint8_t filter;		/* an IP filter is configured (SKL014) */
-	uint8_t use_cache;
-
-	struct hwt_event event;
-	struct blk_insn insn;
-
-	/* The section the current block's instructions come from. */
-	uint64_t blk_sec_end;
-	uintptr_t blk_sec_delta;
-
-	/* Time of the last thing consumed, for tick events. */
-	uint64_t tsc;
-	uint32_t cbr;
-	uint64_t cr3, vmcs;
-
-	struct blk_retstack retstack;
-	struct hwt_bcache bcache;
-
-	/* Instructions of the block being decoded into the cache. */
-	struct blk_insn fill[BLK_FILL_STEPS];
 };
 
 /* ------------------------------------------------------------------ */
@@ -336,35 +269,13 @@ static int blk_range_is_contiguous(const struct hwt_blk_decoder *d,
 /* Return compression                                                  */
 /* ------------------------------------------------------------------ */
 
-static void retstack_init(struct blk_retstack *rs)
+/* A push by the cached walk: logged for its graph node. */
+static void blk_walk_push(struct hwt_blk_decoder *d, uint64_t ip)
 {
-	rs->top = 0;
-	rs->bottom = 0;
-}
-
-/* A full stack drops its oldest entry, as the hardware's does. */
-static void retstack_push(struct blk_retstack *rs, uint64_t ip)
-{
-	uint8_t top = rs->top;
-
-	rs->stack[top] = ip;
-	top = top == RETSTACK_SIZE ? 0 : top + 1;
-	if (top == rs->bottom)
-		rs->bottom = rs->bottom == RETSTACK_SIZE ? 0 : rs->bottom + 1;
-	rs->top = top;
-}
-
-static int retstack_pop(struct blk_retstack *rs, uint64_t *ip)
-{
-	uint8_t top = rs->top;
-
-	if (top == rs->bottom)
-		return -HWT_ERR_BAD_QUERY;
-
-	top = !top ? RETSTACK_SIZE : top - 1;
-	rs->top = top;
-	*ip = rs->stack[top];
-	return 0;
+	retstack_push(&d->retstack, ip);
+	if (d->nrec < BLK_REC_MAX)
+		d->rec[d->nrec] = ip;
+	d->nrec += 1;
 }
 
 static void blk_log_call(struct hwt_blk_decoder *d, uint64_t ip,
@@ -375,24 +286,12 @@ static void blk_log_call(struct hwt_blk_decoder *d, uint64_t ip,
 	/* call next; pop reg - position independent code, no return. */
 	if ((e->flags & HWT_INSN_DIRECT) && e->target == next)
 		return;
-	retstack_push(&d->retstack, next);
+	blk_walk_push(d, next);
 }
 
 /* ------------------------------------------------------------------ */
 /* Status, events and queries                                          */
 /* ------------------------------------------------------------------ */
-
-static int blk_status(const struct hwt_blk_decoder *d, int flags)
-{
-	if (!d->enabled)
-		flags |= HWT_STS_IP_SUPPRESSED;
-
-	/* The end of the trace waits until the events are drained. */
-	if ((d->status & HWT_STS_EOS) && !d->process_event)
-		flags |= HWT_STS_EOS;
-
-	return flags;
-}
 
 /* Make the query layer's next event the in-progress one, if any.
  * Returns 1 if an event is in progress, 0 if none, or an error. */
@@ -419,7 +318,7 @@ static int blk_fetch_event(struct hwt_blk_decoder *d)
  * Synthesize a tick event at @ip if time moved since the last thing we
  * consumed. @need_tsc: only with wall-clock time (TNT, as libipt).
  */
-static int blk_tick(struct hwt_blk_decoder *d, uint64_t ip, int need_tsc)
+int hwt_blk_tick_(struct hwt_blk_decoder *d, uint64_t ip, int need_tsc)
 {
 	uint32_t lost_mtc = 0, lost_cyc = 0;
 	uint64_t tsc = 0;
@@ -449,39 +348,6 @@ static int blk_tick(struct hwt_blk_decoder *d, uint64_t ip, int need_tsc)
 	return 1;
 }
 
-/* Returns 1 if taken, 0 if not, or an error. */
-static int blk_cond_branch(struct hwt_blk_decoder *d)
-{
-	int status, taken = 0;
-
-	status = hwt_qry_cond_branch(d->qry, &taken);
-	if (status < 0)
-		return status;
-
-	d->status = status;
-	return !!taken;
-}
-
-/* Take an indirect branch: sets @d->ip. */
-static int blk_indirect(struct hwt_blk_decoder *d)
-{
-	uint64_t from = d->ip, ip = 0;
-	int status;
-
-	status = hwt_qry_indirect_branch(d->qry, &ip);
-	if (status < 0)
-		return status;
-
-	d->status = status;
-	if (status & HWT_STS_IP_SUPPRESSED)
-		return -HWT_ERR_BAD_PACKET;
-
-	d->ip = ip;
-	if (d->config.flags & HWT_BLK_ENABLE_TICK)
-		return blk_tick(d, from, 0) < 0 ? -HWT_ERR_INTERNAL : 0;
-	return 0;
-}
-
 /*
  * Use trace for one last step past @insn (which needs it) to the next
  * block's IP. @tick: a TNT-based tick may be reported here (the block
@@ -490,54 +356,12 @@ static int blk_indirect(struct hwt_blk_decoder *d)
 static int blk_proceed_with_trace(struct hwt_blk_decoder *d,
 				  const struct blk_insn *insn, int tick)
 {
-	int taken, err;
+	int kind = blk_exit_of(insn->iclass, insn->flags);
 
-	switch (insn->iclass) {
-	case HWT_IC_COND_JUMP:
-		taken = blk_cond_branch(d);
-		if (taken < 0)
-			return taken;
-
-		d->ip = taken ? insn->target : insn->ip + insn->size;
-		break;
-
-	case HWT_IC_RETURN:
-		/* A taken TNT bit is a compressed return. */
-		taken = blk_cond_branch(d);
-		if (taken == -HWT_ERR_BAD_QUERY)
-			return blk_indirect(d);
-		if (taken < 0)
-			return taken;
-		if (!taken)
-			return -HWT_ERR_BAD_QUERY;
-
-		err = retstack_pop(&d->retstack, &d->ip);
-		if (err < 0)
-			return err;
-		break;
-
-	case HWT_IC_JUMP:
-	case HWT_IC_CALL:
-		if (insn->flags & HWT_INSN_DIRECT)
-			return -HWT_ERR_INTERNAL;
-		return blk_indirect(d);
-
-	case HWT_IC_FAR_CALL:
-	case HWT_IC_FAR_RETURN:
-	case HWT_IC_FAR_JUMP:
-	case HWT_IC_INDIRECT:
-		return blk_indirect(d);
-
-	case HWT_IC_UNKNOWN:
-		return -HWT_ERR_BAD_INSN;
-
-	default:
-		return -HWT_ERR_INTERNAL;
-	}
-
-	if (tick && (d->config.flags & HWT_BLK_ENABLE_TICK))
-		(void) blk_tick(d, d->ip, 1);
-	return 0;
+	if (kind < 0)
+		return kind;
+	return blk_take_exit(d, (unsigned) kind, insn->target,
+			     insn->ip + insn->size, tick);
 }
 
 /* ------------------------------------------------------------------ */
@@ -883,22 +707,6 @@ static int bce_set_last(struct hwt_bcache *bc, struct hwt_bc_entry *e,
 	return 0;
 }
 
-static void bce_to_insn(const struct hwt_bcache *bc, struct blk_insn *insn,
-			const struct hwt_bc_entry *e, uint64_t ip)
-{
-	const struct hwt_bc_sec *sec = hwt_bcache_secof(bc, e);
-
-	memset(insn, 0, sizeof(*insn));
-	insn->ip = ip;
-	insn->size = e->size;
-	insn->iclass = e->iclass;
-	insn->flags = e->flags;
-	insn->kind = e->kind;
-	insn->target = e->target;
-	insn->sec_delta = sec->delta;
-	insn->sec_end = sec->end;
-}
-
 static void blk_add_decode(struct hwt_blk_decoder *d,
 			   const struct blk_insn *insn)
 {
@@ -1088,56 +896,18 @@ static int blk_proceed_truncated(struct hwt_blk_decoder *d,
 	return status;
 }
 
-/* A compressed or uncompressed return ends the block (tick as
- * blk_proceed_with_trace()). */
-static inline __attribute__((always_inline)) int
-blk_return(struct hwt_blk_decoder *d)
+/* The instruction at @ip (entry @e, "decode") needs trace. */
+static int blk_exit_trace(const struct hwt_bc_entry *e, uint64_t ip,
+			  struct blk_exit *x)
 {
-	int taken, err;
+	int kind = blk_exit_of(e->iclass, e->flags);
 
-	taken = blk_cond_branch(d);
-	if (taken == -HWT_ERR_BAD_QUERY)
-		return blk_indirect(d);
-	if (taken < 0)
-		return taken;
-	if (!taken)
-		return -HWT_ERR_BAD_QUERY;
-
-	err = retstack_pop(&d->retstack, &d->ip);
-	if (err < 0)
-		return err;
-
-	if (d->config.flags & HWT_BLK_ENABLE_TICK)
-		(void) blk_tick(d, d->ip, 1);
-	return 0;
-}
-
-/* Exits of the cached walk below; each leaves with @d->ip and @block up
- * to date. */
-
-/* A conditional branch at @d->ip (entry @e) ends the block. */
-static inline __attribute__((always_inline)) int
-blk_exit_cond(struct hwt_blk_decoder *d, const struct hwt_bc_entry *e)
-{
-	uint64_t nip = d->ip;
-	int taken;
-
-	taken = blk_cond_branch(d);
-	if (taken < 0)
-		return taken;
-	d->ip = taken ? e->target : nip + e->size;
-	if (d->config.flags & HWT_BLK_ENABLE_TICK)
-		(void) blk_tick(d, d->ip, 1);
-	return 0;
-}
-
-/* The instruction at @d->ip (entry @e) needs trace: it ends the block. */
-static int blk_exit_trace(struct hwt_blk_decoder *d, const struct hwt_bc_entry *e)
-{
-	struct blk_insn insn;
-
-	bce_to_insn(&d->bcache, &insn, e, d->ip);
-	return blk_proceed_with_trace(d, &insn, 1);
+	if (kind < 0)
+		return kind;
+	x->kind = (uint8_t) kind;
+	x->target = e->target;
+	x->next = ip + e->size;
+	return 1;
 }
 
 /* No entry at @d->ip: decode on if it is in the block's section. */
@@ -1171,13 +941,17 @@ bc_find(const struct hwt_bc_entry *slots, size_t mask, uint64_t ip)
  * instruction decoding. Block boundaries and block->iclass as libipt's.
  * The cache must be current (blk_cache_check()).
  *
- * The hot loop of the decoder: the IP and the instruction count live in
- * locals and are written back before leaving (an error leaves @d->ip and
- * @block where the problem is). Section indices are interned, so equal
- * indices mean the same section.
+ * Returns 1 when the walk met only cached entries and stopped at an
+ * instruction that needs trace or at a block boundary, described in *@x
+ * for the caller to take (the walk can then be replayed from a graph
+ * node); else the status of finishing the block some other way (decoding
+ * uncached code, a truncated instruction) or an error. Either way @d->ip
+ * and @block are up to date, the IP and instruction count having lived in
+ * locals. Section indices are interned, so equal indices mean the same
+ * section. Pushes go through blk_walk_push().
  */
-static inline __attribute__((always_inline)) int
-blk_walk_cached(struct hwt_blk_decoder *d, struct hwt_block *block)
+static int blk_walk_cached(struct hwt_blk_decoder *d, struct hwt_block *block,
+			   struct blk_exit *x)
 {
 	const struct hwt_bcache *bc = &d->bcache;
 	const struct hwt_bc_entry *slots = bc->slots, *e;
@@ -1187,6 +961,9 @@ blk_walk_cached(struct hwt_blk_decoder *d, struct hwt_block *block)
 	uint32_t ninsn = block->ninsn;
 	unsigned sec_idx;
 
+	x->kind = HWT_BCX_NONE;
+	x->target = 0;
+	x->next = 0;
 	e = bc_find(slots, mask, ip);
 	if (!e)
 		return blk_fill_cache(d, block);
@@ -1217,7 +994,10 @@ blk_walk_cached(struct hwt_blk_decoder *d, struct hwt_block *block)
 
 		case HWT_BCQ_COND:
 			block->iclass = HWT_IC_COND_JUMP;
-			return blk_exit_cond(d, e);
+			x->kind = HWT_BCX_COND;
+			x->target = e->target;
+			x->next = nip + e->size;
+			return 1;
 
 		case HWT_BCQ_DECODE:
 			if (e->truncated)
@@ -1239,13 +1019,13 @@ blk_walk_cached(struct hwt_blk_decoder *d, struct hwt_block *block)
 				}
 				/* fall through */
 			default:
-				return blk_exit_trace(d, e);
+				return blk_exit_trace(e, nip, x);
 			case HWT_IC_UNKNOWN:
 				return -HWT_ERR_BAD_INSN;
 			}
 			d->ip = ip;
 			if (blk_end_on(d, e->iclass))
-				return 0;
+				return 1;
 
 			e = bc_find(slots, mask, ip);
 			if (!e)
@@ -1254,23 +1034,26 @@ blk_walk_cached(struct hwt_blk_decoder *d, struct hwt_block *block)
 				sec = hwt_bcache_secof(bc, e);
 				if (sec->delta != d->blk_sec_delta ||
 				    sec->end != d->blk_sec_end)
-					return 0;
+					return 1;
 				sec_idx = e->sec;
 			}
 			continue;
 
 		case HWT_BCQ_IND_CALL:
 			block->iclass = HWT_IC_CALL;
-			retstack_push(&d->retstack, nip + e->size);
-			return blk_indirect(d);
+			blk_walk_push(d, nip + e->size);
+			x->kind = HWT_BCX_INDIRECT;
+			return 1;
 
 		case HWT_BCQ_RETURN:
 			block->iclass = HWT_IC_RETURN;
-			return blk_return(d);
+			x->kind = HWT_BCX_RETURN;
+			return 1;
 
 		case HWT_BCQ_INDIRECT:
 			block->iclass = HWT_IC_INDIRECT;
-			return blk_indirect(d);
+			x->kind = HWT_BCX_INDIRECT;
+			return 1;
 
 		default:
 			return -HWT_ERR_INTERNAL;
@@ -1295,26 +1078,87 @@ blk_walk_cached(struct hwt_blk_decoder *d, struct hwt_block *block)
 	/* The block is full or leaves its section at @ip. */
 	block->ninsn = ninsn;
 	d->ip = ip;
-	return 0;
+	return 1;
 }
 
-/* Entries made from another image are void. */
-static inline void blk_cache_check(struct hwt_blk_decoder *d)
+/* Make a graph node of the walk from @ip that made @block and ended at
+ * @x. Returns its index or HWT_BC_NO_NODE. */
+static uint32_t blk_record(struct hwt_blk_decoder *d, uint64_t ip,
+			   const struct hwt_block *block,
+			   const struct blk_exit *x)
 {
-	struct hwt_bcache *bc = &d->bcache;
-	uint64_t gen = hwt_image_generation(d->image);
+	struct hwt_bc_node node;
 
-	if (__builtin_expect(gen != bc->generation, 0)) {
-		hwt_bcache_clear(bc);
-		bc->generation = gen;
+	if (d->nrec > BLK_REC_MAX)
+		return HWT_BC_NO_NODE;
+
+	memset(&node, 0, sizeof(node));
+	node.ip = ip;
+	node.end_ip = block->end_ip;
+	node.ninsn = block->ninsn;
+	node.mode = block->mode;
+	node.iclass = block->iclass;
+	node.exit = x->kind;
+	node.target = x->target;
+	node.next = x->kind == HWT_BCX_NONE ? d->ip : x->next;
+	node.loc = blk_afl_loc(ip);
+	return hwt_bcache_node_add(&d->bcache, &node, d->rec, d->nrec);
+}
+
+/*
+ * What blk_walk_cached() did from @n->ip, again: the pushes, the block and
+ * @d->ip; then the exit. (@d->blk_sec_* are not set: they are only read
+ * while the block that sets them is being made.)
+ */
+static inline __attribute__((always_inline)) int
+blk_replay(struct hwt_blk_decoder *d, struct hwt_block *block,
+	   const struct hwt_bc_node *n)
+{
+	if (__builtin_expect(n->npush != 0, 0)) {
+		const uint64_t *p = &d->bcache.pushes[n->push];
+
+		for (unsigned k = 0; k < n->npush; ++k)
+			retstack_push(&d->retstack, p[k]);
 	}
+	block->ninsn = n->ninsn;
+	block->end_ip = n->end_ip;
+	block->mode = n->mode;
+	block->iclass = n->iclass;
+	if (n->exit == HWT_BCX_NONE) {
+		d->ip = n->next;
+		return 0;
+	}
+	d->ip = n->end_ip;
+	return blk_take_exit(d, n->exit, n->target, n->next, 1);
+}
+
+/* The walk from @d->ip, recorded in the graph where it can be. */
+static int blk_walk_record(struct hwt_blk_decoder *d, struct hwt_block *block)
+{
+	uint64_t ip = d->ip;
+	struct blk_exit x;
+	int status;
+
+	d->nrec = 0;
+	status = blk_walk_cached(d, block, &x);
+	if (status <= 0)
+		return status;
+	if (d->use_graph)
+		(void) blk_record(d, ip, block, &x);
+	return blk_take_exit(d, x.kind, x.target, x.next, 1);
 }
 
 static int blk_proceed_no_event_cached(struct hwt_blk_decoder *d,
 				       struct hwt_block *block)
 {
 	blk_cache_check(d);
-	return blk_walk_cached(d, block);
+	if (d->use_graph) {
+		uint32_t n = hwt_bcache_node_find(&d->bcache, d->ip);
+
+		if (n != HWT_BC_NO_NODE)
+			return blk_replay(d, block, &d->bcache.nodes[n]);
+	}
+	return blk_walk_record(d, block);
 }
 
 static int blk_proceed_no_event(struct hwt_blk_decoder *d,
@@ -1571,8 +1415,8 @@ static int blk_event_ip(const struct hwt_event *ev, uint64_t *ip)
  * at the current IP to indicate? If not, proceed past any postponed
  * instruction. @block: the block just ended, or NULL.
  */
-static int blk_proceed_trailing_event(struct hwt_blk_decoder *d,
-				      struct hwt_block *block)
+int hwt_blk_trailing_event_(struct hwt_blk_decoder *d,
+			    struct hwt_block *block)
 {
 	struct hwt_event *ev = &d->event;
 	uint64_t ip = 0;
@@ -1804,13 +1648,7 @@ static int blk_proceed(struct hwt_blk_decoder *d, struct hwt_block *block)
 	if (status < 0)
 		return status;
 
-	/* The common case, what blk_proceed_trailing_event() does with no
-	 * event and no postponed instruction, without its frame. */
-	if (!d->process_event && !d->process_insn &&
-	    !(d->status & HWT_STS_EVENT_PENDING))
-		return blk_status(d, 0);
-
-	return blk_proceed_trailing_event(d, block);
+	return blk_after_block(d, block);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1843,6 +1681,7 @@ struct hwt_blk_decoder *hwt_blk_new(const struct hwt_blk_config *config,
 	d->config = *config;
 	d->image = image;
 	d->use_cache = !(config->flags & HWT_BLK_NO_CACHE);
+	d->use_graph = d->use_cache && !(config->flags & HWT_BLK_NO_GRAPH);
 	for (n = 0; n < 4; ++n)
 		if (config->qry.addr_filter[n].cfg)
 			d->filter = 1;
@@ -1906,7 +1745,7 @@ static int blk_start(struct hwt_blk_decoder *d, int status, uint64_t ip)
 	}
 
 	/* Indicate events that precede the first instruction. */
-	return blk_proceed_trailing_event(d, NULL);
+	return hwt_blk_trailing_event_(d, NULL);
 }
 
 int hwt_blk_sync_forward(struct hwt_blk_decoder *d)
@@ -1991,6 +1830,15 @@ int hwt_blk_core_bus_ratio(const struct hwt_blk_decoder *d, uint32_t *cbr)
 	return hwt_qry_core_bus_ratio(d->qry, cbr);
 }
 
+static inline void blk_begin(const struct hwt_blk_decoder *d,
+			     struct hwt_block *block)
+{
+	memset(block, 0, sizeof(*block));
+	block->ip = d->ip;
+	block->mode = d->mode;
+	block->speculative = d->speculative;
+}
+
 int hwt_blk_next(struct hwt_blk_decoder *d, struct hwt_block *block)
 {
 	int err;
@@ -1998,11 +1846,7 @@ int hwt_blk_next(struct hwt_blk_decoder *d, struct hwt_block *block)
 	if (!d || !block)
 		return -HWT_ERR_INVALID;
 
-	memset(block, 0, sizeof(*block));
-	block->ip = d->ip;
-	block->mode = d->mode;
-	block->speculative = d->speculative;
-
+	blk_begin(d, block);
 	if (d->deferred) {
 		err = d->deferred;
 		d->deferred = 0;
@@ -2171,7 +2015,7 @@ int hwt_blk_event(struct hwt_blk_decoder *d, struct hwt_event *event)
 	d->process_event = 0;
 	d->tsc = event->tsc;
 
-	return blk_proceed_trailing_event(d, NULL);
+	return hwt_blk_trailing_event_(d, NULL);
 }
 
 int hwt_blk_insn_walk(const struct hwt_image *image, unsigned mode,

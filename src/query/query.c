@@ -14,17 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/evt.h"
-
-struct hwt_qry_decoder {
-	/* The TNT cache, hot: bit @tnt_index of @tnt is the next branch. */
-	uint64_t tnt;
-	uint64_t tnt_index;	/* 0: empty */
-	int status;		/* 0, or the error fetching @event */
-	struct hwt_event event;	/* the next event */
-	struct hwt_time last_time;	/* at the last event consumed */
-	struct hwt_evt_decoder evd;
-};
+#include "query/qry.h"
 
 void hwt_qry_config_init(struct hwt_qry_config *config)
 {
@@ -66,25 +56,10 @@ static inline int tnt_empty(const struct hwt_qry_decoder *d)
 	return d->tnt_index == 0;
 }
 
-static int tnt_add(struct hwt_qry_decoder *d, uint64_t bits, uint8_t size)
+static inline int tnt_add(struct hwt_qry_decoder *d, uint64_t bits,
+			  uint8_t size)
 {
-	uint64_t index;
-
-	if (!size)
-		return 0;
-	if (size > 64)
-		return -HWT_ERR_INTERNAL;
-	index = d->tnt_index;
-	if (index)
-		index = size < 64 ? index << size : 0;
-	else
-		index = 1ull << (size - 1);
-	if (!index)
-		return -HWT_ERR_OVERFLOW;
-	d->tnt_index = index;
-	d->tnt = size < 64 ? d->tnt << size : 0;
-	d->tnt |= size < 64 ? bits & ((1ull << size) - 1) : bits;
-	return 0;
+	return hwt_qry_tnt_add_(d, bits, size);
 }
 
 static inline int event_pending(const struct hwt_event *ev)
@@ -92,18 +67,13 @@ static inline int event_pending(const struct hwt_event *ev)
 	return ev->type != HWT_EV_TNT && ev->type != HWT_EV_TIP;
 }
 
-/* Status bits: an event or the end is only announced with no TNT left. */
-static int status_flags(const struct hwt_qry_decoder *d)
+static inline int status_flags(const struct hwt_qry_decoder *d)
 {
-	if (!tnt_empty(d))
-		return 0;
-	if (d->status == -HWT_ERR_EOS)
-		return HWT_STS_EOS;
-	return event_pending(&d->event) ? HWT_STS_EVENT_PENDING : 0;
+	return hwt_qry_status_(d);
 }
 
 /* Fetch the next event the general way; an error is kept for later. */
-static void __attribute__((noinline)) fetch_event_slow(struct hwt_qry_decoder *d)
+void __attribute__((noinline)) hwt_qry_fetch_slow_(struct hwt_qry_decoder *d)
 {
 	int err = hwt_evt_next(&d->evd, &d->event);
 
@@ -113,20 +83,10 @@ static void __attribute__((noinline)) fetch_event_slow(struct hwt_qry_decoder *d
 	}
 }
 
-/* Fetch the next event; an error is kept for later. */
 static inline __attribute__((always_inline)) void
 fetch_event(struct hwt_qry_decoder *d)
 {
-	int err = hwt_evt_next_fast(&d->evd, &d->event);
-
-	if (__builtin_expect(err > 0, 1))
-		return;
-	if (err < 0) {
-		d->status = err;
-		memset(&d->event, 0xff, sizeof(d->event));
-		return;
-	}
-	fetch_event_slow(d);
+	hwt_qry_fetch_(d);
 }
 
 /*
@@ -257,8 +217,40 @@ static int cache_tnt(struct hwt_qry_decoder *d)
 	return 0;
 }
 
-static int __attribute__((noinline))
-cond_branch_slow(struct hwt_qry_decoder *d, int *taken)
+/*
+ * For a caller that takes the bits itself (the flow layer's fast path):
+ * the TNT cache is empty and the next event is a TNT; move it in, as
+ * hwt_qry_cond_slow_() does before it takes a bit. Returns the new
+ * @tnt_index (0 if the cache is still empty).
+ */
+uint64_t hwt_qry_refill_(struct hwt_qry_decoder *d)
+{
+	/* The time of the TNT packet. */
+	d->last_time = d->evd.tt.time;
+	if (cache_tnt(d) < 0)
+		return 0;
+	return d->tnt_index;
+}
+
+void hwt_qry_direct_end_(struct hwt_qry_decoder *d, struct hwt_qry_direct *x)
+{
+	struct hwt_evt_decoder *e = &d->evd;
+
+	if (!x->moved)
+		return;
+	/* Time stood still in direct mode (it stops at timing packets). */
+	d->last_time = e->tt.time;
+	e->ip = x->ip;
+	e->cur.pos = x->cur.pos;
+	e->bound = 0;
+	hwt_evt_fetch_packet(e);
+	fetch_event(d);
+	x->moved = 0;
+}
+
+/* The TNT cache is empty: refill it from the next event. */
+int __attribute__((noinline))
+hwt_qry_cond_slow_(struct hwt_qry_decoder *d, int *taken)
 {
 	int err;
 
@@ -280,51 +272,36 @@ cond_branch_slow(struct hwt_qry_decoder *d, int *taken)
 
 int hwt_qry_cond_branch(struct hwt_qry_decoder *d, int *taken)
 {
-	uint64_t index;
-
 	if (__builtin_expect(!d || !taken, 0))
 		return -HWT_ERR_INVALID;
-	index = d->tnt_index;
-	if (__builtin_expect(index > 1, 1)) {
-		*taken = (d->tnt & index) != 0;
-		d->tnt_index = index >> 1;
-		return 0;
+	return hwt_qry_cond_(d, taken);
+}
+
+/* The next event is not a TIP (or there was an error). */
+int __attribute__((noinline))
+hwt_qry_indirect_slow_(struct hwt_qry_decoder *d, uint64_t *ip)
+{
+	int err;
+
+	if (d->status < 0)
+		return d->status;
+	/* A TIP may be deferred behind a TNT: cache the TNT. */
+	err = cache_tnt(d);
+	if (err < 0)
+		return err;
+	if (d->event.type != HWT_EV_TIP) {
+		if (d->status < 0)
+			return d->status;
+		return -HWT_ERR_BAD_QUERY;
 	}
-	if (index) {
-		*taken = (d->tnt & 1) != 0;
-		d->tnt_index = 0;
-		return status_flags(d);
-	}
-	return cond_branch_slow(d, taken);
+	return hwt_qry_indirect_(d, ip);
 }
 
 int hwt_qry_indirect_branch(struct hwt_qry_decoder *d, uint64_t *ip)
 {
-	int err, status;
-
 	if (!d || !ip)
 		return -HWT_ERR_INVALID;
-	if (d->status < 0)
-		return d->status;
-	if (d->event.type != HWT_EV_TIP) {
-		/* A TIP may be deferred behind a TNT: cache the TNT. */
-		err = cache_tnt(d);
-		if (err < 0)
-			return err;
-		if (d->event.type != HWT_EV_TIP) {
-			if (d->status < 0)
-				return d->status;
-			return -HWT_ERR_BAD_QUERY;
-		}
-	}
-	status = 0;
-	if (d->event.ip_suppressed)
-		status |= HWT_STS_IP_SUPPRESSED;
-	else
-		*ip = d->event.u.tip.ip;
-	d->last_time = d->evd.tt.time;
-	fetch_event(d);
-	return status | status_flags(d);
+	return hwt_qry_indirect_(d, ip);
 }
 
 int hwt_qry_event(struct hwt_qry_decoder *d, struct hwt_event *event)

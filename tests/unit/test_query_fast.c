@@ -21,29 +21,12 @@
 
 #include <hwt/query.h>
 
+#include "rng.h"
+
 struct trace {
 	uint8_t buf[1 << 16];
 	size_t len;
 };
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rnd(struct rng *r)
-{
-	/* splitmix64: fixed seeds, the same streams on every run. */
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static unsigned rndn(struct rng *r, unsigned n)
-{
-	return (unsigned)(rnd(r) % n);
-}
 
 static void put(struct trace *t, struct hwt_pt_packet *p)
 {

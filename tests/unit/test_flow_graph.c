@@ -1,0 +1,898 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The block decoder's fast path (the block graph, src/flow/graph.c, and
+ * the query decoder's direct mode) against its general path: the same
+ * traces decoded with HWT_BLK_NO_GRAPH (every block walks the cache, one
+ * hwt_blk_next() at a time) and with the graph, through hwt_blk_next(),
+ * hwt_blk_next_batch() (batches of 1, 3 and 256) and hwt_blk_fold_next().
+ * Every block (all of struct hwt_block), status, event (all of struct
+ * hwt_event), error, and where a batch ends also the decoder's offset, IP
+ * and time, must be the same; folds must count the same instructions and
+ * canonical blocks and make the same AFL map as hwt_blk_fold_block() on
+ * the general path's blocks.
+ *
+ * The traces run a generated program (functions of straight-line blocks
+ * ending in conditional jumps, direct and indirect calls and jumps,
+ * returns; half of it in a second section) with TNT-8 and TNT-64, TIPs of
+ * every IP compression and compressed returns, PSB+ every so often, and
+ * then noise at random places (timing packets, PADs, CBR, MODE.Exec, PIP,
+ * disable/enable, interrupts, overflows, PTWRITE, junk bytes) and random
+ * bit flips, so that the fast path keeps handing over to the general path
+ * and back, at every kind of place.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <hwt/flow.h>
+#include <hwt/pt.h>
+
+#include "rng.h"
+
+/* ------------------------------------------------------------------ */
+/* The program                                                         */
+/* ------------------------------------------------------------------ */
+
+enum { T_FALL, T_JCC, T_IJMP, T_CALL, T_ICALL, T_RET, T_LOOP };
+
+#define NFUNCS 40
+#define MAXBLK 8
+#define SEC_A 0x400000ull
+#define SEC_B 0x7f0000001000ull
+
+struct blk {
+	uint64_t addr, taddr;	/* first instruction, terminator */
+	unsigned term, tgt;	/* tgt: block (jcc, ijmp) or function */
+};
+
+struct func {
+	unsigned first, n, level;
+};
+
+struct prog {
+	struct func f[NFUNCS];
+	struct blk b[NFUNCS * MAXBLK];
+	unsigned nb;
+	uint8_t code_a[1 << 14], code_b[1 << 14];
+	size_t len_a, len_b;
+};
+
+static const uint8_t term_len[] = { 0, 6, 2, 5, 2, 1, 5 };
+
+/* Function 0 loops calling level 1; levels go 1..3; section by parity. */
+static void build(struct prog *p, struct rng *r)
+{
+	unsigned f, k, nb = 0;
+	uint64_t a = SEC_A, b = SEC_B;
+
+	memset(p, 0, sizeof(*p));
+	memset(p->code_a, 0xcc, sizeof(p->code_a));
+	memset(p->code_b, 0xcc, sizeof(p->code_b));
+	for (f = 0; f < NFUNCS; f++) {
+		uint64_t *addr = (f & 1) ? &b : &a;
+
+		p->f[f].first = nb;
+		p->f[f].n = 2 + rndn(r, MAXBLK - 1);
+		p->f[f].level = f ? 1 + f % 3 : 0;
+		for (k = 0; k < p->f[f].n; k++, nb++) {
+			struct blk *bl = &p->b[nb];
+			unsigned nplain = 1 + rndn(r, 4);
+			int leaf = p->f[f].level == 3;
+
+			bl->addr = *addr;
+			*addr += nplain * 4;	/* add rax, 1 */
+			if (k == p->f[f].n - 1) {
+				bl->term = f ? T_RET : T_LOOP;
+			} else if (!f) {
+				bl->term = T_CALL;
+			} else {
+				static const unsigned pick[] = {
+					T_JCC, T_JCC, T_FALL, T_IJMP, T_CALL,
+					T_ICALL, T_JCC
+				};
+				bl->term = pick[rndn(r, leaf ? 4 : 7)];
+			}
+			if (bl->term == T_JCC || bl->term == T_IJMP)
+				bl->tgt = k + 1 + rndn(r, p->f[f].n - k - 1);
+			if (bl->term == T_CALL || bl->term == T_ICALL) {
+				/* A function one level down. */
+				unsigned lvl = p->f[f].level + 1, g;
+
+				do
+					g = 1 + rndn(r, NFUNCS - 1);
+				while (1 + g % 3 != lvl);
+				bl->tgt = g;
+			}
+			bl->taddr = *addr;
+			*addr += term_len[bl->term];
+		}
+		*addr = (*addr + 15) & ~15ull;
+	}
+	p->nb = nb;
+	p->len_a = a - SEC_A;
+	p->len_b = b - SEC_B;
+	assert_true(p->len_a <= sizeof(p->code_a));
+	assert_true(p->len_b <= sizeof(p->code_b));
+
+	for (f = 0; f < NFUNCS; f++) {
+		for (k = 0; k < p->f[f].n; k++) {
+			struct blk *bl = &p->b[p->f[f].first + k];
+			uint8_t *c = bl->addr >= SEC_B ?
+					     p->code_b + (bl->addr - SEC_B) :
+					     p->code_a + (bl->addr - SEC_A);
+			uint64_t next = bl->taddr + term_len[bl->term], dst = 0;
+			uint8_t *t = c + (bl->taddr - bl->addr);
+			int rel = 1;
+
+			for (; c < t; c += 4) {
+				c[0] = 0x48; c[1] = 0x83; c[2] = 0xc0; c[3] = 1;
+			}
+			switch (bl->term) {
+			case T_JCC:
+				t[0] = 0x0f; t[1] = 0x84;
+				dst = p->b[p->f[f].first + bl->tgt].addr;
+				t += 2;
+				break;
+			case T_CALL:
+				t[0] = 0xe8;
+				dst = p->b[p->f[bl->tgt].first].addr;
+				t += 1;
+				break;
+			case T_LOOP:
+				t[0] = 0xe9;
+				dst = p->b[p->f[f].first].addr;
+				t += 1;
+				break;
+			case T_ICALL:
+				t[0] = 0xff; t[1] = 0xd0;
+				rel = 0;
+				break;
+			case T_IJMP:
+				t[0] = 0xff; t[1] = 0xe0;
+				rel = 0;
+				break;
+			case T_RET:
+				t[0] = 0xc3;
+				rel = 0;
+				break;
+			default:
+				rel = 0;
+				break;
+			}
+			if (rel) {
+				/* Calls across sections get no rel32; make
+				 * them indirect. */
+				int64_t d = (int64_t) (dst - next);
+
+				if (d != (int32_t) d) {
+					/* call rax; nop (3 bytes) */
+					static const uint8_t icall[] = {
+						0xff, 0xd0, 0x0f, 0x1f, 0x00
+					};
+
+					assert_int_equal(bl->term, T_CALL);
+					memcpy(t - 1, icall, sizeof(icall));
+					bl->term = T_ICALL;
+					continue;
+				}
+				for (int i = 0; i < 4; i++)
+					t[i] = (uint8_t) ((uint32_t) d >> (8 * i));
+			}
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Its trace                                                           */
+/* ------------------------------------------------------------------ */
+
+#define TRACE_MAX (1 << 17)
+
+struct trace {
+	uint8_t buf[TRACE_MAX];
+	size_t len;
+	uint64_t bits;		/* pending TNT bits, oldest highest */
+	unsigned nbits, tnt64;	/* TNT-64 for the next packet */
+	uint64_t last_ip;
+	struct rng *r;
+};
+
+static void put(struct trace *t, struct hwt_pt_packet *p)
+{
+	int n = hwt_pt_encode(t->buf + t->len, t->buf + sizeof(t->buf), p);
+
+	if (n <= 0)
+		fprintf(stderr, "cannot encode packet type %u\n", p->type);
+	assert_true(n > 0);
+	t->len += (size_t) n;
+}
+
+static void flush_tnt(struct trace *t)
+{
+	struct hwt_pt_packet p;
+
+	if (!t->nbits)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.type = t->nbits > 6 ? HWT_PT_TNT64 : HWT_PT_TNT8;
+	p.u.tnt.bits = (uint8_t) t->nbits;
+	p.u.tnt.payload = t->bits;
+	put(t, &p);
+	t->bits = 0;
+	t->nbits = 0;
+	t->tnt64 = !rndn(t->r, 4);
+}
+
+static void tnt(struct trace *t, int taken)
+{
+	t->bits = (t->bits << 1) | (taken ? 1 : 0);
+	if (++t->nbits == (t->tnt64 ? 47u : 6u))
+		flush_tnt(t);
+}
+
+/* An IP packet, compressed against the last IP where it can be. */
+static void ip_pkt(struct trace *t, unsigned type, uint64_t ip)
+{
+	struct hwt_pt_packet p;
+	unsigned pick = rndn(t->r, 4);
+
+	flush_tnt(t);
+	memset(&p, 0, sizeof(p));
+	p.type = (uint8_t) type;
+	if (pick == 0 && (ip >> 16) == (t->last_ip >> 16) && t->last_ip) {
+		p.u.ip.ipc = HWT_PT_IPC_UPDATE16;
+		p.u.ip.ip = ip & 0xffff;
+	} else if (pick == 1 && (ip >> 32) == (t->last_ip >> 32) &&
+		   t->last_ip) {
+		p.u.ip.ipc = HWT_PT_IPC_UPDATE32;
+		p.u.ip.ip = ip & 0xffffffff;
+	} else if (pick == 2) {
+		p.u.ip.ipc = HWT_PT_IPC_FULL;
+		p.u.ip.ip = ip;
+	} else {
+		p.u.ip.ipc = HWT_PT_IPC_SEXT48;
+		p.u.ip.ip = ip & 0xffffffffffffull;
+	}
+	put(t, &p);
+	t->last_ip = ip;
+}
+
+static void ip_none(struct trace *t, unsigned type)
+{
+	struct hwt_pt_packet p;
+
+	flush_tnt(t);
+	memset(&p, 0, sizeof(p));
+	p.type = (uint8_t) type;
+	p.u.ip.ipc = HWT_PT_IPC_SUPPRESSED;
+	put(t, &p);
+}
+
+static void simple(struct trace *t, unsigned type)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = (uint8_t) type;
+	put(t, &p);
+}
+
+static void psb(struct trace *t, uint64_t ip)
+{
+	struct hwt_pt_packet p;
+
+	flush_tnt(t);
+	simple(t, HWT_PT_PSB);
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_MODE_EXEC;
+	p.u.exec = HWT_PT_EXEC_CSL;
+	put(t, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_TSC;
+	p.u.tsc = t->len * 7;
+	put(t, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PT_FUP;
+	p.u.ip.ipc = HWT_PT_IPC_SEXT48;
+	p.u.ip.ip = ip & 0xffffffffffffull;
+	put(t, &p);
+	t->last_ip = ip;
+	simple(t, HWT_PT_PSBEND);
+}
+
+/* Noise: something other than the program's flow, at a random place. */
+static void noise(struct trace *t, uint64_t ip)
+{
+	struct hwt_pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	switch (rndn(t->r, 14)) {
+	case 0:
+		p.type = HWT_PT_MTC;
+		p.u.mtc = (uint8_t) rnd(t->r);
+		break;
+	case 1:
+		p.type = HWT_PT_CYC;
+		p.u.cyc = 1 + rndn(t->r, 500);
+		break;
+	case 2:
+		p.type = HWT_PT_PAD;
+		break;
+	case 3:
+		p.type = HWT_PT_CBR;
+		p.u.cbr = (uint8_t) (1 + rndn(t->r, 40));
+		break;
+	case 4:
+		p.type = HWT_PT_TSC;
+		p.u.tsc = t->len * 7 + rndn(t->r, 5);
+		break;
+	case 5:
+		flush_tnt(t);
+		p.type = HWT_PT_MODE_EXEC;
+		p.u.exec = HWT_PT_EXEC_CSL;
+		break;
+	case 6:
+		flush_tnt(t);
+		p.type = HWT_PT_PIP;
+		p.u.pip.cr3 = rnd(t->r) & 0xffffffffffe0ull;
+		break;
+	case 7:
+		/* Disabled at @ip, enabled again there. */
+		ip_none(t, HWT_PT_TIP_PGD);
+		ip_pkt(t, HWT_PT_TIP_PGE, ip);
+		return;
+	case 8:
+		/* An interrupt at @ip, handled at @ip. */
+		ip_pkt(t, HWT_PT_FUP, ip);
+		ip_pkt(t, HWT_PT_TIP, ip);
+		return;
+	case 9:
+		flush_tnt(t);
+		simple(t, HWT_PT_OVF);
+		ip_pkt(t, HWT_PT_FUP, ip);
+		return;
+	case 10:
+		p.type = HWT_PT_PTW;
+		p.u.ptw.payload = (uint32_t) rnd(t->r);
+		break;
+	case 11:
+		/* A junk byte. */
+		t->buf[t->len++] = (uint8_t) rnd(t->r);
+		return;
+	case 12:
+		flush_tnt(t);
+		ip_pkt(t, HWT_PT_TIP, ip);
+		return;
+	default:
+		/* A stray TNT bit. */
+		tnt(t, (int) rndn(t->r, 2));
+		return;
+	}
+	put(t, &p);
+}
+
+/* The decoder's return stack, as far as the trace goes: a ring of 64
+ * return addresses that only compressed returns pop. */
+struct cstack {
+	uint64_t a[64];
+	unsigned n;
+};
+
+static void cpush(struct cstack *c, uint64_t ret)
+{
+	if (c->n == 64) {
+		memmove(c->a, c->a + 1, 63 * sizeof(c->a[0]));
+		c->n--;
+	}
+	c->a[c->n++] = ret;
+}
+
+/* Run the program until @size bytes of trace; @noise_every: about one
+ * piece of noise per that many blocks (0: none). */
+static void run_prog(const struct prog *p, struct trace *t, size_t size,
+		     unsigned noise_every)
+{
+	struct {
+		unsigned f, b;
+	} stack[8];
+	struct cstack cs;
+	unsigned depth = 0, f = 0, b = 0;
+	size_t last_psb = 0;
+
+	t->len = 0;
+	t->nbits = 0;
+	t->bits = 0;
+	t->last_ip = 0;
+	cs.n = 0;
+	psb(t, p->b[0].addr);
+	while (t->len + 256 < size) {
+		const struct blk *bl = &p->b[p->f[f].first + b];
+		uint64_t to, ret;
+
+		if (t->len - last_psb > 1500) {
+			psb(t, bl->addr);
+			last_psb = t->len;
+		}
+		if (noise_every && !rndn(t->r, noise_every))
+			noise(t, bl->addr);
+		switch (bl->term) {
+		case T_FALL:
+			b++;
+			break;
+		case T_JCC: {
+			int taken = (int) rndn(t->r, 2);
+
+			tnt(t, taken);
+			b = taken ? bl->tgt : b + 1;
+			break;
+		}
+		case T_IJMP:
+			b = bl->tgt;
+			ip_pkt(t, HWT_PT_TIP, p->b[p->f[f].first + b].addr);
+			break;
+		case T_CALL:
+		case T_ICALL:
+			/* Levels 0..3: never deeper than 3. */
+			assert_true(depth < 8);
+			stack[depth].f = f;
+			stack[depth].b = b + 1;
+			depth++;
+			cpush(&cs, bl->taddr + (bl->term == T_CALL ? 5 : 2));
+			f = bl->tgt;
+			b = 0;
+			if (bl->term == T_ICALL)
+				ip_pkt(t, HWT_PT_TIP, p->b[p->f[f].first].addr);
+			break;
+		case T_RET:
+			assert_true(depth > 0);
+			depth--;
+			f = stack[depth].f;
+			b = stack[depth].b;
+			to = p->b[p->f[f].first + b].addr;
+			/* Where the call returns to (the nop after a call
+			 * made indirect runs on to @to). */
+			ret = p->b[p->f[f].first + b - 1].taddr +
+			      (p->b[p->f[f].first + b - 1].term == T_CALL ? 5 :
+									    2);
+			if (cs.n && cs.a[cs.n - 1] == ret && rndn(t->r, 8)) {
+				cs.n--;
+				tnt(t, 1);
+			} else {
+				ip_pkt(t, HWT_PT_TIP, ret);
+			}
+			(void) to;
+			break;
+		case T_LOOP:
+			b = 0;
+			break;
+		}
+	}
+	ip_none(t, HWT_PT_TIP_PGD);
+}
+
+/* ------------------------------------------------------------------ */
+/* Recording a decode                                                  */
+/* ------------------------------------------------------------------ */
+
+enum { R_SYNC = 1, R_BLOCK, R_EVENT, R_ERROR };
+
+/* Code without branches that need trace may loop forever. */
+#define MAX_RECS (1u << 20)
+
+struct rec {
+	uint8_t kind;
+	uint8_t extra;		/* @offset, @ip, @tsc are valid */
+	int status;
+	int time_err;
+	uint64_t offset, ip, tsc;
+	union {
+		struct hwt_block block;
+		struct hwt_event event;
+	} u;
+};
+
+struct log {
+	struct rec *r;
+	size_t n, cap;
+};
+
+static struct rec *rec_add(struct log *l, uint8_t kind, int status)
+{
+	struct rec *r;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 4096;
+		l->r = realloc(l->r, l->cap * sizeof(*l->r));
+		assert_non_null(l->r);
+	}
+	r = &l->r[l->n++];
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->status = status;
+	return r;
+}
+
+static void rec_extra(struct rec *r, const struct hwt_blk_decoder *d)
+{
+	r->extra = 1;
+	if (hwt_blk_get_offset(d, &r->offset) < 0)
+		r->offset = UINT64_MAX;
+	(void) hwt_blk_get_ip(d, &r->ip);
+	r->time_err = hwt_blk_time(d, &r->tsc, NULL, NULL);
+}
+
+static struct hwt_blk_decoder *new_dec(struct hwt_image *image,
+				       const struct trace *t, uint32_t flags,
+				       const struct hwt_qry_config *qc)
+{
+	struct hwt_blk_config cfg;
+	struct hwt_blk_decoder *d;
+
+	hwt_blk_config_init(&cfg);
+	cfg.qry = *qc;
+	cfg.qry.begin = t->buf;
+	cfg.qry.end = t->buf + t->len;
+	cfg.flags = flags;
+	d = hwt_blk_new(&cfg, image);
+	assert_non_null(d);
+	return d;
+}
+
+static int drain(struct hwt_blk_decoder *d, struct log *l, int status)
+{
+	while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
+		struct hwt_event ev;
+		struct rec *r;
+
+		status = hwt_blk_event(d, &ev);
+		r = rec_add(l, R_EVENT, status);
+		if (status >= 0)
+			r->u.event = ev;
+	}
+	return status;
+}
+
+/* Decode the whole trace as ptxed does; @batch: blocks per call (0:
+ * hwt_blk_next()). */
+static void decode(struct hwt_image *image, const struct trace *t,
+		   uint32_t flags, const struct hwt_qry_config *qc,
+		   size_t batch, struct log *l)
+{
+	struct hwt_blk_decoder *d = new_dec(image, t, flags, qc);
+	struct hwt_block blocks[256];
+	unsigned syncs = 0;
+
+	l->n = 0;
+
+	while (syncs++ < 10000 && l->n < MAX_RECS) {
+		int status = hwt_blk_sync_forward(d);
+
+		rec_add(l, R_SYNC, status);
+		if (status < 0)
+			break;
+		while (l->n < MAX_RECS) {
+			size_t n = 1, i;
+
+			status = drain(d, l, status);
+			if (status < 0 || (status & HWT_STS_EOS))
+				break;
+			if (batch)
+				status = hwt_blk_next_batch(d, blocks, batch,
+							    &n);
+			else
+				status = hwt_blk_next(d, &blocks[0]);
+			assert_true(n >= 1 && n <= (batch ? batch : 1));
+			for (i = 0; i < n; i++) {
+				struct rec *r = rec_add(l, R_BLOCK,
+							i + 1 < n ? 0 : status);
+
+				r->u.block = blocks[i];
+				if (i + 1 == n)
+					rec_extra(r, d);
+			}
+			if (status < 0)
+				break;
+		}
+		if (status < 0 && status != -HWT_ERR_EOS)
+			rec_extra(rec_add(l, R_ERROR, status), d);
+	}
+	hwt_blk_delete(d);
+}
+
+/* @fast must be @ref, the extras where @fast has them. */
+static void compare(const struct log *ref, const struct log *fast,
+		    const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < ref->n && i < fast->n; i++) {
+		const struct rec *a = &ref->r[i], *b = &fast->r[i];
+		int same = a->kind == b->kind && a->status == b->status;
+
+		if (same && a->kind == R_BLOCK)
+			same = !memcmp(&a->u.block, &b->u.block,
+				       sizeof(a->u.block));
+		if (same && a->kind == R_EVENT && a->status >= 0)
+			same = !memcmp(&a->u.event, &b->u.event,
+				       sizeof(a->u.event));
+		if (same && b->extra)
+			same = a->offset == b->offset && a->ip == b->ip &&
+			       a->time_err == b->time_err && a->tsc == b->tsc;
+		if (!same) {
+			fprintf(stderr, "%s: record %zu differs: kind %u/%u "
+				"status %d/%d ip %llx/%llx offset %llx/%llx\n",
+				what, i, a->kind, b->kind, a->status,
+				b->status,
+				(unsigned long long) a->u.block.ip,
+				(unsigned long long) b->u.block.ip,
+				(unsigned long long) a->offset,
+				(unsigned long long) b->offset);
+			fail();
+		}
+	}
+	if (ref->n != fast->n) {
+		fprintf(stderr, "%s: %zu records, expected %zu\n", what,
+			fast->n, ref->n);
+		fail();
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Folding                                                             */
+/* ------------------------------------------------------------------ */
+
+struct fold_out {
+	uint64_t ninsn, nblocks, nevents, nerrors;
+	uint8_t map[HWT_BLK_FOLD_MAP_SIZE];
+};
+
+/* As hwt flow --stat / coverage: canonical blocks end at every event;
+ * @fast: hwt_blk_fold_next() where it can. */
+static void fold_run(struct hwt_image *image, const struct trace *t,
+		     uint32_t flags, const struct hwt_qry_config *qc,
+		     int fast, struct fold_out *o)
+{
+	struct hwt_blk_decoder *d = new_dec(image, t, flags, qc);
+	struct hwt_blk_fold fold;
+	unsigned syncs = 0, steps = 0;
+
+	memset(o, 0, sizeof(*o));
+	hwt_blk_fold_init(&fold, o->map);
+
+	while (syncs++ < 10000 && steps < MAX_RECS) {
+		int status = hwt_blk_sync_forward(d);
+
+		hwt_blk_fold_end(&fold, NULL);
+		fold.prev = 0;
+		if (status < 0)
+			break;
+		while (steps++ < MAX_RECS) {
+			struct hwt_block b;
+
+			while (status >= 0 &&
+			       (status & HWT_STS_EVENT_PENDING)) {
+				struct hwt_event ev;
+
+				status = hwt_blk_event(d, &ev);
+				hwt_blk_fold_end(&fold, NULL);
+				o->nevents++;
+				if (ev.type == HWT_EV_OVERFLOW)
+					fold.prev = 0;
+			}
+			if (status < 0 || (status & HWT_STS_EOS))
+				break;
+			if (fast) {
+				status = hwt_blk_fold_next(d, &fold, &b);
+				if (status < 0)
+					break;
+				if (status)
+					continue;
+			}
+			status = hwt_blk_next(d, &b);
+			if (b.ninsn || status >= 0)
+				hwt_blk_fold_block(d, &fold, &b, NULL);
+			if (status < 0)
+				break;
+		}
+		if (status < 0 && status != -HWT_ERR_EOS)
+			o->nerrors++;
+	}
+	hwt_blk_fold_end(&fold, NULL);
+	o->ninsn = fold.ninsn;
+	o->nblocks = fold.nblocks;
+	hwt_blk_delete(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+struct fixture {
+	struct prog prog;
+	struct trace trace;
+	struct log ref, fast;
+	struct fold_out fref, ffast;
+	struct hwt_image *image;
+};
+
+static struct hwt_image *prog_image(const struct prog *p)
+{
+	struct hwt_image *image = hwt_image_new();
+
+	assert_non_null(image);
+	assert_int_equal(hwt_image_add_buffer(image, p->code_a, p->len_a,
+					      SEC_A), 0);
+	assert_int_equal(hwt_image_add_buffer(image, p->code_b, p->len_b,
+					      SEC_B), 0);
+	return image;
+}
+
+static void check_trace(struct fixture *fx, uint32_t flags,
+			const struct hwt_qry_config *qc, const char *name)
+{
+	static const size_t batches[] = { 0, 1, 3, 256 };
+	char what[128];
+
+	decode(fx->image, &fx->trace, flags | HWT_BLK_NO_GRAPH, qc, 0,
+	       &fx->ref);
+	for (size_t i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
+		snprintf(what, sizeof(what), "%s flags %x batch %zu", name,
+			 flags, batches[i]);
+		decode(fx->image, &fx->trace, flags, qc, batches[i],
+		       &fx->fast);
+		compare(&fx->ref, &fx->fast, what);
+	}
+
+	fold_run(fx->image, &fx->trace, flags | HWT_BLK_NO_GRAPH, qc, 0,
+		 &fx->fref);
+	fold_run(fx->image, &fx->trace, flags, qc, 1, &fx->ffast);
+	snprintf(what, sizeof(what), "%s flags %x fold", name, flags);
+	if (memcmp(&fx->fref, &fx->ffast, sizeof(fx->fref))) {
+		fprintf(stderr, "%s: insn %llu/%llu blocks %llu/%llu "
+			"events %llu/%llu errors %llu/%llu map %s\n", what,
+			(unsigned long long) fx->fref.ninsn,
+			(unsigned long long) fx->ffast.ninsn,
+			(unsigned long long) fx->fref.nblocks,
+			(unsigned long long) fx->ffast.nblocks,
+			(unsigned long long) fx->fref.nevents,
+			(unsigned long long) fx->ffast.nevents,
+			(unsigned long long) fx->fref.nerrors,
+			(unsigned long long) fx->ffast.nerrors,
+			memcmp(fx->fref.map, fx->ffast.map,
+			       sizeof(fx->fref.map)) ? "differs" : "same");
+		fail();
+	}
+}
+
+static void qcfg(struct hwt_qry_config *qc, unsigned k)
+{
+	hwt_qry_config_init(qc);
+	if (k & 1) {
+		/* MTC and CYC make time. */
+		qc->time.cpuid_0x15_eax = 2;
+		qc->time.cpuid_0x15_ebx = 200;
+		qc->time.mtc_freq = 3;
+		qc->time.nom_freq = 20;
+	}
+}
+
+static const uint32_t flagsets[] = {
+	0, HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP, HWT_BLK_END_ON_JUMP,
+	HWT_BLK_ENABLE_TICK
+};
+
+/* Clean traces, then noisy ones, then flipped bits. */
+static void run_seeds(unsigned first, unsigned n, unsigned noise_every,
+		      unsigned flips)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	for (unsigned seed = first; seed < first + n; seed++) {
+		struct rng r = { seed * 0x1234567ull + 1 };
+		struct hwt_qry_config qc;
+		char name[64];
+
+		build(&fx->prog, &r);
+		fx->image = prog_image(&fx->prog);
+		fx->trace.r = &r;
+		run_prog(&fx->prog, &fx->trace,
+			 8192 + rndn(&r, TRACE_MAX - 8192 - 1024),
+			 noise_every);
+		for (unsigned i = 0; i < flips && fx->trace.len; i++)
+			fx->trace.buf[rndn(&r, (unsigned) fx->trace.len)] ^=
+				(uint8_t) (1u << rndn(&r, 8));
+		qcfg(&qc, seed);
+		snprintf(name, sizeof(name), "seed %u", seed);
+		check_trace(fx, flagsets[seed % 4], &qc, name);
+		hwt_image_delete(fx->image);
+	}
+	free(fx->ref.r);
+	free(fx->fast.r);
+	free(fx);
+}
+
+static void test_clean(void **state)
+{
+	(void) state;
+	run_seeds(1, 8, 0, 0);
+}
+
+static void test_noise(void **state)
+{
+	(void) state;
+	run_seeds(100, 48, 40, 0);
+	run_seeds(300, 16, 8, 0);
+}
+
+static void test_flips(void **state)
+{
+	(void) state;
+	run_seeds(200, 48, 200, 8);
+}
+
+/* The fast path does run: a clean trace is mostly folded by it. */
+static void test_fast_path_runs(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct rng r = { 42 };
+	struct hwt_qry_config qc;
+	struct hwt_blk_decoder *d;
+	struct hwt_blk_fold fold;
+	struct hwt_block b;
+	uint64_t fast = 0;
+	int status;
+
+	(void) state;
+	assert_non_null(fx);
+	build(&fx->prog, &r);
+	fx->image = prog_image(&fx->prog);
+	fx->trace.r = &r;
+	run_prog(&fx->prog, &fx->trace, TRACE_MAX - 1024, 0);
+	qcfg(&qc, 0);
+
+	hwt_blk_fold_init(&fold, NULL);
+	d = new_dec(fx->image, &fx->trace, 0, &qc);
+	status = hwt_blk_sync_forward(d);
+	while (status >= 0 && !(status & HWT_STS_EOS)) {
+		uint64_t before;
+
+		while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
+			struct hwt_event ev;
+
+			status = hwt_blk_event(d, &ev);
+		}
+		if (status < 0 || (status & HWT_STS_EOS))
+			break;
+		before = fold.ninsn;
+		status = hwt_blk_fold_next(d, &fold, &b);
+		fast += fold.ninsn - before;
+		if (status)
+			continue;
+		status = hwt_blk_next(d, &b);
+		hwt_blk_fold_block(d, &fold, &b, NULL);
+	}
+	hwt_blk_delete(d);
+	assert_true(fold.ninsn > 10000);
+	assert_true(fast * 10 > fold.ninsn * 9);
+	hwt_image_delete(fx->image);
+	free(fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clean),
+		cmocka_unit_test(test_noise),
+		cmocka_unit_test(test_flips),
+		cmocka_unit_test(test_fast_path_runs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
