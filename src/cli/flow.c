@@ -657,8 +657,10 @@ static void sync_hook(struct flow *fl, struct seg *s,
 /*
  * Blocks may come in batches, or be folded by the decoder without coming
  * out at all (--stat, coverage), where nothing between two blocks asks
- * the decoder: not the perf.data hook (the image follows the time), not
- * the instruction modes (time, error offsets).
+ * the decoder: not the instruction modes (time, error offsets), and in
+ * batches not the perf.data hook (lost-data notes go between the blocks
+ * where they happened). A fold stops at every timing packet, so the
+ * hook, asked before each fold, keeps the image at the decoder's time.
  */
 static int use_batch(const struct flow *fl)
 {
@@ -667,8 +669,7 @@ static int use_batch(const struct flow *fl)
 
 static int use_fold(const struct flow *fl)
 {
-	return (fl->opt->mode == MODE_STAT ||
-		fl->opt->mode == MODE_COVERAGE) && !fl->hook;
+	return fl->opt->mode == MODE_STAT || fl->opt->mode == MODE_COVERAGE;
 }
 
 static struct hwt_blk_decoder *new_decoder(const struct flow *fl)

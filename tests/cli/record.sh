@@ -275,6 +275,17 @@ exact() {
 	[ "$(grep -c '^# stream idx' "$tmp/$name.flow")" -eq "$nt" ] ||
 		fail "$name: $(grep -c '^# stream idx' "$tmp/$name.flow") streams, $nt truth files"
 	eval "streams_$name=$n"
+	# --stat folds blocks in the library, asking the sideband only
+	# between folds: the same instructions, stream by stream.
+	checks=$((checks + 1))
+	"$hwt" flow --stat "$tmp/$name.data" 2>/dev/null |
+		awk '/^# stream idx/ { s = $8 } /^insn:/ && s { print s, $2; s = "" }' \
+		>"$tmp/$name.stat"
+	for f in "$tmp/$name.st".*; do
+		echo "${f##*.} $(grep -c '^[0-9a-f]' "$f")"
+	done | sort >"$tmp/$name.count"
+	sort "$tmp/$name.stat" | cmp -s - "$tmp/$name.count" ||
+		fail "$name: flow --stat counts differ from the instructions decoded: $(tr '\n' ' ' <"$tmp/$name.stat") vs $(tr '\n' ' ' <"$tmp/$name.count")"
 }
 
 # with_perf NAME: perf script's branches, thread by thread.
