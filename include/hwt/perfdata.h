@@ -298,6 +298,8 @@ struct hwt_pd_record {
 
 /* perf's own name of a record type ("PERF_RECORD_MMAP2", ...), or NULL. */
 const char *hwt_pd_record_name(uint32_t type);
+/* perf's name of an AUX area type ("intel_pt", ...), or NULL. */
+const char *hwt_pd_auxtrace_name(uint32_t type);
 /* perf's name of a feature ("HOSTNAME", ...); "unknown feature" if none. */
 const char *hwt_pd_feature_name(uint32_t feat);
 

@@ -14,6 +14,7 @@
 #include <hwt/perfdata.h>
 
 #include "cli/cli.h"
+#include "common/grow.h"
 
 void help_info(void)
 {
@@ -71,23 +72,6 @@ struct info_state {
 	size_t nerrmsgs;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*p, ncap * elem);
-	if (!n)
-		return -1;
-	*p = n;
-	*cap = ncap;
-	return 0;
-}
-
 static const struct info_thread *thread_find(const struct info_state *st,
 					     uint32_t tid)
 {
@@ -125,7 +109,7 @@ static struct info_thread *thread_get(struct info_state *st, uint32_t tid,
 		else
 			hi = mid;
 	}
-	if (grow((void **)&st->threads, &st->capthreads, st->nthreads + 1,
+	if (hwt_grow((void **)&st->threads, &st->capthreads, st->nthreads + 1,
 		 sizeof(*st->threads)))
 		return NULL;
 	memmove(&st->threads[lo + 1], &st->threads[lo],
@@ -158,7 +142,7 @@ static int stream_add(struct info_state *st, const struct hwt_pd_auxtrace *a)
 		if (s->idx == a->idx && s->cpu == a->cpu && s->tid == a->tid)
 			goto found;
 	}
-	if (grow((void **)&st->streams, &st->capstreams, st->nstreams + 1,
+	if (hwt_grow((void **)&st->streams, &st->capstreams, st->nstreams + 1,
 		 sizeof(*st->streams)))
 		return -1;
 	s = &st->streams[st->nstreams++];
@@ -302,26 +286,6 @@ static const char *attr_type_name(uint32_t type)
 	}
 }
 
-static const char *aux_type_name(uint32_t type)
-{
-	switch (type) {
-	case HWT_PD_AUXTRACE_INTEL_PT:
-		return "intel_pt";
-	case HWT_PD_AUXTRACE_INTEL_BTS:
-		return "intel_bts";
-	case HWT_PD_AUXTRACE_CS_ETM:
-		return "cs_etm";
-	case HWT_PD_AUXTRACE_ARM_SPE:
-		return "arm_spe";
-	case HWT_PD_AUXTRACE_S390_CPUMSF:
-		return "s390_cpumsf";
-	case HWT_PD_AUXTRACE_HISI_PTT:
-		return "hisi_ptt";
-	default:
-		return "unknown";
-	}
-}
-
 static void put_time(FILE *f, uint64_t ns)
 {
 	fprintf(f, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u,
@@ -441,9 +405,12 @@ static void print_aux(FILE *f, const struct info_state *st)
 	fprintf(f, "auxtrace    ");
 	if (!st->naux_types)
 		fprintf(f, " none");
-	for (i = 0; i < st->naux_types; i++)
-		fprintf(f, " %s (type %u)", aux_type_name(st->aux_types[i]),
+	for (i = 0; i < st->naux_types; i++) {
+		const char *name = hwt_pd_auxtrace_name(st->aux_types[i]);
+
+		fprintf(f, " %s (type %u)", name ? name : "unknown",
 			st->aux_types[i]);
+	}
 	fputc('\n', f);
 	if (st->have_pt_info && st->npt_priv) {
 		fprintf(f, "  intel_pt  ");

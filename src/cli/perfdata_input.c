@@ -48,6 +48,7 @@
 #include <hwt/pt.h>
 
 #include "cli/cli.h"
+#include "common/grow.h"
 
 /* Lost data, placed in its stream by trace offset or by perf time. */
 struct pd_note {
@@ -161,26 +162,6 @@ struct cli_pd {
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / elem)
-			return -1;
-		n *= 2;
-	}
-	p = realloc(*v, n * elem);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = n;
-	return 0;
-}
-
 static char *xstrdup_printf(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
@@ -201,7 +182,7 @@ static int note_add(struct pd_notes *ns, uint64_t key, uint64_t seq,
 {
 	if (!text)
 		return -1;
-	if (grow((void **)&ns->v, &ns->cap, ns->n + 1, sizeof(*ns->v))) {
+	if (hwt_grow((void **)&ns->v, &ns->cap, ns->n + 1, sizeof(*ns->v))) {
 		free(text);
 		return -1;
 	}
@@ -248,19 +229,6 @@ int cli_pd_is_perfdata(const char *path)
 	       (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8));
 }
 
-static const char *aux_type_name(uint32_t type)
-{
-	switch (type) {
-	case HWT_PD_AUXTRACE_INTEL_PT: return "intel_pt";
-	case HWT_PD_AUXTRACE_INTEL_BTS: return "intel_bts";
-	case HWT_PD_AUXTRACE_CS_ETM: return "cs_etm";
-	case HWT_PD_AUXTRACE_ARM_SPE: return "arm_spe";
-	case HWT_PD_AUXTRACE_S390_CPUMSF: return "s390_cpumsf";
-	case HWT_PD_AUXTRACE_HISI_PTT: return "hisi_ptt";
-	default: return NULL;
-	}
-}
-
 /* ------------------------------------------------------------------ */
 /* Collecting                                                          */
 /* ------------------------------------------------------------------ */
@@ -272,7 +240,7 @@ static struct pd_stream *stream_of_idx(struct cli_pd *pd, uint32_t idx)
 	for (size_t i = 0; i < pd->nstreams; i++)
 		if (pd->streams[i].idx == idx)
 			return &pd->streams[i];
-	if (grow((void **)&pd->streams, &pd->streams_cap, pd->nstreams + 1,
+	if (hwt_grow((void **)&pd->streams, &pd->streams_cap, pd->nstreams + 1,
 		 sizeof(*pd->streams)))
 		return NULL;
 	st = &pd->streams[pd->nstreams++];
@@ -295,9 +263,9 @@ static int add_chunk(struct cli_pd *pd, const struct hwt_pd_record *rec)
 	}
 	if (a->size > UINT64_MAX - st->size ||
 	    (pd->fd < 0 && (a->size > SIZE_MAX - st->size ||
-			    grow((void **)&st->data, &st->cap,
+			    hwt_grow((void **)&st->data, &st->cap,
 				 (size_t)(st->size + a->size), 1))) ||
-	    grow((void **)&st->chunks, &st->chunks_cap, st->nchunks + 1,
+	    hwt_grow((void **)&st->chunks, &st->chunks_cap, st->nchunks + 1,
 		 sizeof(*st->chunks)))
 		return -HWT_ERR_NOMEM;
 	last = st->nchunks ? &st->chunks[st->nchunks - 1] : NULL;
@@ -357,7 +325,7 @@ static int add_sideband(struct cli_pd *pd, const struct hwt_pd_record *rec)
 	default:
 		return 0;
 	}
-	if (grow((void **)&pd->sb, &pd->sb_cap, pd->nsb + 1, sizeof(*pd->sb)))
+	if (hwt_grow((void **)&pd->sb, &pd->sb_cap, pd->nsb + 1, sizeof(*pd->sb)))
 		return -HWT_ERR_NOMEM;
 	if (str)
 		slen = strlen(str) + 1;
@@ -390,7 +358,7 @@ static int add_loss(struct cli_pd *pd, const struct hwt_pd_record *rec)
 {
 	struct pd_loss_rec *l;
 
-	if (grow((void **)&pd->losses, &pd->losses_cap, pd->nlosses + 1,
+	if (hwt_grow((void **)&pd->losses, &pd->losses_cap, pd->nlosses + 1,
 		 sizeof(*pd->losses)))
 		return -HWT_ERR_NOMEM;
 	l = &pd->losses[pd->nlosses++];
@@ -962,7 +930,7 @@ int cli_pd_open_files(struct cli_pd **out, const char *path, const char *prog,
 	if (collect(pd) < 0)
 		goto fail;
 	if (pd->have_info && pd->aux_type != HWT_PD_AUXTRACE_INTEL_PT) {
-		const char *name = aux_type_name(pd->aux_type);
+		const char *name = hwt_pd_auxtrace_name(pd->aux_type);
 
 		if (name)
 			fprintf(stderr, "%s: %s: not supported yet: %s trace "

@@ -18,6 +18,7 @@
 #include <hwt/perfdata.h>
 
 #include "cli/cli.h"
+#include "common/grow.h"
 
 void help_sideband(void)
 {
@@ -57,23 +58,6 @@ struct sb_state {
 	size_t ntext, captext;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 256;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*p, ncap * elem);
-	if (!n)
-		return -1;
-	*p = n;
-	*cap = ncap;
-	return 0;
-}
-
 /* A small formatter: appends to a fixed line buffer, never overflows. */
 struct fmt {
 	char buf[8192];
@@ -108,26 +92,6 @@ static void put_str(struct fmt *f, const char *s)
 	for (; *s && f->len < sizeof(f->buf) - 1; s++)
 		f->buf[f->len++] = (unsigned char)*s < 0x20 || *s == 0x7f ?
 				   '?' : *s;
-}
-
-static const char *auxtrace_type_name(uint32_t type)
-{
-	switch (type) {
-	case HWT_PD_AUXTRACE_INTEL_PT:
-		return "intel_pt";
-	case HWT_PD_AUXTRACE_INTEL_BTS:
-		return "intel_bts";
-	case HWT_PD_AUXTRACE_CS_ETM:
-		return "cs_etm";
-	case HWT_PD_AUXTRACE_ARM_SPE:
-		return "arm_spe";
-	case HWT_PD_AUXTRACE_S390_CPUMSF:
-		return "s390_cpumsf";
-	case HWT_PD_AUXTRACE_HISI_PTT:
-		return "hisi_ptt";
-	default:
-		return "unknown";
-	}
 }
 
 static void put_aux_flags(struct fmt *f, uint64_t flags)
@@ -188,6 +152,8 @@ static int record_task(const struct hwt_pd_record *rec, uint32_t *pid,
 
 static void put_details(struct fmt *f, const struct hwt_pd_record *rec)
 {
+	const char *name;
+
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
@@ -251,8 +217,9 @@ static void put_details(struct fmt *f, const struct hwt_pd_record *rec)
 		    (int32_t)rec->u.auxtrace.tid, (int32_t)rec->u.auxtrace.cpu);
 		break;
 	case HWT_PD_AUXTRACE_INFO:
+		name = hwt_pd_auxtrace_name(rec->u.auxtrace_info.type);
 		put(f, " type %u %s", rec->u.auxtrace_info.type,
-		    auxtrace_type_name(rec->u.auxtrace_info.type));
+		    name ? name : "unknown");
 		break;
 	case HWT_PD_AUXTRACE_ERROR: {
 		const struct hwt_pd_auxtrace_error *e = &rec->u.auxtrace_error;
@@ -310,9 +277,9 @@ static int sb_add(struct sb_state *st, const struct hwt_pd_record *rec,
 	put_details(&f, rec);
 	put(&f, "\n");
 
-	if (grow((void **)&st->lines, &st->caplines, st->nlines + 1,
+	if (hwt_grow((void **)&st->lines, &st->caplines, st->nlines + 1,
 		 sizeof(*st->lines)) ||
-	    grow((void **)&st->text, &st->captext, st->ntext + f.len, 1))
+	    hwt_grow((void **)&st->text, &st->captext, st->ntext + f.len, 1))
 		return -1;
 	memcpy(st->text + st->ntext, f.buf, f.len);
 	l = &st->lines[st->nlines++];

@@ -183,7 +183,7 @@ static int elf_push_sym(struct elf_load *ld, const GElf_Sym *sym,
 		if (begin < ld->scns[sym->st_shndx].begin || begin >= end)
 			return 0;
 	}
-	err = img_reserve((void **)&ld->syms, &ld->capsyms, ld->nsyms + 1,
+	err = hwt_grow((void **)&ld->syms, &ld->capsyms, ld->nsyms + 1,
 			  sizeof(*ld->syms));
 	if (err < 0)
 		return err;
@@ -262,7 +262,7 @@ static int plt_read_relocs(struct elf_load *ld, Elf_Scn *scn,
 		    !(name = elf_str(ld, symshdr.sh_link, sym.st_name)) ||
 		    !*name)
 			continue;
-		if (img_reserve((void **)slots, cap, *nslots + 1,
+		if (hwt_grow((void **)slots, cap, *nslots + 1,
 				sizeof(**slots)) < 0)
 			return -HWT_ERR_NOMEM;
 		(*slots)[*nslots].got = rela.r_offset;
@@ -440,7 +440,7 @@ static int elf_read_debug_symtab(struct elf_load *ld)
 	if (err >= 0)
 		err = elf_read_symtabs(&dbg, SHT_SYMTAB);
 	if (err > 0) {
-		err = img_reserve((void **)&ld->syms, &ld->capsyms,
+		err = hwt_grow((void **)&ld->syms, &ld->capsyms,
 				  ld->nsyms + dbg.nsyms, sizeof(*ld->syms));
 		if (err >= 0 && dbg.nsyms) {
 			memcpy(ld->syms + ld->nsyms, dbg.syms,

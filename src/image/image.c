@@ -16,27 +16,6 @@
 
 #include "image/image_int.h"
 
-int img_reserve(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 8;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem)
-			return -HWT_ERR_NOMEM;
-		ncap *= 2;
-	}
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -HWT_ERR_NOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 struct hwt_image *hwt_image_new(void)
 {
 	struct hwt_image *image = calloc(1, sizeof(*image));
@@ -74,7 +53,7 @@ int img_own(struct hwt_image *image, char *s)
 {
 	int err;
 
-	err = img_reserve((void **)&image->owned, &image->capowned,
+	err = hwt_grow((void **)&image->owned, &image->capowned,
 			  image->nowned + 1, sizeof(*image->owned));
 	if (err < 0)
 		return err;
@@ -107,7 +86,7 @@ int img_file_open(struct hwt_image *image, const char *path,
 		err = -HWT_ERR_NOMEM;
 		goto out_close;
 	}
-	err = img_reserve((void **)&image->files, &image->capfiles,
+	err = hwt_grow((void **)&image->files, &image->capfiles,
 			  image->nfiles + 1, sizeof(*image->files));
 	if (err < 0)
 		goto out_close;
@@ -177,7 +156,7 @@ int img_add_section(struct hwt_image *image, const uint8_t *data,
 	end = vaddr + size;
 
 	/* Reserve first so that a failure leaves the image unchanged. */
-	err = img_reserve((void **)&image->secs, &image->capsecs,
+	err = hwt_grow((void **)&image->secs, &image->capsecs,
 			  image->nsecs + 3, sizeof(*image->secs));
 	if (err < 0)
 		return err;
@@ -325,7 +304,7 @@ int hwt_image_remove(struct hwt_image *image, uint64_t vaddr, uint64_t size)
 	end = vaddr + size;
 
 	/* Cutting a hole into one section makes two of it. */
-	if (img_reserve((void **)&image->secs, &image->capsecs,
+	if (hwt_grow((void **)&image->secs, &image->capsecs,
 			image->nsecs + 1, sizeof(*image->secs)) < 0)
 		return -HWT_ERR_NOMEM;
 

@@ -15,6 +15,8 @@
 
 #include <hwt/image.h>
 
+#include "common/grow.h"
+
 /*
  * A file mapped read-only, whole, once per image. Mappings are kept until
  * the image is deleted even when every section using them was shadowed:
@@ -69,9 +71,6 @@ struct hwt_image {
 	char **owned;
 	size_t nowned, capowned;
 };
-
-/* Grow *@arr (of @elem-byte items, @cap of them) to hold @need items. */
-int img_reserve(void **arr, size_t *cap, size_t need, size_t elem);
 
 /* Map @path (or find it already mapped); *@fdp gets an open fd if given. */
 int img_file_open(struct hwt_image *image, const char *path,

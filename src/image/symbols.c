@@ -67,7 +67,7 @@ int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
 
 	if (!n)
 		return 0;
-	err = img_reserve((void **)&image->syms, &image->capsyms,
+	err = hwt_grow((void **)&image->syms, &image->capsyms,
 			  image->nsyms + n, sizeof(*image->syms));
 	if (err < 0)
 		return err;

@@ -137,3 +137,16 @@ uint64_t hwt_pd_perf_time_to_tsc(const struct hwt_pd_time_conv *tc,
 	rem = t % tc->time_mult;
 	return (quot << shift) + (rem << shift) / tc->time_mult;
 }
+
+const char *hwt_pd_auxtrace_name(uint32_t type)
+{
+	switch (type) {
+	case HWT_PD_AUXTRACE_INTEL_PT: return "intel_pt";
+	case HWT_PD_AUXTRACE_INTEL_BTS: return "intel_bts";
+	case HWT_PD_AUXTRACE_CS_ETM: return "cs_etm";
+	case HWT_PD_AUXTRACE_ARM_SPE: return "arm_spe";
+	case HWT_PD_AUXTRACE_S390_CPUMSF: return "s390_cpumsf";
+	case HWT_PD_AUXTRACE_HISI_PTT: return "hisi_ptt";
+	default: return NULL;
+	}
+}

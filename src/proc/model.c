@@ -15,27 +15,6 @@
 
 #include "proc/proc_int.h"
 
-int proc_reserve(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 8;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem)
-			return -HWT_ERR_NOMEM;
-		ncap *= 2;
-	}
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -HWT_ERR_NOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 void proc_warn(const struct hwt_proc_model *m, uint64_t time, uint32_t pid,
 	       const char *fmt, ...)
 {
@@ -87,10 +66,10 @@ static int strs_intern(struct proc_strs *p, const char *s, uint32_t *idx)
 	}
 	if (p->n >= UINT32_MAX)
 		return -HWT_ERR_NOMEM;
-	err = proc_reserve((void **)&p->s, &p->cap, p->n + 1, sizeof(*p->s));
+	err = hwt_grow((void **)&p->s, &p->cap, p->n + 1, sizeof(*p->s));
 	if (err < 0)
 		return err;
-	err = proc_reserve((void **)&p->sorted, &p->capsorted, p->n + 1,
+	err = hwt_grow((void **)&p->sorted, &p->capsorted, p->n + 1,
 			   sizeof(*p->sorted));
 	if (err < 0)
 		return err;
@@ -120,7 +99,7 @@ static int path_intern(struct hwt_proc_model *m, const char *path,
 	size_t n = m->paths.n;
 	int err;
 
-	err = proc_reserve((void **)&m->files, &m->capfiles, n + 1,
+	err = hwt_grow((void **)&m->files, &m->capfiles, n + 1,
 			   sizeof(*m->files));
 	if (err < 0)
 		return err;
@@ -229,7 +208,7 @@ static void *key_get(void **arr, size_t *n, size_t *cap, size_t elem,
 	pos = key_pos(*arr, *n, elem, key, &found);
 	if (found)
 		return (char *)*arr + pos * elem;
-	if (proc_reserve(arr, cap, *n + 1, elem) < 0)
+	if (hwt_grow(arr, cap, *n + 1, elem) < 0)
 		return NULL;
 	base = *arr;
 	memmove(base + (pos + 1) * elem, base + pos * elem, (*n - pos) * elem);
@@ -283,7 +262,7 @@ static int space_push(struct proc_space *s, uint64_t time, uint32_t kind,
 	struct proc_op *op;
 	int err;
 
-	err = proc_reserve((void **)&s->ops, &s->capops, s->nops + 1,
+	err = hwt_grow((void **)&s->ops, &s->capops, s->nops + 1,
 			   sizeof(*s->ops));
 	if (err < 0)
 		return err;
@@ -343,7 +322,7 @@ static int add_mmap(struct hwt_proc_model *m, const struct hwt_pd_record *rec,
 	err = path_intern(m, mm->filename ? mm->filename : "", &file);
 	if (err < 0)
 		return err;
-	err = proc_reserve((void **)&m->maps, &m->capmaps, m->nmaps + 1,
+	err = hwt_grow((void **)&m->maps, &m->capmaps, m->nmaps + 1,
 			   sizeof(*m->maps));
 	if (err < 0)
 		return err;
@@ -395,7 +374,7 @@ static int comm_push(struct hwt_proc_model *m, uint32_t tid, uint32_t pid,
 		return -HWT_ERR_NOMEM;
 	if (t->ncomms && t->comms[t->ncomms - 1].comm == comm)
 		return 0;
-	err = proc_reserve((void **)&t->comms, &t->capcomms, t->ncomms + 1,
+	err = hwt_grow((void **)&t->comms, &t->capcomms, t->ncomms + 1,
 			   sizeof(*t->comms));
 	if (err < 0)
 		return err;
@@ -477,7 +456,7 @@ static int add_fork(struct hwt_proc_model *m, const struct hwt_pd_record *rec,
 	for (first = ps->nops; first > 0; first--)
 		if (ps->ops[first - 1].kind == PROC_OP_CLEAR)
 			break;
-	err = proc_reserve((void **)&child->ops, &child->capops,
+	err = hwt_grow((void **)&child->ops, &child->capops,
 			   child->nops + (ps->nops - first),
 			   sizeof(*child->ops));
 	if (err < 0)
@@ -517,7 +496,7 @@ static int cpu_push(struct hwt_proc_model *m, uint32_t cpu, uint64_t time,
 		if (r->known == known && r->pid == pid && r->tid == tid)
 			return 0;
 	}
-	err = proc_reserve((void **)&c->runs, &c->capruns, c->nruns + 1,
+	err = hwt_grow((void **)&c->runs, &c->capruns, c->nruns + 1,
 			   sizeof(*c->runs));
 	if (err < 0)
 		return err;
@@ -642,7 +621,7 @@ static int scratch_insert(struct hwt_proc_model *m, size_t *n,
 		return 0;
 	if (end < begin)
 		end = UINT64_MAX;
-	err = proc_reserve((void **)&m->scratch, &m->capscratch, *n + 3,
+	err = hwt_grow((void **)&m->scratch, &m->capscratch, *n + 3,
 			   sizeof(*m->scratch));
 	if (err < 0)
 		return err;

@@ -14,6 +14,8 @@
 
 #include <hwt/proc.h>
 
+#include "common/grow.h"
+
 /* Interned strings: indices are stable, @sorted orders them for lookup. */
 struct proc_strs {
 	char **s;
@@ -114,9 +116,6 @@ struct hwt_proc_model {
 	struct hwt_proc_map *scratch;	/* hwt_proc_maps' answer */
 	size_t capscratch;
 };
-
-/* Grow *@arr (of @elem-byte items, @cap of them) to hold @need items. */
-int proc_reserve(void **arr, size_t *cap, size_t need, size_t elem);
 
 /* The space of @pid, or NULL. */
 struct proc_space *proc_space_find(const struct hwt_proc_model *m,

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <hwt/error.h>
+
+#include "common/grow.h"
+
+int hwt_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 8;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / elem)
+			return -HWT_ERR_NOMEM;
+		ncap *= 2;
+	}
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return -HWT_ERR_NOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Internal to libhwt and its command: growing arrays. */
+#ifndef HWT_COMMON_GROW_H
+#define HWT_COMMON_GROW_H
+
+#include <stddef.h>
+
+/*
+ * Make *@arr (of *@cap elements of @elem bytes) hold at least @need,
+ * doubling: 0, or -HWT_ERR_NOMEM (also when the size would overflow).
+ */
+int hwt_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
+#endif
