@@ -196,6 +196,10 @@ int cli_pd_is_perfdata(const char *path);
  * type hwt cannot decode yet, a broken file).
  */
 int cli_pd_open(struct cli_pd **pd, const char *path, const char *prog);
+/* "PROG: PATH: why" for hwt_pd_open()'s failure @ret with message @err
+ * (which may name the file already). */
+void cli_pd_open_error(const char *prog, const char *path, const char *err,
+		       int ret);
 /*
  * Where the code of the recorded files is (NULL: the defaults): @symfs a
  * root the recorded paths are below (perf's --symfs), @vdso a copy of

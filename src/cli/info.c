@@ -521,17 +521,6 @@ static void print_lost(FILE *f, const struct info_state *st)
 	}
 }
 
-/* The reader's messages name the file already; else name it here. */
-static void open_error(const char *prog, const char *path, const char *err,
-		       int ret)
-{
-	if (err[0] && !strncmp(err, path, strlen(path)))
-		fprintf(stderr, "%s: %s\n", prog, err);
-	else
-		fprintf(stderr, "%s: %s: %s\n", prog, path,
-			err[0] ? err : hwt_errstr(ret));
-}
-
 int cmd_info(int argc, char **argv)
 {
 	enum { OPT_HELP = 256 };
@@ -573,7 +562,7 @@ int cmd_info(int argc, char **argv)
 	err[0] = '\0';
 	ret = hwt_pd_open(&r, argv[optind], err, sizeof(err));
 	if (ret < 0) {
-		open_error("hwt info", argv[optind], err, ret);
+		cli_pd_open_error("hwt info", argv[optind], err, ret);
 		free(st);
 		return 1;
 	}
@@ -594,7 +583,7 @@ int cmd_info(int argc, char **argv)
 	if (fflush(stdout))
 		status = 1;
 	if (ret < 0) {
-		open_error("hwt info", argv[optind], hwt_pd_errmsg(r), ret);
+		cli_pd_open_error("hwt info", argv[optind], hwt_pd_errmsg(r), ret);
 		status = 1;
 	}
 	hwt_pd_close(r);

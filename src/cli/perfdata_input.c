@@ -889,6 +889,17 @@ static void free_sideband(struct cli_pd *pd)
 	pd->nsb = pd->sb_cap = 0;
 }
 
+/* The reader's messages name the file already; else name it here. */
+void cli_pd_open_error(const char *prog, const char *path, const char *err,
+		       int ret)
+{
+	if (err[0] && !strncmp(err, path, strlen(path)))
+		fprintf(stderr, "%s: %s\n", prog, err);
+	else
+		fprintf(stderr, "%s: %s: %s\n", prog, path,
+			err[0] ? err : hwt_errstr(ret));
+}
+
 int cli_pd_open(struct cli_pd **out, const char *path, const char *prog)
 {
 	return cli_pd_open_files(out, path, prog, NULL);
@@ -913,8 +924,7 @@ int cli_pd_open_files(struct cli_pd **out, const char *path, const char *prog,
 	err[0] = '\0';
 	ret = hwt_pd_open(&pd->r, path, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "%s: %s: %s.\n", prog, path,
-			err[0] ? err : hwt_errstr(ret));
+		cli_pd_open_error(prog, path, err, ret);
 		free(pd);
 		return -1;
 	}

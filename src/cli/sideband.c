@@ -303,17 +303,6 @@ static int line_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The reader's messages name the file already; else name it here. */
-static void open_error(const char *prog, const char *path, const char *err,
-		       int ret)
-{
-	if (err[0] && !strncmp(err, path, strlen(path)))
-		fprintf(stderr, "%s: %s\n", prog, err);
-	else
-		fprintf(stderr, "%s: %s: %s\n", prog, path,
-			err[0] ? err : hwt_errstr(ret));
-}
-
 int cmd_sideband(int argc, char **argv)
 {
 	enum { OPT_HELP = 256, OPT_FILE_ORDER };
@@ -356,7 +345,7 @@ int cmd_sideband(int argc, char **argv)
 	err[0] = '\0';
 	ret = hwt_pd_open(&r, argv[optind], err, sizeof(err));
 	if (ret < 0) {
-		open_error("hwt sideband", argv[optind], err, ret);
+		cli_pd_open_error("hwt sideband", argv[optind], err, ret);
 		return 1;
 	}
 	while ((ret = hwt_pd_next(r, &rec)) > 0) {
@@ -371,7 +360,7 @@ int cmd_sideband(int argc, char **argv)
 		}
 	}
 	if (ret < 0) {
-		open_error("hwt sideband", argv[optind], hwt_pd_errmsg(r), ret);
+		cli_pd_open_error("hwt sideband", argv[optind], hwt_pd_errmsg(r), ret);
 		status = 1;
 	}
 	if (!file_order && st.nlines)
