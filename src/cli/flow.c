@@ -1599,9 +1599,12 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	} else if (run(&fl, &t, &out) == 0 && finish(&fl, &t, &out) == 0) {
 		ret = 0;
 	}
-	if (!t.nblocks && !t.nevents && !t.nerrors)
-		fprintf(stderr, "%s: warning: no PSB in %s: not an Intel PT "
+	/* Nothing at all came out: not a trace (as hwt dump says too). */
+	if (!t.nblocks && !t.nevents && !t.nerrors && !t.ninsn) {
+		fprintf(stderr, "%s: %s: no PSB found: not an Intel PT "
 			"trace?\n", prog, opt.trace);
+		ret = 1;
+	}
 
 out:
 	cli_out_fini(&out);

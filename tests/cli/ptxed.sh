@@ -151,8 +151,10 @@ for cmd in flow calls coverage; do
 	expect_err 1 'nope.pt'
 	run "$cmd non-ELF --elf" "$hwt" $cmd --elf "$tmp/text.txt" "$tmp/ok.pt"
 	expect_err 1 'not an ELF'
+	# Nothing decoded at all is a failure (ptxed, above, exits 0 as
+	# libipt's does).
 	run "$cmd not PT" "$hwt" $cmd --raw "$tmp/code.bin:0x1000" "$tmp/text.txt"
-	expect_err 0 'no PSB'
+	expect_err 1 'no PSB'
 	run "$cmd unknown option" "$hwt" $cmd --frobnicate "$tmp/ok.pt"
 	expect_err 1 'unknown option'
 done
