@@ -22,7 +22,7 @@ JOBS         ?= $(shell nproc)
 # Debian packages needed to build and test; checked with dpkg before apt-get.
 DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
            pkg-config yasm binutils dpkg-dev ca-certificates curl \
-           libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev \
+           libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev libzstd-dev \
            linux-perf valgrind gzip xz-utils python3 sqlite3
 
 .PHONY: all check asan fuzz bench libipt-suite deps clean configure example example-pt

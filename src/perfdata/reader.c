@@ -644,6 +644,7 @@ void hwt_pd_close(struct hwt_pd_reader *r)
 	free(r->bids);
 	free(r->exits);
 	free(r->scratch);
+	pdr_z_free(r);
 	free(r);
 }
 
@@ -684,6 +685,7 @@ int hwt_pd_rewind(struct hwt_pd_reader *r)
 	r->pos = r->data_begin;
 	r->failed = 0;
 	r->errmsg[0] = '\0';
+	pdr_z_reset(r);
 	return 0;
 }
 
@@ -693,6 +695,18 @@ static int next_fail(struct hwt_pd_reader *r, int err)
 {
 	r->failed = 1;
 	return err;
+}
+
+/* The end of the records: 0, unless compressed ones were cut off. */
+static int data_end(struct hwt_pd_reader *r, uint64_t pos)
+{
+	const char *cut = pdr_z_unfinished(r);
+
+	if (cut)
+		return next_fail(r, pdr_fail(r, HWT_ERR_EOS, pos,
+					     "the compressed records end %s",
+					     cut));
+	return 0;
 }
 
 int hwt_pd_next(struct hwt_pd_reader *r, struct hwt_pd_record *rec)
@@ -707,16 +721,20 @@ int hwt_pd_next(struct hwt_pd_reader *r, struct hwt_pd_record *rec)
 		return -HWT_ERR_INVALID;
 	if (r->failed)
 		return 0;
+	/* The records of a compressed record come before the next one. */
+	err = pdr_z_next(r, rec);
+	if (err)
+		return err < 0 ? next_fail(r, err) : 1;
 	pos = r->pos;
 	if (pos >= r->data_end)
-		return 0;
+		return data_end(r, pos);
 	left = r->data_end - pos;
 	got = src_get(&r->src, pos, left < 8 ? left : 8, &p);
 	if (got < 0)
 		return next_fail(r, pdr_fail(r, (int)-got, pos,
 					     "cannot read: %s", hwt_errstr((int)got)));
 	if (got == 0 && r->src.stream)
-		return 0;	/* a pipe ends where it ends */
+		return data_end(r, pos);	/* a pipe ends where it ends */
 	if (got < 8)
 		return next_fail(r, pdr_fail(r, HWT_ERR_EOS, pos,
 					     "truncated record header (%lld of 8 bytes)",
@@ -770,6 +788,12 @@ int hwt_pd_next(struct hwt_pd_reader *r, struct hwt_pd_record *rec)
 	err = pdr_decode(r, rec);
 	if (err < 0)
 		return next_fail(r, err);
+	/* Returned itself (it is in the file), its records next. */
+	if (rec->type == HWT_PD_COMPRESSED) {
+		err = pdr_z_feed(r, p + 8, size - 8, pos);
+		if (err < 0)
+			return next_fail(r, err);
+	}
 	r->pos = pos + total;
 	return 1;
 }

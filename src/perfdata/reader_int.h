@@ -67,7 +67,26 @@ struct hwt_pd_reader {
 	/* aligned copies of arrays handed out in records */
 	uint64_t *scratch;
 	size_t scratch_cap;
+
+	/* PERF_RECORD_COMPRESSED: the records it held (compressed.c) */
+	struct pdr_z *z;
 };
+
+/*
+ * perf record -z: PERF_RECORD_COMPRESSED holds a piece of one zstd stream
+ * of records, and a record may continue in the next one. pdr_z_feed()
+ * decompresses a compressed record's payload (at file offset @off) after
+ * what is left of the previous ones; pdr_z_next() hands out the next whole
+ * record from it (1), 0 if none is whole yet, or an error.
+ * pdr_z_unfinished() says what is cut off if the file ends now (NULL:
+ * nothing); pdr_z_reset() forgets it all (rewind).
+ */
+int pdr_z_feed(struct hwt_pd_reader *r, const uint8_t *data, size_t n,
+	       uint64_t off);
+int pdr_z_next(struct hwt_pd_reader *r, struct hwt_pd_record *rec);
+const char *pdr_z_unfinished(const struct hwt_pd_reader *r);
+void pdr_z_reset(struct hwt_pd_reader *r);
+void pdr_z_free(struct hwt_pd_reader *r);
 
 static inline uint16_t pdr_u16(const uint8_t *p)
 {

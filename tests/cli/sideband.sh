@@ -215,6 +215,20 @@ if [ $have_perf -eq 1 ]; then
 		echo "SKIP: $build/pdthreads missing: threaded case skipped"
 	fi
 
+	# perf record -z: the sideband inside PERF_RECORD_COMPRESSED (zstd),
+	# records cut across compressed records included; perf may lack -z.
+	if perf record -q -z -e dummy -o "$tmp/z.data" -- \
+		sh -c 'ls -R /usr/include >/dev/null; ls / | wc -l >/dev/null' \
+		>/dev/null 2>&1 && [ -s "$tmp/z.data" ]; then
+		compare compressed "$tmp/z.data"
+		expect_at_least compressed "$tmp/compressed.hwt" PERF_RECORD_EXIT 3
+		checks=$((checks + 1))
+		"$hwt" info "$tmp/z.data" | grep -q 'PERF_RECORD_COMPRESSED' ||
+			fail "compressed: hwt info counts no PERF_RECORD_COMPRESSED"
+	else
+		echo "SKIP: perf record -z is not available: compressed case skipped"
+	fi
+
 	# Pipe mode: the same stream read by perf and by hwt from stdin.
 	if perf record -q -e dummy -o - -- sh -c 'true | true' \
 		>"$tmp/pipe.data" 2>/dev/null && [ -s "$tmp/pipe.data" ]; then
