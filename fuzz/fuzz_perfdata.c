@@ -7,8 +7,9 @@
  * be well-formed:
  *
  *  - open fails with a message naming an offset, or gives a reader;
- *  - records move forward and lie inside the input; strings and data
- *    handed out lie inside their record (ASan checks each byte read);
+ *  - records move forward and lie inside the input (those from inside
+ *    a PERF_RECORD_COMPRESSED name one that came before); strings and
+ *    data handed out lie inside their record (ASan checks each byte read);
  *  - errors name an offset; after one, next() returns 0;
  *  - a second pass after rewind gives the same records (unless attrs or
  *    ids arrived as records: then the second pass knows them earlier).
@@ -102,9 +103,14 @@ static uint64_t walk(struct hwt_pd_reader *r, uint64_t size, size_t *count,
 	while ((ret = hwt_pd_next(r, &rec)) > 0) {
 		CHECK(n++ < MAX_RECORDS);
 		CHECK(rec.size >= 8);
-		CHECK(rec.file_offset >= prev_end);
-		CHECK(rec.file_offset + rec.size <= size);
-		prev_end = rec.file_offset + rec.size;
+		/* A compressed record's records name it, and come after. */
+		if (rec.compressed) {
+			CHECK(rec.file_offset < prev_end);
+		} else {
+			CHECK(rec.file_offset >= prev_end);
+			CHECK(rec.file_offset + rec.size <= size);
+			prev_end = rec.file_offset + rec.size;
+		}
 		touch(rec.raw, rec.size);
 		if (rec.type == HWT_PD_HEADER_ATTR || rec.type == HWT_PD_ID_INDEX)
 			*learned = 1;

@@ -272,7 +272,9 @@ struct hwt_pd_record {
 	uint32_t type;			/* PERF_RECORD_* or enum hwt_pd_user_type */
 	uint16_t misc;
 	uint16_t size;			/* header.size (AUXTRACE data not included) */
-	uint64_t file_offset;		/* of the header */
+	uint64_t file_offset;		/* of the header; in a compressed
+					 * record: that record's */
+	uint8_t compressed;		/* from a PERF_RECORD_COMPRESSED */
 	const uint8_t *raw;		/* the record, header included */
 	struct hwt_pd_sample_id sid;	/* trailer or sample fields */
 	const struct hwt_pd_attr *attr;	/* matched by id; NULL if none */

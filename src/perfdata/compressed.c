@@ -164,6 +164,7 @@ int pdr_z_next(struct hwt_pd_reader *r, struct hwt_pd_record *rec)
 	rec->misc = pdr_u16(p + 4);
 	rec->size = size;
 	rec->file_offset = z->off;
+	rec->compressed = 1;
 	if (pdr_payload_size(p, rec->type, size))
 		return pdr_fail(r, HWT_ERR_BAD_FORMAT, z->off,
 				"in PERF_RECORD_COMPRESSED at +0x%zx: %s with "
