@@ -5,31 +5,8 @@
 # the decode errors they cause must name offsets.
 #
 #   bash tests/cli/bad_input.sh path/to/hwt BUILD_DIR
-set -u
+. "$(dirname "$0")/lib.sh" bad_input "$@"
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-bad-input.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-
-# run DESC CMD...: run with a time limit; sets $rc, output in out/err.
-run() {
-	desc=$1
-	shift
-	timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	checks=$((checks + 1))
-}
 
 show() {
 	echo "  command exit code: $rc" >&2
@@ -37,25 +14,6 @@ show() {
 	head -n 10 "$tmp/err" | sed 's/^/    /' >&2
 	echo "  stdout (first lines):" >&2
 	head -n 5 "$tmp/out" | sed 's/^/    /' >&2
-}
-
-# No crash, no hang, no sanitizer report.
-check_no_crash() {
-	if [ "$rc" -eq 124 ]; then
-		fail "$desc: timed out"
-		return 1
-	fi
-	if [ "$rc" -ge 128 ]; then
-		fail "$desc: crashed (exit $rc)"
-		show
-		return 1
-	fi
-	if grep -qE 'Sanitizer|runtime error:|SUMMARY: ' "$tmp/err"; then
-		fail "$desc: sanitizer report"
-		show
-		return 1
-	fi
-	return 0
 }
 
 # expect_error DESC REGEX CMD...: non-zero exit, nothing on stdout, and
@@ -66,7 +24,7 @@ expect_error() {
 
 	shift 2
 	run "$d" "$@"
-	check_no_crash || return
+	no_crash || return
 	if [ "$rc" -eq 0 ]; then
 		fail "$desc: exit code 0"
 		show
@@ -163,7 +121,7 @@ for cmd in dump ptdump; do
 	# The valid trace itself is fine (so the cases above fail for the
 	# reason they test).
 	run "$cmd: valid trace" "$hwt" $cmd "$tmp/ok.pt"
-	if check_no_crash && [ "$rc" -ne 0 ]; then
+	if no_crash && [ "$rc" -ne 0 ]; then
 		fail "$desc: exit $rc"
 		show
 	fi
@@ -187,7 +145,7 @@ for size in 1 2 15 16 17 100 1000 4096 65536; do
 			# shellcheck disable=SC2086
 			run "dump $opts $(basename "$f") ($size)" \
 				"$hwt" dump $opts "$f"
-			check_no_crash || continue
+			no_crash || continue
 			# Every error line starts with its offset or names one
 			# (the closing summary only counts them).
 			bad=$(grep -hi 'error' "$tmp/out" "$tmp/err" |
@@ -204,7 +162,7 @@ for size in 1 2 15 16 17 100 1000 4096 65536; do
 			# shellcheck disable=SC2086
 			run "ptdump $opts $(basename "$f") ($size)" \
 				"$hwt" ptdump $opts "$f"
-			check_no_crash || continue
+			no_crash || continue
 			if [ "$rc" -ne 0 ]; then
 				fail "$desc: exit $rc"
 				show
@@ -226,5 +184,4 @@ for size in 1 2 15 16 17 100 1000 4096 65536; do
 	fi
 done
 
-echo "bad_input: $checks runs, $failures failure(s)"
-[ $failures -eq 0 ]
+finish

@@ -5,22 +5,7 @@
 # tables.
 #
 #   bash tests/cli/dump.sh path/to/hwt BUILD_DIR
-set -u
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-dump-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+. "$(dirname "$0")/lib.sh" dump "$@"
 
 # hexfile FILE BYTE...: write the bytes (two hex digits each) to FILE.
 hexfile() {
@@ -31,19 +16,6 @@ hexfile() {
 		s="$s\\x$b"
 	done
 	printf '%b' "$s" >"$f"
-}
-
-# run DESC CMD...: sets $rc; stdout and stderr in $tmp/out, $tmp/err.
-run() {
-	desc=$1
-	shift
-	timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	checks=$((checks + 1))
-	if [ $rc -ge 124 ] || grep -qE 'Sanitizer|runtime error:' "$tmp/err"; then
-		fail "$desc: crashed or hung (exit $rc)"
-		sed 's/^/    /' "$tmp/err" >&2
-	fi
 }
 
 # expect_rc N: the exit code of the last run.
@@ -353,5 +325,4 @@ run "--help" "$hwt" dump --help
 expect_rc 0
 grep -q '^usage: hwt dump' "$tmp/out" || fail "$desc: no usage line"
 
-echo "dump: $checks runs, $failures failure(s)"
-[ $failures -eq 0 ]
+finish

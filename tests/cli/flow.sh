@@ -7,26 +7,10 @@
 # code that is not in the image. -j N must print what -j1 prints.
 #
 #   bash tests/cli/flow.sh path/to/hwt BUILD_DIR
-set -u
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$1
-ptgen=$2/ptgen
-if ! command -v yasm >/dev/null; then
-	echo "flow.sh: yasm is not installed; skipped" >&2
-	exit 0
-fi
-if [ ! -x "$ptgen" ]; then
-	echo "flow.sh: $ptgen not built" >&2
-	exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-flow.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
+. "$(dirname "$0")/lib.sh" flow "$@"
+ptgen=$build/ptgen
+wants yasm
+built "$ptgen"
 
 # The program: a loop calling a function twice, then two indirect jumps.
 #   1000 mov ecx, 2      1005 call f     100a dec ecx    100c jnz 1005
@@ -64,19 +48,18 @@ trace() {
 	}
 }
 
-# check DESC CMD... <<EXPECTED: stdout must be EXPECTED, exit code 0.
-check() {
+# expect_out DESC CMD... <<EXPECTED: stdout must be EXPECTED, exit code 0.
+expect_out() {
 	local desc=$1
 	shift
-	checks=$((checks + 1))
+	check
 	cat >"$tmp/want"
 	timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
 	local rc=$?
 	if [ $rc -ne 0 ] || ! cmp -s "$tmp/want" "$tmp/out"; then
-		echo "FAIL: $desc (exit $rc)" >&2
+		fail "$desc (exit $rc)"
 		diff -u "$tmp/want" "$tmp/out" | head -n 40 >&2
 		head -n 5 "$tmp/err" >&2
-		failures=$((failures + 1))
 	fi
 }
 
@@ -97,7 +80,7 @@ trace corrupt psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" \
 	"raw 0xd9" "tnt ..." psb "mode.exec 64" "fup 0x100a" psbend "tnt ." \
 	"tip 0x1030" "tip.pgd -"
 
-check "ptxed, compressed returns" "$hwt" ptxed --raw "$raw" \
+expect_out "ptxed, compressed returns" "$hwt" ptxed --raw "$raw" \
 	--pt "$tmp/ret.pt" --no-inst <<'EOF'
 [enabled]
 [exec mode: 64-bit]
@@ -118,7 +101,7 @@ check "ptxed, compressed returns" "$hwt" ptxed --raw "$raw" \
 [disabled]
 EOF
 
-check "ptxed, uncompressed returns, --insn-decoder --stat" "$hwt" ptxed \
+expect_out "ptxed, uncompressed returns, --insn-decoder --stat" "$hwt" ptxed \
 	--insn-decoder --raw "$raw" --pt "$tmp/tipret.pt" --no-inst --stat <<'EOF'
 [enabled]
 [exec mode: 64-bit]
@@ -140,7 +123,7 @@ check "ptxed, uncompressed returns, --insn-decoder --stat" "$hwt" ptxed \
 insn: 14.
 EOF
 
-check "ptxed, disassembly" "$hwt" ptxed --raw "$raw" --pt "$tmp/filter.pt" <<'EOF'
+expect_out "ptxed, disassembly" "$hwt" ptxed --raw "$raw" --pt "$tmp/filter.pt" <<'EOF'
 [enabled]
 [exec mode: 64-bit]
 0000000000001000  mov ecx, 0x02
@@ -155,7 +138,7 @@ check "ptxed, disassembly" "$hwt" ptxed --raw "$raw" --pt "$tmp/filter.pt" <<'EO
 [disabled]
 EOF
 
-check "ptxed, overflow" "$hwt" ptxed --raw "$raw" --pt "$tmp/ovf.pt" \
+expect_out "ptxed, overflow" "$hwt" ptxed --raw "$raw" --pt "$tmp/ovf.pt" \
 	--no-inst --event:ip <<'EOF'
 [enabled, ip: 0000000000001000]
 [exec mode: 64-bit, ip: 0000000000001000]
@@ -174,7 +157,7 @@ check "ptxed, overflow" "$hwt" ptxed --raw "$raw" --pt "$tmp/ovf.pt" \
 [disabled]
 EOF
 
-check "ptxed, corrupted byte" "$hwt" ptxed --raw "$raw" \
+expect_out "ptxed, corrupted byte" "$hwt" ptxed --raw "$raw" \
 	--pt "$tmp/corrupt.pt" --no-inst <<'EOF'
 [enabled]
 [exec mode: 64-bit]
@@ -193,7 +176,7 @@ check "ptxed, corrupted byte" "$hwt" ptxed --raw "$raw" \
 [disabled]
 EOF
 
-check "flow --branches" "$hwt" flow --branches --raw "$raw" \
+expect_out "flow --branches" "$hwt" flow --branches --raw "$raw" \
 	"$tmp/ret.pt" <<'EOF'
 0x1005 0x1020
 0x1021 0x100a
@@ -203,7 +186,7 @@ check "flow --branches" "$hwt" flow --branches --raw "$raw" \
 0x100e 0x1030
 EOF
 
-check "flow --branches, uncompressed returns" "$hwt" flow --branches \
+expect_out "flow --branches, uncompressed returns" "$hwt" flow --branches \
 	--raw "$raw" "$tmp/tipret.pt" <<'EOF'
 0x1005 0x1020
 0x1021 0x100a
@@ -215,13 +198,13 @@ EOF
 
 # The call that leaves the filter is a branch to where the disable says
 # (perf script --itrace=b lists it so too).
-check "flow --branches, filtered" "$hwt" flow --branches --raw "$raw" \
+expect_out "flow --branches, filtered" "$hwt" flow --branches --raw "$raw" \
 	"$tmp/filter.pt" <<'EOF'
 0x1005 0x1020
 0x100e 0x1030
 EOF
 
-check "flow, corrupted byte" "$hwt" flow --disasm --raw "$raw" \
+expect_out "flow, corrupted byte" "$hwt" flow --disasm --raw "$raw" \
 	"$tmp/corrupt.pt" <<'EOF'
 [enabled, ip: 0000000000001000]
 [exec mode: 64-bit, ip: 0000000000001000]
@@ -240,7 +223,7 @@ check "flow, corrupted byte" "$hwt" flow --disasm --raw "$raw" \
 [disabled]
 EOF
 
-check "flow --blocks, overflow" "$hwt" flow --blocks --raw "$raw" \
+expect_out "flow --blocks, overflow" "$hwt" flow --blocks --raw "$raw" \
 	"$tmp/ovf.pt" <<'EOF'
 [enabled, ip: 0000000000001000]
 [exec mode: 64-bit, ip: 0000000000001000]
@@ -253,14 +236,14 @@ check "flow --blocks, overflow" "$hwt" flow --blocks --raw "$raw" \
 [disabled]
 EOF
 
-check "flow --stat" "$hwt" flow --stat --raw "$raw" "$tmp/ret.pt" <<'EOF'
+expect_out "flow --stat" "$hwt" flow --stat --raw "$raw" "$tmp/ret.pt" <<'EOF'
 insn: 14
 blocks: 6
 events: 4
 errors: 0
 EOF
 
-check "calls" "$hwt" calls --raw "$raw" "$tmp/ret.pt" <<'EOF'
+expect_out "calls" "$hwt" calls --raw "$raw" "$tmp/ret.pt" <<'EOF'
 1	?? 0x1000	inst 1,2
 2	  ?? 0x1020	inst 3,4
 3	?? 0x100a	inst 5,7
@@ -268,7 +251,7 @@ check "calls" "$hwt" calls --raw "$raw" "$tmp/ret.pt" <<'EOF'
 5	?? 0x100a	inst 10,14
 EOF
 
-check "coverage" "$hwt" coverage -o "$tmp/map" --raw "$raw" \
+expect_out "coverage" "$hwt" coverage -o "$tmp/map" --raw "$raw" \
 	"$tmp/ret.pt" <<'EOF'
 edges: 6
 hash: f578e2c4a9c01ddd
@@ -276,10 +259,9 @@ blocks: 6
 insn: 14
 errors: 0
 EOF
-checks=$((checks + 1))
+check
 if [ "$(stat -c %s "$tmp/map" 2>/dev/null)" != 65536 ]; then
-	echo "FAIL: coverage -o: no 64 KiB bitmap" >&2
-	failures=$((failures + 1))
+	fail "coverage -o: no 64 KiB bitmap"
 fi
 
 # Code that is not in the image: the error names the IP; decoding goes on
@@ -288,7 +270,7 @@ trace nomap psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!!." \
 	"tip 0x5000" "tnt !!" pad pad pad pad pad pad pad pad pad pad pad pad \
 	pad pad pad pad psb "mode.exec 64" "fup 0x1030" psbend "tip.pgd -"
 # Where the decoder stands at the error is its own business: mask it.
-check "flow, missing image" sh -c '"$0" flow --no-events --raw "$1" "$2" |
+expect_out "flow, missing image" sh -c '"$0" flow --no-events --raw "$1" "$2" |
 	sed "s/offset 0x[0-9a-f]*/offset X/"' "$hwt" "$raw" \
 	"$tmp/nomap.pt" <<'EOF'
 0000000000001000
@@ -342,33 +324,29 @@ for mode in --insn --blocks --branches --stat; do
 	"$hwt" flow $mode --raw "$tmp/loop.bin:0x1000" "$tmp/long.pt" \
 		>"$tmp/j1" 2>&1
 	for j in 2 3 7; do
-		checks=$((checks + 1))
+		check
 		"$hwt" flow $mode -j$j --raw "$tmp/loop.bin:0x1000" \
 			"$tmp/long.pt" >"$tmp/jn" 2>&1
 		if ! cmp -s "$tmp/j1" "$tmp/jn"; then
-			echo "FAIL: flow $mode -j$j differs from -j1" >&2
+			fail "flow $mode -j$j differs from -j1"
 			diff "$tmp/j1" "$tmp/jn" | head -n 10 >&2
-			failures=$((failures + 1))
 		fi
 	done
 done
 "$hwt" coverage --raw "$tmp/loop.bin:0x1000" "$tmp/long.pt" >"$tmp/j1"
 "$hwt" coverage -j3 --raw "$tmp/loop.bin:0x1000" "$tmp/long.pt" >"$tmp/jn"
-checks=$((checks + 1))
+check
 cmp -s "$tmp/j1" "$tmp/jn" || {
-	echo "FAIL: coverage -j3 differs from -j1" >&2
-	failures=$((failures + 1))
+	fail "coverage -j3 differs from -j1"
 }
 # The long trace has errors and overflows, but no instruction is lost.
 "$hwt" ptxed --raw "$tmp/loop.bin:0x1000" --pt "$tmp/long.pt" --quiet \
 	--stat:insn >"$tmp/px"
-checks=$((checks + 1))
+check
 want=$(grep '^insn:' "$tmp/j1")
 got=$(sed -n 's/^insn: \([0-9]*\)\.$/insn: \1/p' "$tmp/px")
 [ "$want" = "$got" ] || {
-	echo "FAIL: ptxed --stat:insn '$got' != coverage '$want'" >&2
-	failures=$((failures + 1))
+	fail "ptxed --stat:insn '$got' != coverage '$want'"
 }
 
-echo "flow.sh: $checks checks, $failures failures"
-[ "$failures" -eq 0 ]
+finish

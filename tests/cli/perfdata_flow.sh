@@ -20,45 +20,18 @@
 # without AUX data) need it; without perf they are skipped.
 #
 #   bash tests/cli/perfdata_flow.sh path/to/hwt BUILD_DIR
-set -u
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$1
-ptgen=$2/ptgen
-mkptdata=$2/mkptdata
-src=$(cd "$(dirname "$0")/../.." && pwd)
-for tool in "$ptgen" "$mkptdata"; do
-	if [ ! -x "$tool" ]; then
-		echo "perfdata_flow.sh: $tool not built" >&2
-		exit 1
-	fi
-done
-for cmd in yasm ld nm od dd truncate; do
-	if ! command -v $cmd >/dev/null; then
-		echo "perfdata_flow.sh: $cmd is not installed (see DEB_PKGS)" >&2
-		exit 1
-	fi
-done
+. "$(dirname "$0")/lib.sh" perfdata_flow "$@"
+ptgen=$build/ptgen
+mkptdata=$build/mkptdata
+built "$ptgen" "$mkptdata"
+needs yasm ld nm od dd truncate
 have_perf=1
 command -v perf >/dev/null || have_perf=0
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-pdflow.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
 compared=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
 
 # run NAME CMD...: stdout to $tmp/NAME.out, stderr to $tmp/NAME.err; a
 # crash (signal) or a timeout is a failure. Returns the exit code.
-run() {
+run_as() {
 	local name=$1
 	shift
 	timeout 120 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
@@ -72,7 +45,7 @@ run() {
 
 # same DESC FILE1 FILE2: the two files must be equal and not empty.
 same() {
-	checks=$((checks + 1))
+	check
 	if [ ! -s "$2" ]; then
 		fail "$1: no output"
 	elif ! cmp -s "$2" "$3"; then
@@ -83,7 +56,7 @@ same() {
 
 # contains DESC FILE PATTERN: grep -E PATTERN must match a line of FILE.
 contains() {
-	checks=$((checks + 1))
+	check
 	if ! grep -Eq -- "$3" "$2"; then
 		fail "$1: no line matching '$3' in:"
 		head -n 20 "$2" >&2
@@ -158,16 +131,16 @@ if [ $have_perf -eq 0 ]; then
 		"with perf script --itrace=b, pipe mode, no-AUX file)"
 else
 	for p in calls loop; do
-		checks=$((checks + 1))
-		run hwt_br "$hwt" flow --branches "$tmp/$p.data" ||
+		check
+		run_as hwt_br "$hwt" flow --branches "$tmp/$p.data" ||
 			fail "hwt flow --branches $p.data: exit $?"
 		strip "$tmp/hwt_br.out" >"$tmp/$p.hwt"
 		# -F hw:...: the fields of the synthesized branches event (the
 		# intel_pt event itself has no ADDR). --force only if perf
 		# refuses the file (it checks the owner).
-		run perf_br perf script --itrace=be -F hw:ip,addr \
+		run_as perf_br perf script --itrace=be -F hw:ip,addr \
 			-i "$tmp/$p.data" || {
-			run perf_br perf script --force --itrace=be \
+			run_as perf_br perf script --force --itrace=be \
 				-F hw:ip,addr -i "$tmp/$p.data" ||
 				fail "perf script on $p.data: exit $?"
 		}
@@ -195,12 +168,12 @@ else
 	# Pipe mode, as perf writes to a pipe: from a file and from stdin.
 	if perf inject -i "$tmp/calls.data" -o - >"$tmp/pipe.data" \
 		2>/dev/null; then
-		run pipe "$hwt" flow --branches "$tmp/pipe.data" ||
+		run_as pipe "$hwt" flow --branches "$tmp/pipe.data" ||
 			fail "hwt flow on a pipe-mode file: exit $?"
 		strip "$tmp/pipe.out" >"$tmp/pipe.hwt"
 		same "pipe-mode perf.data vs the file" "$tmp/calls.hwt" \
 			"$tmp/pipe.hwt"
-		run pipe "$hwt" flow --branches - <"$tmp/pipe.data" ||
+		run_as pipe "$hwt" flow --branches - <"$tmp/pipe.data" ||
 			fail "hwt flow - <pipe.data: exit $?"
 		strip "$tmp/pipe.out" >"$tmp/pipe.hwt"
 		same "pipe-mode perf.data on stdin" "$tmp/calls.hwt" \
@@ -220,10 +193,10 @@ for p in calls loop; do
 	for cmd in "flow --branches" "flow --insn --disasm" "flow --blocks" \
 		"calls --time" "coverage"; do
 		# shellcheck disable=SC2086
-		run pd "$hwt" $cmd "$tmp/$p.data" ||
+		run_as pd "$hwt" $cmd "$tmp/$p.data" ||
 			fail "hwt $cmd $p.data: exit $?"
 		# shellcheck disable=SC2086
-		run raw "$hwt" $cmd $timing --elf "$tmp/$p" "$tmp/$p.pt" ||
+		run_as raw "$hwt" $cmd $timing --elf "$tmp/$p" "$tmp/$p.pt" ||
 			fail "hwt $cmd --elf $p: exit $?"
 		# coverage adds the totals of all streams after '# all streams'
 		awk '/^# all streams/ { exit } !/^#/' "$tmp/pd.out" \
@@ -234,14 +207,14 @@ for p in calls loop; do
 	contains "stream header of $p.data" "$tmp/pd.out" \
 		"^# stream idx 0: pid 1234 tid 1234 comm $p, [0-9]+ bytes$"
 
-	run j1 "$hwt" flow --blocks -j1 "$tmp/$p.data"
-	run j4 "$hwt" flow --blocks -j4 "$tmp/$p.data"
+	run_as j1 "$hwt" flow --blocks -j1 "$tmp/$p.data"
+	run_as j4 "$hwt" flow --blocks -j4 "$tmp/$p.data"
 	same "hwt flow -j4 vs -j1 ($p.data)" "$tmp/j1.out" "$tmp/j4.out"
 
-	run pdd "$hwt" dump "$tmp/$p.data" || fail "hwt dump $p.data: exit $?"
+	run_as pdd "$hwt" dump "$tmp/$p.data" || fail "hwt dump $p.data: exit $?"
 	# perf pads each AUXTRACE chunk to 8 bytes (PAD packets).
 	cp "$tmp/$p.pt" "$tmp/$p.pad" && truncate -s %8 "$tmp/$p.pad"
-	run rawd "$hwt" dump "$tmp/$p.pad"
+	run_as rawd "$hwt" dump "$tmp/$p.pad"
 	strip "$tmp/pdd.out" >"$tmp/pdd.one"
 	same "hwt dump: $p.data vs $p.pt" "$tmp/rawd.out" "$tmp/pdd.one"
 	contains "hwt dump header of $p.data" "$tmp/pdd.out" \
@@ -253,15 +226,15 @@ done
 # A stream is read from the file in pieces cut at PSBs (64 MiB unless
 # HWT_PIECE_SIZE says otherwise); cut into pieces of 4 KiB, the loop
 # trace decodes and dumps exactly as when it is read whole.
-checks=$((checks + 1))
+check
 [ "$(stat -c %s "$tmp/loop.pt")" -gt 16384 ] ||
 	fail "loop.pt is too small to be cut into pieces"
 for cmd in "flow --blocks" "flow --branches" "calls --time" "coverage" \
 	"flow --stat" "dump --lastip"; do
 	# shellcheck disable=SC2086
-	run whole "$hwt" $cmd "$tmp/loop.data"
+	run_as whole "$hwt" $cmd "$tmp/loop.data"
 	# shellcheck disable=SC2086
-	run cut env HWT_PIECE_SIZE=4096 "$hwt" $cmd "$tmp/loop.data" ||
+	run_as cut env HWT_PIECE_SIZE=4096 "$hwt" $cmd "$tmp/loop.data" ||
 		fail "hwt $cmd in 4 KiB pieces: exit $?"
 	same "hwt $cmd: in 4 KiB pieces vs whole" "$tmp/whole.out" \
 		"$tmp/cut.out"
@@ -275,12 +248,12 @@ done
 "$mkptdata" --cpu 0 --pt "$tmp/calls.pt" --elf "$tmp/calls" \
 	"$tmp/cpu.data" || fail "mkptdata --cpu 0"
 off=$(record_at "$tmp/cpu.data" 70 152)
-checks=$((checks + 1))
+check
 if [ -z "$off" ]; then
 	fail "no AUXTRACE_INFO in cpu.data to patch"
 else
 	poke "$tmp/cpu.data" $((off + 88)) 1
-	run cpu "$hwt" flow --branches "$tmp/cpu.data" ||
+	run_as cpu "$hwt" flow --branches "$tmp/cpu.data" ||
 		fail "hwt flow on cpu.data: exit $?"
 	contains "cpu stream header" "$tmp/cpu.out" \
 		'^# stream idx 0: cpu 0, [0-9]+ bytes$'
@@ -297,26 +270,26 @@ fi
 # say that only the first 0x400 bytes came out and the rest was lost.
 cp "$tmp/loop.data" "$tmp/trunc.data"
 off=$(record_at "$tmp/trunc.data" 11 64)
-checks=$((checks + 1))
+check
 if [ -z "$off" ]; then
 	fail "no PERF_RECORD_AUX in loop.data to patch"
 else
 	poke "$tmp/trunc.data" $((off + 16)) 0 4 0 0 0 0 0 0	# aux_size
 	poke "$tmp/trunc.data" $((off + 24)) 1			# TRUNCATED
-	run tr "$hwt" flow --branches "$tmp/trunc.data" ||
+	run_as tr "$hwt" flow --branches "$tmp/trunc.data" ||
 		fail "hwt flow on trunc.data: exit $?"
 	contains "truncation warning" "$tmp/tr.out" \
 		'^\[warning: the AUX buffer was full.*aux offset 0x0 size 0x400'
 	# Where it happened: branches before and after it (the trace
 	# itself is whole, the record only says what was lost).
-	checks=$((checks + 1))
+	check
 	awk '/^\[warning: the AUX buffer/ { w = NR } /^0x/ { if (w) a++; else b++ }
 		END { exit !(w && a > 100 && b > 100) }' "$tmp/tr.out" ||
 		fail "the truncation warning is not inside the branch list"
-	run trs "$hwt" flow --stat "$tmp/trunc.data"
+	run_as trs "$hwt" flow --stat "$tmp/trunc.data"
 	contains "--stat counts the truncation" "$tmp/trs.out" \
 		'^aux truncated: 1$'
-	run trd "$hwt" dump "$tmp/trunc.data"
+	run_as trd "$hwt" dump "$tmp/trunc.data"
 	contains "hwt dump lists the truncation" "$tmp/trd.out" \
 		'^0000000000000400  \[warning: the AUX buffer was full'
 fi
@@ -328,9 +301,9 @@ if [ $have_perf -eq 1 ]; then
 	if perf record -q -e dummy -o "$tmp/dummy.data" -- true \
 		>/dev/null 2>&1; then
 		for cmd in "flow" "calls" "coverage" "dump"; do
-			checks=$((checks + 1))
+			check
 			# shellcheck disable=SC2086
-			if run noaux "$hwt" $cmd "$tmp/dummy.data"; then
+			if run_as noaux "$hwt" $cmd "$tmp/dummy.data"; then
 				fail "hwt $cmd on a perf.data without AUX data:" \
 					"exit 0"
 			fi
@@ -346,14 +319,14 @@ fi
 # 8 + 8 + 17 * 8 = 0x98 bytes; its type (u32 at +8) becomes intel_bts.
 cp "$tmp/calls.data" "$tmp/bts.data"
 off=$(record_at "$tmp/bts.data" 70 152)
-checks=$((checks + 1))
+check
 if [ -z "$off" ]; then
 	fail "no AUXTRACE_INFO in calls.data to patch"
 else
 	poke "$tmp/bts.data" $((off + 8)) 2
 	for cmd in flow dump; do
-		checks=$((checks + 1))
-		if run bts "$hwt" $cmd "$tmp/bts.data"; then
+		check
+		if run_as bts "$hwt" $cmd "$tmp/bts.data"; then
 			fail "hwt $cmd on intel_bts data: exit 0"
 		fi
 		contains "hwt $cmd: intel_bts not supported" "$tmp/bts.err" \
@@ -368,7 +341,7 @@ cp "$tmp/calls" "$tmp/gone"
 	fail "mkptdata gone.data"
 rm -f "$tmp/gone"
 for cmd in flow calls; do
-	run gone "$hwt" $cmd "$tmp/gone.data"
+	run_as gone "$hwt" $cmd "$tmp/gone.data"
 	contains "hwt $cmd: warning names the missing ELF" "$tmp/gone.err" \
 		"warning: .*$tmp/gone"
 	contains "hwt $cmd: NOMAP errors" "$tmp/gone.out" \
@@ -377,12 +350,10 @@ done
 
 # A truncated file: whatever came before its end is decoded or reported.
 head -c 700 "$tmp/calls.data" >"$tmp/short.data"
-run short "$hwt" flow "$tmp/short.data"
-checks=$((checks + 1))
+run_as short "$hwt" flow "$tmp/short.data"
+check
 if [ ! -s "$tmp/short.err" ]; then
 	fail "hwt flow on a truncated perf.data: no message"
 fi
 
-echo "perfdata_flow.sh: $checks checks, $failures failed;" \
-	"$compared branches compared with perf script"
-[ $failures -eq 0 ]
+finish "$compared branches compared with perf script"

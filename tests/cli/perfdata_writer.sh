@@ -13,36 +13,13 @@
 # Skips (exit 0) without perf; the intel_pt part without yasm and ld.
 #
 #   bash tests/cli/perfdata_writer.sh path/to/hwt BUILD_DIR
-set -u
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-build=$2
+. "$(dirname "$0")/lib.sh" perfdata_writer "$@"
 if ! command -v perf >/dev/null 2>&1 || ! perf version >/dev/null 2>&1; then
-	echo "skipped: perf not installed"
+	echo "perfdata_writer: perf not installed; skipped" >&2
 	exit 0
 fi
-src=$(cd "$(dirname "$0")/../.." && pwd)
 mk=$build/mkptdata
-if [ ! -x "$mk" ]; then
-	echo "FAIL: $mk not built" >&2
-	exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-pdw.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-
-check() {
-	checks=$((checks + 1))
-}
+built "$mk"
 
 # What perf says when it does not like a file. (Warnings about the records'
 # content - lost events, a trace error record - are not about the file.)
@@ -301,5 +278,4 @@ else
 	fi
 fi
 
-echo "perfdata_writer: $checks checks, $failures failures"
-[ "$failures" -eq 0 ]
+finish

@@ -4,52 +4,24 @@
 # never a crash or a hang. (libipt's suite checks ptxed's good output.)
 #
 #   bash tests/cli/ptxed.sh path/to/hwt BUILD_DIR
-set -u
+. "$(dirname "$0")/lib.sh" ptxed "$@"
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$1
-build=$2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-ptxed.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
+# A failure shows what the command said.
+fail_run() {
+	fail "$*"
 	echo "  exit code: $rc; stderr:" >&2
 	head -n 5 "$tmp/err" | sed 's/^/    /' >&2
 	echo "  stdout:" >&2
 	head -n 5 "$tmp/out" | sed 's/^/    /' >&2
-	failures=$((failures + 1))
-}
-
-run() {
-	desc=$1
-	shift
-	timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	checks=$((checks + 1))
-}
-
-no_crash() {
-	if [ "$rc" -ge 124 ] ||
-	   grep -qE 'Sanitizer|runtime error:' "$tmp/err"; then
-		fail "$desc: crashed or hung"
-		return 1
-	fi
-	return 0
 }
 
 # expect_err CODE REGEX: exit code CODE and REGEX on stderr.
 expect_err() {
 	no_crash || return
 	if [ "$rc" -ne "$1" ]; then
-		fail "$desc: exit code $rc, expected $1"
+		fail_run "$desc: exit code $rc, expected $1"
 	elif ! grep -qE "$2" "$tmp/err"; then
-		fail "$desc: stderr does not match '$2'"
+		fail_run "$desc: stderr does not match '$2'"
 	fi
 }
 
@@ -117,7 +89,7 @@ expect_err 1 'missing argument'
 
 run "ptxed --help" "$hwt" ptxed --help
 no_crash && { [ "$rc" -eq 0 ] && grep -q -- '--block:show-blocks' "$tmp/out" ||
-	fail "$desc: no help text"; }
+	fail_run "$desc: no help text"; }
 
 # ---- good and bad traces
 run "ptxed valid trace" "$hwt" ptxed --raw "$tmp/code.bin:0x1000" \
@@ -125,12 +97,12 @@ run "ptxed valid trace" "$hwt" ptxed --raw "$tmp/code.bin:0x1000" \
 if no_crash; then
 	printf '[enabled]\n0000000000001000\n0000000000001001\n0000000000001002\n[disabled]\ninsn: 3.\n' >"$tmp/want"
 	[ "$rc" -eq 0 ] && cmp -s "$tmp/out" "$tmp/want" ||
-		fail "$desc: unexpected output (see below)"
+		fail_run "$desc: unexpected output (see below)"
 fi
 
 run "ptxed trace that is not PT" "$hwt" ptxed --raw "$tmp/code.bin:0x1000" \
 	--pt "$tmp/text.txt"
-no_crash && { [ "$rc" -eq 0 ] || fail "$desc: exit code $rc"; }
+no_crash && { [ "$rc" -eq 0 ] || fail_run "$desc: exit code $rc"; }
 
 for i in 1 2 3 4 5 6 7 8; do
 	# Random bytes behind a PSB: errors, never a crash.
@@ -164,5 +136,4 @@ run "coverage -o unwritable" "$hwt" coverage -o "$tmp/no/such/dir/map" \
 	--raw "$tmp/code.bin:0x1000" "$tmp/ok.pt"
 expect_err 1 'cannot write'
 
-echo "ptxed.sh: $checks checks, $failures failures"
-[ "$failures" -eq 0 ]
+finish

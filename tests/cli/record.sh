@@ -20,38 +20,14 @@
 # the interrupt came (hwt lists it, as perf does).
 #
 #   bash tests/cli/record.sh path/to/hwt BUILD_DIR
-set -u
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$(readlink -f "$1")
-vglib=${HWT_VGPT_LIB:-$2/vgpt}
-vgpt_awk=$(cd "$(dirname "$0")/vgpt" && pwd)
+. "$(dirname "$0")/lib.sh" record "$@"
+wants gcc gzip
+wants_vgpt
+vgpt_awk=$src/tests/cli/vgpt
 cmp_awk=(-f "$vgpt_awk/hex.awk" -f "$vgpt_awk/cmp.awk")
-for cmd in valgrind gcc gzip; do
-	if ! command -v $cmd >/dev/null; then
-		echo "record.sh: $cmd is not installed; skipped" >&2
-		exit 0
-	fi
-done
-if [ ! -x "$vglib/vgpt-amd64-linux" ]; then
-	echo "record.sh: vgpt not built (no valgrind.pc, or a sanitizer build); skipped" >&2
-	exit 0
-fi
 have_perf=1
 command -v perf >/dev/null || have_perf=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-record.XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-failures=0
-checks=0
 branches=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
 
 # ---- the programs --------------------------------------------------------
 
@@ -231,7 +207,7 @@ split_streams() {
 record() {
 	local name=$1
 	shift
-	checks=$((checks + 1))
+	check
 	if ! (cd "$tmp" && "$hwt" record -q --vgpt-truth -o "$name.data" \
 	      -- "$@" >"$name.stdout" 2>"$name.stderr"); then
 		fail "$name: hwt record exit $? ($*)"
@@ -249,7 +225,7 @@ exact() {
 	local name=$1 t tid n=0 nt=0
 	"$hwt" flow --no-sym "$tmp/$name.data" >"$tmp/$name.flow" 2>"$tmp/$name.flow.err" ||
 		fail "$name: hwt flow exit $?"
-	checks=$((checks + 1))
+	check
 	if grep -q '^\[error' "$tmp/$name.flow"; then
 		fail "$name: decode errors"
 		grep '^\[error' "$tmp/$name.flow" | head -n 3 >&2
@@ -260,7 +236,7 @@ exact() {
 		nt=$((nt + 1))
 		tid=${t%.truth}
 		tid=${tid##*.}
-		checks=$((checks + 1))
+		check
 		if [ ! -e "$tmp/$name.st.$tid" ]; then
 			fail "$name/$tid: a truth but no stream in the perf.data"
 		elif ! awk "${cmp_awk[@]}" "$t" "$tmp/$name.st.$tid" >"$tmp/$name.cmp"; then
@@ -270,14 +246,14 @@ exact() {
 			echo "$name/$tid: $(cat "$tmp/$name.cmp")"
 		fi
 	done
-	checks=$((checks + 1))
+	check
 	[ "$nt" -gt 0 ] || fail "$name: no truth file"
 	[ "$(grep -c '^# stream idx' "$tmp/$name.flow")" -eq "$nt" ] ||
 		fail "$name: $(grep -c '^# stream idx' "$tmp/$name.flow") streams, $nt truth files"
 	eval "streams_$name=$n"
 	# --stat folds blocks in the library, asking the sideband only
 	# between folds: the same instructions, stream by stream.
-	checks=$((checks + 1))
+	check
 	"$hwt" flow --stat "$tmp/$name.data" 2>/dev/null |
 		awk '/^# stream idx/ { s = $8 } /^insn:/ && s { print s, $2; s = "" }' \
 		>"$tmp/$name.stat"
@@ -292,7 +268,7 @@ exact() {
 with_perf() {
 	local name=$1 tid n
 	[ $have_perf -eq 1 ] || return 0
-	checks=$((checks + 1))
+	check
 	if ! perf script --itrace=be -F hw:tid,ip,addr -i "$tmp/$name.data" \
 	     >"$tmp/$name.perf" 2>"$tmp/$name.perf.err" &&
 	   ! perf script --force --itrace=be -F hw:tid,ip,addr \
@@ -312,7 +288,7 @@ with_perf() {
 		awk -v t="$tid" '$1 == t && $3 == "=>" && $2 != "0" && $4 != "0" {
 			print "0x" $2 " 0x" $4 }' "$tmp/$name.perf" >"$tmp/$name.pb.$tid"
 		n=$(wc -l <"$tmp/$name.pb.$tid")
-		checks=$((checks + 1))
+		check
 		if [ "$n" -lt 10 ]; then
 			fail "$name/$tid: perf lists only $n branches"
 		elif ! cmp -s "$f" "$tmp/$name.pb.$tid"; then
@@ -331,28 +307,28 @@ record gzip gzip -c gz.in && { exact gzip; with_perf gzip; }
 cmp -s <(gzip -dc "$tmp/gzip.stdout") "$tmp/gz.in" ||
 	fail "gzip: output under hwt record is not the input compressed"
 record mt ./mt && { exact mt; with_perf mt; }
-checks=$((checks + 1))
+check
 [ "${streams_mt:-0}" -eq 5 ] || fail "mt: ${streams_mt:-0} exact streams, expected 5"
 record sig ./sig && { exact sig; with_perf sig; }
-checks=$((checks + 1))
+check
 [ "$(cat "$tmp/sig.stdout")" = "3 1 1" ] || fail "sig: output '$(cat "$tmp/sig.stdout")'"
 record dl ./dl ./libplug.so && { exact dl; with_perf dl; }
-checks=$((checks + 1))
+check
 "$hwt" sideband "$tmp/dl.data" | grep -q 'MMAP2.*libplug.so' ||
 	fail "dl: no MMAP2 of the dlopened library"
 record jit ./jit && { exact jit; with_perf jit; }
-checks=$((checks + 1))
+check
 "$hwt" sideband "$tmp/jit.data" | grep -q 'MMAP2 .*jit.data.code/vgpt\.[0-9]*\.[0-9a-f]*\.[0-9a-f]*\.bin' &&
 	ls "$tmp"/jit.data.code/vgpt.*.bin >/dev/null 2>&1 ||
 	fail "jit: the generated code is not saved in jit.data.code/ and mapped"
 record fe ./fe && { exact fe; with_perf fe; }
-checks=$((checks + 1))
+check
 [ "${streams_fe:-0}" -eq 2 ] || fail "fe: ${streams_fe:-0} exact streams, expected 2 (parent, child with the program it execs)"
-checks=$((checks + 1))
+check
 "$hwt" sideband "$tmp/fe.data" >"$tmp/fe.sb"
 grep -q 'PERF_RECORD_FORK' "$tmp/fe.sb" && grep -q 'PERF_RECORD_COMM.*exec.*true' "$tmp/fe.sb" ||
 	fail "fe: no FORK or no COMM exec of /bin/true in the sideband"
-checks=$((checks + 1))
+check
 if grep -q 'PERF_RECORD_COMM.*exec.*hwt-test' "$tmp/fe.sb"; then
 	fail "fe: the failed exec became a COMM exec"
 fi
@@ -364,7 +340,7 @@ BEGIN { split(r, a, " "); lo = hex(a[1]); hi = lo + hex(a[2]) }
 /^[0-9a-f]+$/ { v = hex($1); if (v >= lo && v < hi) n++ }
 END { exit !(n >= 20) }
 EOF
-checks=$((checks + 1))
+check
 child=$(awk '/PERF_RECORD_FORK/ { split($3, a, "/"); print a[1]; exit }' "$tmp/fe.sb")
 range=$(awk -v p="$child/" 'index($3, p) == 1 && $4 == "PERF_RECORD_MMAP2" &&
 	$NF ~ /\/true$/ { sub(/^0x/, "", $5); sub(/^0x/, "", $6); print $5, $6; exit }' \
@@ -378,16 +354,16 @@ fi
 
 # The perf.data holds what perf writes: build ids, the HWT_EXIT feature,
 # no saved code left behind when there was none.
-checks=$((checks + 1))
+check
 "$hwt" info "$tmp/ls.data" >"$tmp/ls.info"
 grep -q 'BUILD_ID' "$tmp/ls.info" && grep -q 'HWT_EXIT' "$tmp/ls.info" &&
 	grep -q 'lost data    none' "$tmp/ls.info" ||
 	fail "ls: hwt info lacks BUILD_ID, HWT_EXIT or says data was lost"
-checks=$((checks + 1))
+check
 [ ! -e "$tmp/ls.data.code" ] || fail "ls: an empty ls.data.code was left"
 
 # The comparison can fail: a truth with a superblock dropped.
-checks=$((checks + 1))
+check
 t=$(ls "$tmp"/ls.data.*.truth | head -n 1)
 tid=${t%.truth}
 tid=${tid##*.}
@@ -396,5 +372,4 @@ if awk "${cmp_awk[@]}" "$tmp/bad.truth" "$tmp/ls.st.$tid" >/dev/null; then
 	fail "a truth with a superblock missing compares equal"
 fi
 
-echo "record.sh: $checks checks, $failures failures, $branches branches compared with perf script"
-[ "$failures" -eq 0 ]
+finish "$branches branches compared with perf script"

@@ -10,35 +10,17 @@
 # partial file still readable by hwt info, vgpt's files kept).
 #
 #   bash tests/cli/record_bad.sh path/to/hwt BUILD_DIR
-set -u
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$(readlink -f "$1")
-vglib=${HWT_VGPT_LIB:-$2/vgpt}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-recbad.XXXXXX")
+. "$(dirname "$0")/lib.sh" record_bad "$@"
+vglib=${HWT_VGPT_LIB:-$build/vgpt}
 mnt=
-cleanup() {
-	[ -n "$mnt" ] && umount "$mnt" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-failures=0
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+at_exit '[ -z "$mnt" ] || umount "$mnt" 2>/dev/null'
 
 # expect NAME STATUS CMD...: exit status STATUS, one line on stderr
 # (unless STATUS is 0), no crash.
 expect() {
 	local name=$1 want=$2 rc
 	shift 2
-	checks=$((checks + 1))
+	check
 	(cd "$tmp" && timeout 60 "$@") >"$tmp/$name.out" 2>"$tmp/$name.err"
 	rc=$?
 	if [ "$rc" -ne "$want" ]; then
@@ -52,7 +34,7 @@ expect() {
 
 # says NAME TEXT: stderr of NAME holds TEXT.
 says() {
-	checks=$((checks + 1))
+	check
 	grep -q -- "$2" "$tmp/$1.err" ||
 		fail "$1: stderr does not say '$2': $(head -n 2 "$tmp/$1.err")"
 }
@@ -85,7 +67,7 @@ if [ -e /sys/bus/event_source/devices/intel_pt ]; then
 else
 	says pt "/sys/bus/event_source/devices/intel_pt is absent"
 fi
-checks=$((checks + 1))
+check
 [ ! -e "$tmp/hwt.data" ] || fail "--source intel_pt wrote a file"
 expect attach 125 "$hwt" record -p 1
 says attach "cannot attach"
@@ -101,7 +83,7 @@ fi
 expect missing 127 "$hwt" record -q -o missing.data -- /nonexistent/prog
 says missing "/nonexistent/prog: command not found"
 expect missing2 127 "$hwt" record -q -o missing.data -- hwt-no-such-command
-checks=$((checks + 1))
+check
 [ ! -e "$tmp/missing.data" ] || fail "a missing command left missing.data"
 printf 'not a program\n' >"$tmp/noexec"
 chmod -x "$tmp/noexec"
@@ -113,7 +95,7 @@ says noexec "permission denied"
 (cd "$tmp" && "$hwt" record -o nofunc.data --filter no_such_function_here \
 	-- /bin/true) >"$tmp/nofunc.out" 2>"$tmp/nofunc.err"
 rc=$?
-checks=$((checks + 1))
+check
 [ $rc -ne 0 ] || fail "--filter of a function that never ran: exit 0"
 says nofunc "no_such_function_here never ran"
 
@@ -189,15 +171,15 @@ if ! gcc -O0 -g -pthread -o "$tmp/crash" "$tmp/crash.c" 2>"$tmp/cc.err"; then
 fi
 
 # run NAME STATUS ARGS...: record ./crash ARGS, expect STATUS.
-run() {
+crash_run() {
 	local name=$1 want=$2 rc
 	shift 2
-	checks=$((checks + 1))
+	check
 	(cd "$tmp" && timeout 120 "$hwt" record -q -o "$name.data" -- ./crash "$@") \
 		>"$tmp/$name.out" 2>"$tmp/$name.err"
 	rc=$?
 	[ "$rc" -eq "$want" ] || fail "$name: hwt record exit $rc, expected $want"
-	checks=$((checks + 1))
+	check
 	if ! "$hwt" last "$tmp/$name.data" >"$tmp/$name.last" 2>"$tmp/$name.lerr"; then
 		fail "$name: hwt last exit $?: $(head -n 2 "$tmp/$name.lerr")"
 	fi
@@ -205,20 +187,20 @@ run() {
 
 # has NAME REGEX: the hwt last output matches.
 has() {
-	checks=$((checks + 1))
+	check
 	grep -Eq -- "$2" "$tmp/$1.last" || {
 		fail "$1: hwt last does not show /$2/"
 		head -n 12 "$tmp/$1.last" >&2
 	}
 }
 
-run exit 3 exit
+crash_run exit 3 exit
 has exit "exited with status 3"
-run segv 139 main
+crash_run segv 139 main
 says segv "was killed by signal 11 (SIGSEGV)"
 has segv "killed by signal 11 \(SIGSEGV\) at 0x[0-9a-f]+ deref\+0x[0-9a-f]+ \(crash.c:19\): the path to the crash"
 # The stack from the fault outwards: deref, walk x4, main.
-checks=$((checks + 1))
+check
 frames=$(sed -n '/^call stack/,/^last/p' "$tmp/segv.last" |
 	 awk '$1 ~ /^#/ { sub(/\+.*/, "", $3); printf "%s ", $3 }')
 case $frames in
@@ -228,23 +210,23 @@ case $frames in
 has segv "ret .* deref\+0x[0-9a-f]+ \(crash.c:19\)|call .* -> 0x[0-9a-f]+ deref "
 has segv "^  #0  0x[0-9a-f]+ deref\+0x[0-9a-f]+ \(crash.c:19\)  <- faulted here"
 # -n bounds the branches.
-checks=$((checks + 1))
+check
 n=$("$hwt" last -n 3 "$tmp/segv.data" | sed -n '/^last/,$p' | grep -c '^  ')
 [ "$n" -eq 3 ] || fail "hwt last -n 3 shows $n branches"
 
-run handler 139 handler
+crash_run handler 139 handler
 has handler "<signal handler> interrupted"
 has handler "^  #[0-9]+  0x[0-9a-f]+ on_usr1"
-checks=$((checks + 1))
+check
 sed -n '/^call stack/,/^last/p' "$tmp/handler.last" | grep -q 'main' ||
 	fail "handler: main is not below the handler on the stack"
 
-run thread 139 thread
+crash_run thread 139 thread
 # Two threads; the one that faulted is the second.
-checks=$((checks + 1))
+check
 [ "$(grep -c '^# thread' "$tmp/thread.last")" -eq 2 ] ||
 	fail "thread: $(grep -c '^# thread' "$tmp/thread.last") threads in hwt last"
-checks=$((checks + 1))
+check
 awk '/^# thread/ { n++ } n == 2 && /killed by signal 11 \(SIGSEGV\) at .* deref/ { ok = 1 }
      n == 1 && /while another thread ran/ { other = 1 }
      END { exit !(ok && other) }' "$tmp/thread.last" ||
@@ -254,7 +236,7 @@ awk '/^# thread/ { n++ } n == 2 && /killed by signal 11 \(SIGSEGV\) at .* deref/
 
 # Space for vgpt's files but not for the perf.data as well: the size of
 # a normal recording of the same run, plus a half.
-checks=$((checks + 1))
+check
 (cd "$tmp" && "$hwt" record -q -o size.data -- /bin/ls -l /usr/bin >/dev/null 2>&1)
 size=$(stat -c %s "$tmp/size.data")
 disk=$tmp/disk
@@ -277,18 +259,17 @@ fi
 if [ $rc -ne 125 ]; then
 	fail "full disk ($how): exit $rc, expected 125: $(head -n 3 "$tmp/full.err")"
 else
-	checks=$((checks + 1))
+	check
 	grep -Eq 'No space left|File too large' "$tmp/full.err" ||
 		fail "full disk ($how): the write error is not named: $(head -n 3 "$tmp/full.err")"
-	checks=$((checks + 1))
+	check
 	grep -q 'files are kept in' "$tmp/full.err" ||
 		fail "full disk ($how): does not say where vgpt's files are"
-	checks=$((checks + 1))
+	check
 	"$hwt" info "$disk/full.data" >"$tmp/full.info" 2>"$tmp/full.ierr"
 	grep -q '^file ' "$tmp/full.info" ||
 		fail "full disk ($how): hwt info cannot read the partial file: $(head -n 2 "$tmp/full.ierr")"
 	echo "full disk ($how): $(grep -m1 'No space\|too large' "$tmp/full.err")"
 fi
 
-echo "record_bad.sh: $checks checks, $failures failures"
-[ "$failures" -eq 0 ]
+finish

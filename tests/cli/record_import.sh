@@ -11,30 +11,9 @@
 # decode fail (so munmap is applied, not dropped).
 #
 #   bash tests/cli/record_import.sh path/to/hwt BUILD_DIR
-set -u
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$(readlink -f "$1")
-ptgen=$(readlink -f "$2/ptgen")
-src=$(cd "$(dirname "$0")/../.." && pwd)
-for cmd in yasm ld; do
-	if ! command -v $cmd >/dev/null; then
-		echo "record_import.sh: $cmd is not installed (see DEB_PKGS)" >&2
-		exit 1
-	fi
-done
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-recimp.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+. "$(dirname "$0")/lib.sh" record_import "$@"
+ptgen=$build/ptgen
+needs yasm ld
 
 cd "$tmp" || exit 1
 yasm -f elf64 "$src/examples/calls.asm" -o calls.o &&
@@ -66,33 +45,33 @@ sideband() {
 sideband a "switch 1000 100 100 out" "switch 2000 100 100 in" \
 	"munmap 3000 100 500000 1000" "frobnicate 4000 100 x y z" \
 	"mmap zz" "switch 5000 100 100 sideways"
-checks=$((checks + 1))
+check
 "$hwt" record --vgpt-import a/vgpt -o a.data >a.out 2>a.err ||
 	fail "import: exit $?: $(head -n 3 a.err)"
-checks=$((checks + 1))
+check
 grep -q "line 7: unknown line 'frobnicate'" a.err &&
 	grep -q "line 8, column 6: TIME is not a decimal number" a.err &&
 	grep -q "line 9, column 21: not out or in" a.err ||
 	fail "import: unknown and malformed lines not reported as warnings: $(cat a.err)"
-checks=$((checks + 1))
+check
 grep -q "lost data: 0" a.err || fail "import: summary: $(tail -n 1 a.err)"
 
 "$hwt" sideband a.data >a.sb
-checks=$((checks + 1))
+check
 grep -q '0.000001 0 100/100 PERF_RECORD_SWITCH OUT' a.sb &&
 	grep -q '0.000002 0 100/100 PERF_RECORD_SWITCH IN' a.sb ||
 	fail "switch lines are not SWITCH records at their times: $(grep SWITCH a.sb)"
-checks=$((checks + 1))
+check
 grep -q 'PERF_RECORD_MMAP2 0x500000 0x1000 0x0 //anon' a.sb ||
 	fail "munmap is not an anonymous MMAP2 over the range"
-checks=$((checks + 1))
+check
 grep -q 'PERF_RECORD_COMM exec: calls' a.sb &&
 	grep -q 'PERF_RECORD_ITRACE_START' a.sb &&
 	grep -q 'PERF_RECORD_EXIT' a.sb ||
 	fail "comm, thread or exit lines missing from the records"
 
 # The decode through the perf.data is the raw one.
-checks=$((checks + 1))
+check
 "$hwt" flow --no-sym a.data | grep -v '^#' >a.flow
 "$hwt" flow --no-sym --elf calls calls.pt >raw.flow
 if [ ! -s raw.flow ] || ! cmp -s a.flow raw.flow; then
@@ -101,14 +80,14 @@ if [ ! -s raw.flow ] || ! cmp -s a.flow raw.flow; then
 fi
 
 if command -v perf >/dev/null; then
-	checks=$((checks + 1))
+	check
 	perf script --force --show-switch-events --show-mmap-events -i a.data \
 		>a.perf 2>a.perf.err
 	grep -q 'PERF_RECORD_SWITCH OUT' a.perf &&
 		grep -q 'PERF_RECORD_SWITCH IN' a.perf &&
 		grep -q '\[0x500000(0x1000) @ 0 .*---p //anon' a.perf ||
 		fail "perf script does not show the switches and the munmap: $(head -n 3 a.perf.err)"
-	checks=$((checks + 1))
+	check
 	perf script --force --itrace=be -F hw:ip,addr -i a.data 2>/dev/null |
 		awk '$2 == "=>" && $1 != "0" && $3 != "0" { print "0x" $1 " 0x" $3 }' >a.pbr
 	"$hwt" flow --branches a.data | grep -v '^#' >a.hbr
@@ -118,7 +97,7 @@ fi
 
 # munmap of the code before the trace runs: its code is gone.
 sideband b "munmap 5 100 401000 1000"
-checks=$((checks + 1))
+check
 "$hwt" record -q --vgpt-import b/vgpt -o b.data 2>b.err ||
 	fail "import b: exit $?"
 "$hwt" flow --no-sym b.data >b.flow 2>&1
@@ -128,23 +107,22 @@ grep -q '^\[error' b.flow ||
 # A trace the sideband does not name; a sideband without threads.
 sideband c
 cp calls.pt c/vgpt.200.pt
-checks=$((checks + 1))
+check
 "$hwt" record --vgpt-import c/vgpt -o c.data 2>c.err
 grep -q "vgpt.200.pt: a trace the sideband does not mention" c.err &&
 	grep -q "lost data: 1" c.err ||
 	fail "an unnamed trace file is not reported as lost: $(cat c.err)"
 mkdir -p d
 echo "comm 0 100 100 /bin/true" >d/vgpt.sb
-checks=$((checks + 1))
+check
 "$hwt" record -q --vgpt-import d/vgpt -o d.data 2>d.err
 rc=$?
 [ $rc -eq 125 ] && grep -q "no thread was traced" d.err ||
 	fail "a sideband without threads: exit $rc: $(cat d.err)"
-checks=$((checks + 1))
+check
 "$hwt" record -q --vgpt-import nowhere/vgpt -o e.data 2>e.err
 rc=$?
 [ $rc -eq 125 ] && grep -q "nowhere/vgpt.sb: No such file" e.err ||
 	fail "a missing sideband: exit $rc: $(cat e.err)"
 
-echo "record_import.sh: $checks checks, $failures failures"
-[ "$failures" -eq 0 ]
+finish

@@ -14,34 +14,10 @@
 #      (tests/cli/vgpt/cmp.awk with suffix=N).
 #
 #   bash tests/cli/record_modes.sh path/to/hwt BUILD_DIR
-set -u
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$(readlink -f "$1")
-vglib=${HWT_VGPT_LIB:-$2/vgpt}
-vgpt_awk=$(cd "$(dirname "$0")/vgpt" && pwd)
-for cmd in valgrind gcc; do
-	if ! command -v $cmd >/dev/null; then
-		echo "record_modes.sh: $cmd is not installed; skipped" >&2
-		exit 0
-	fi
-done
-if [ ! -x "$vglib/vgpt-amd64-linux" ]; then
-	echo "record_modes.sh: vgpt not built (no valgrind.pc, or a sanitizer build); skipped" >&2
-	exit 0
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-rmodes.XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+. "$(dirname "$0")/lib.sh" record_modes "$@"
+wants gcc
+wants_vgpt
+vgpt_awk=$src/tests/cli/vgpt
 
 cat >"$tmp/prog.c" <<'EOF'
 #include <stdio.h>
@@ -74,7 +50,7 @@ gcc -O1 -g -o "$tmp/prog" "$tmp/prog.c" || exit 1
 rec() {
 	local name=$1
 	shift
-	checks=$((checks + 1))
+	check
 	if ! (cd "$tmp" && "$hwt" record -q -o "$name.data" "$@" \
 	      >"$name.stdout" 2>"$name.stderr"); then
 		fail "$name: hwt record exit $?"
@@ -97,7 +73,7 @@ if rec plain -- ./prog; then
 	w=$(indents plain work)
 	l=$(indents plain leaf)
 	m=$(indents plain main)
-	checks=$((checks + 1))
+	check
 	if [ "$(grep -c $'\twork\t\|\t *work\t' "$tmp/plain.calls")" -lt 80 ]; then
 		fail "hwt calls: fewer than 80 work segments"
 	elif [ "$(echo "$w" | wc -l)" -ne 1 ] || [ "$(echo "$l" | wc -l)" -ne 1 ] ||
@@ -112,17 +88,17 @@ fi
 
 if rec filt --filter work -- ./prog; then
 	"$hwt" flow "$tmp/filt.data" >"$tmp/filt.flow" 2>"$tmp/filt.err"
-	checks=$((checks + 1))
+	check
 	bad=$(awk '/^[0-9a-f]+  / && $2 !~ /^work\+0x/' "$tmp/filt.flow" | head -n 3)
 	[ -z "$bad" ] || fail "--filter work: instructions outside work: $bad"
-	checks=$((checks + 1))
+	check
 	n=$(grep -c '^\[enabled' "$tmp/filt.flow")
 	# 40 calls of work; each calls leaf 10..12 times and printf once.
 	want=$(awk 'BEGIN { for (k = 0; k < 40; k++) n += 1 + 10 + k % 3 + 1; print n }')
 	[ "$n" -eq "$want" ] ||
 		fail "--filter work: $n enables, want $want (each entry and return)"
 	"$hwt" calls "$tmp/filt.data" >"$tmp/filt.calls" 2>/dev/null
-	checks=$((checks + 1))
+	check
 	awk -F'\t' '!/^#/ && $2 != "work" { bad = 1 } END { exit bad }' \
 		"$tmp/filt.calls" ||
 		fail "--filter work: hwt calls shows more than work at depth 0"
@@ -132,7 +108,7 @@ if rec filt --filter work -- ./prog; then
 		perf script --itrace=b -F ip,addr -i "$tmp/filt.data" 2>/dev/null |
 			awk '$2 == "=>" && $1 != "0" && $3 != "0" {
 				print "0x" $1 " 0x" $3 }' >"$tmp/filt.perf"
-		checks=$((checks + 1))
+		check
 		if [ ! -s "$tmp/filt.hwt" ] || ! cmp -s "$tmp/filt.hwt" "$tmp/filt.perf"; then
 			fail "--filter work: perf script --itrace=b lists other branches"
 			diff "$tmp/filt.hwt" "$tmp/filt.perf" | head -n 5 >&2
@@ -144,18 +120,18 @@ fi
 
 if rec ring --ring 8K --vgpt-truth -- ./prog 3000; then
 	"$hwt" info "$tmp/ring.data" >"$tmp/ring.info"
-	checks=$((checks + 1))
+	check
 	awk '/^  idx / { n++; if ($7 + 0 > 8192 || $7 + 0 < 1024) bad = 1 }
 		END { exit !(n == 1 && !bad) }' "$tmp/ring.info" ||
 		fail "--ring 8K: want one stream of 1..8 KiB: $(grep '^  idx' "$tmp/ring.info")"
 	"$hwt" flow --no-sym "$tmp/ring.data" >"$tmp/ring.flow" 2>/dev/null
-	checks=$((checks + 1))
+	check
 	if grep -q '^\[error' "$tmp/ring.flow"; then
 		fail "--ring 8K: decode errors"
 	fi
 	n=$(grep -c '^[0-9a-f]' "$tmp/ring.flow")
 	truth=$(ls "$tmp"/ring.data.*.truth 2>/dev/null | head -n 1)
-	checks=$((checks + 1))
+	check
 	if [ -z "$truth" ]; then
 		fail "--ring 8K: no truth file beside ring.data"
 	elif ! awk -v suffix="$n" -f "$vgpt_awk/hex.awk" -f "$vgpt_awk/cmp.awk" \
@@ -163,7 +139,7 @@ if rec ring --ring 8K --vgpt-truth -- ./prog 3000; then
 		fail "--ring 8K: not the end of the truth: $(cat "$tmp/ring.cmp")"
 	fi
 	# The comparison can fail: the truth without its last superblock.
-	checks=$((checks + 1))
+	check
 	if [ -n "$truth" ]; then
 		sed '$d' "$truth" >"$tmp/ring.badtruth"
 		if awk -v suffix="$n" -f "$vgpt_awk/hex.awk" -f "$vgpt_awk/cmp.awk" \
@@ -173,5 +149,4 @@ if rec ring --ring 8K --vgpt-truth -- ./prog 3000; then
 	fi
 fi
 
-echo "record_modes.sh: $checks checks, $failures failed"
-[ "$failures" -eq 0 ]
+finish

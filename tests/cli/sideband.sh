@@ -7,23 +7,7 @@
 # a one-line error, a non-zero exit, never a crash.
 #
 #   bash tests/cli/sideband.sh path/to/hwt BUILD_DIR
-set -u
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$1
-build=$2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-sideband.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+. "$(dirname "$0")/lib.sh" sideband "$@"
 
 # perf's listing -> "TIME TYPE PID/TID DETAILS", hex without 0x and
 # leading zeros. perf script lines look like
@@ -125,7 +109,7 @@ count() {
 compare() {
 	name=$1
 	data=$2
-	checks=$((checks + 1))
+	check
 	if ! perf script --show-mmap-events --show-task-events -i "$data" \
 		>"$tmp/$name.perf.raw" 2>"$tmp/$name.perf.err"; then
 		fail "$name: perf script failed on its own file"
@@ -161,7 +145,7 @@ compare() {
 
 # expect NAME FILE TYPE MIN: at least MIN records of TYPE.
 expect_at_least() {
-	checks=$((checks + 1))
+	check
 	got=$(count "$2" "$3")
 	if [ "$got" -lt "$4" ]; then
 		fail "$1: $got $3 records, expected at least $4"
@@ -194,7 +178,7 @@ if [ $have_perf -eq 1 ]; then
 		# sh forks ls and wc, both exec, all three exit.
 		expect_at_least pipeline "$tmp/pipeline.hwt" PERF_RECORD_FORK 2
 		expect_at_least pipeline "$tmp/pipeline.hwt" PERF_RECORD_EXIT 3
-		checks=$((checks + 1))
+		check
 		if [ "$(grep -c ' exec ' "$tmp/pipeline.hwt")" -lt 3 ]; then
 			fail "pipeline: fewer than 3 exec COMMs"
 		fi
@@ -207,7 +191,7 @@ if [ $have_perf -eq 1 ]; then
 		# 3 threads and a child: 4 FORKs, 5 EXITs, named threads.
 		expect_at_least threads "$tmp/threads.hwt" PERF_RECORD_FORK 4
 		expect_at_least threads "$tmp/threads.hwt" PERF_RECORD_EXIT 5
-		checks=$((checks + 1))
+		check
 		if [ "$(grep -c ' pdworker' "$tmp/threads.hwt")" -ne 3 ]; then
 			fail "threads: expected 3 COMMs of the named threads"
 		fi
@@ -222,7 +206,7 @@ if [ $have_perf -eq 1 ]; then
 		>/dev/null 2>&1 && [ -s "$tmp/z.data" ]; then
 		compare compressed "$tmp/z.data"
 		expect_at_least compressed "$tmp/compressed.hwt" PERF_RECORD_EXIT 3
-		checks=$((checks + 1))
+		check
 		"$hwt" info "$tmp/z.data" | grep -q 'PERF_RECORD_COMPRESSED' ||
 			fail "compressed: hwt info counts no PERF_RECORD_COMPRESSED"
 	else
@@ -232,7 +216,7 @@ if [ $have_perf -eq 1 ]; then
 	# Pipe mode: the same stream read by perf and by hwt from stdin.
 	if perf record -q -e dummy -o - -- sh -c 'true | true' \
 		>"$tmp/pipe.data" 2>/dev/null && [ -s "$tmp/pipe.data" ]; then
-		checks=$((checks + 1))
+		check
 		perf script --show-mmap-events --show-task-events -i - \
 			<"$tmp/pipe.data" 2>/dev/null | norm_perf >"$tmp/pipe.perf"
 		"$hwt" sideband - <"$tmp/pipe.data" 2>"$tmp/pipe.err" |
@@ -249,7 +233,7 @@ if [ $have_perf -eq 1 ]; then
 	fi
 
 	# hwt info on the pipeline: the threads and counts the listing has.
-	checks=$((checks + 1))
+	check
 	if "$hwt" info "$tmp/pipeline.data" >"$tmp/info.out" 2>"$tmp/info.err"
 	then
 		nmmap2=$(count "$tmp/pipeline.hwt" PERF_RECORD_MMAP2)
@@ -280,11 +264,10 @@ fi
 
 mkptdata=$build/mkptdata
 ptgen=$build/ptgen
-src_dir=$(cd "$(dirname "$0")/../.." && pwd)
 
 # has FILE REGEX DESC: a line of FILE matches.
 has() {
-	checks=$((checks + 1))
+	check
 	grep -qE "$2" "$1" || fail "$3 (no line matching '$2')"
 }
 
@@ -314,14 +297,14 @@ if [ -x "$mkptdata" ]; then
 		"sideband: AUX with its flag"
 	has "$tmp/all.sb" '^ *1\.000021 .* PERF_RECORD_AUXTRACE_ERROR ' \
 		"sideband: AUXTRACE_ERROR at its own time"
-	checks=$((checks + 1))
+	check
 	# Every record mkptdata wrote but the sample and the round ends.
 	want=$(grep -cvE '^PERF_RECORD_(SAMPLE|FINISHED_ROUND)' "$tmp/all.list")
 	got=$(wc -l <"$tmp/all.sb")
 	[ "$got" -eq "$want" ] ||
 		fail "sideband: $got lines for $want sideband records"
 	# Sorted by time: the listing's times never go back.
-	checks=$((checks + 1))
+	check
 	awk '$1 != "-" { if ($1 + 0 < last) bad = 1; last = $1 + 0 }
 	     END { exit bad }' "$tmp/all.sb" ||
 		fail "sideband: times out of order"
@@ -330,7 +313,7 @@ else
 fi
 
 if [ -x "$mkptdata" ] && [ -x "$ptgen" ] &&
-	"$ptgen" "$tmp/calls.pt" <"$src_dir/examples/calls.ptdesc" &&
+	"$ptgen" "$tmp/calls.pt" <"$src/examples/calls.ptdesc" &&
 	"$mkptdata" --pt "$tmp/calls.pt" --elf /bin/true --pid 4321 \
 		--comm ptprog "$tmp/pt.data" >/dev/null; then
 	# An intel_pt file in thread mode: its AUXTRACE_INFO parameters and
@@ -357,7 +340,7 @@ fi
 bad() {
 	desc=$1
 	shift
-	checks=$((checks + 1))
+	check
 	timeout 60 "$@" >"$tmp/bad.out" 2>"$tmp/bad.err"
 	rc=$?
 	if [ $rc -eq 124 ]; then
@@ -391,18 +374,18 @@ for cmd in info sideband; do
 	bad "$cmd: a PT trace" "$hwt" $cmd "$tmp/pt.bin"
 	bad "$cmd: a directory" "$hwt" $cmd "$tmp"
 	if [ $have_perf -eq 1 ]; then
-		src=$tmp/pipeline.data
-		size=$(wc -c <"$src")
+		pd=$tmp/pipeline.data
+		size=$(wc -c <"$pd")
 		for cut in 4 8 64 104 200 $((size / 2)) $((size - 1)); do
-			head -c $cut "$src" >"$tmp/cut"
+			head -c $cut "$pd" >"$tmp/cut"
 			bad "$cmd: perf.data cut at $cut of $size bytes" \
 				"$hwt" $cmd "$tmp/cut"
 		done
 		# The first record's size (at data offset + 6) broken: the
 		# error comes from the record loop, after the header.
-		data=$(od -An -t u8 -j 40 -N 8 "$src" | tr -d ' ')
+		data=$(od -An -t u8 -j 40 -N 8 "$pd" | tr -d ' ')
 		for sz in '\000\000' '\377\377' '\007\000'; do
-			cp "$src" "$tmp/broken"
+			cp "$pd" "$tmp/broken"
 			printf "$sz" | dd of="$tmp/broken" bs=1 \
 				seek=$((data + 6)) conv=notrunc 2>/dev/null
 			bad "$cmd: first record's size set to $sz" \
@@ -410,12 +393,11 @@ for cmd in info sideband; do
 		done
 	fi
 done
-checks=$((checks + 1))
+check
 "$hwt" help info >"$tmp/help" 2>&1 && grep -q '^usage: hwt info' "$tmp/help" ||
 	fail "hwt help info"
-checks=$((checks + 1))
+check
 "$hwt" help sideband >"$tmp/help" 2>&1 &&
 	grep -q '^usage: hwt sideband' "$tmp/help" || fail "hwt help sideband"
 
-echo "$checks checks, $failures failures"
-[ $failures -eq 0 ]
+finish

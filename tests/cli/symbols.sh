@@ -8,29 +8,9 @@
 # there (ptgen), and the first instruction line must name it.
 #
 #   bash tests/cli/symbols.sh path/to/hwt BUILD_DIR
-set -u
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-hwt=$1
-ptgen=$2/ptgen
-for cmd in gcc objdump nm; do
-	if ! command -v $cmd >/dev/null; then
-		echo "symbols.sh: $cmd is not installed; skipped" >&2
-		exit 0
-	fi
-done
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-symbols.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+. "$(dirname "$0")/lib.sh" symbols "$@"
+ptgen=$build/ptgen
+wants gcc objdump nm
 
 # first_line ELF ADDR: the first instruction line of a decode that starts
 # at ADDR in ELF (mapped at its own addresses).
@@ -44,7 +24,7 @@ first_line() {
 # expect ELF ADDR NAME: the line names ADDR as NAME+0x0.
 expect() {
 	local line
-	checks=$((checks + 1))
+	check
 	line=$(first_line "$1" "$2")
 	case $line in
 	*"  $3+0x0") ;;
@@ -98,11 +78,10 @@ else
 		expect "$libc" "$addr" "$sym"
 	done
 	# Not in the stripped file itself: the names come from the debug file.
-	checks=$((checks + 1))
+	check
 	if nm "$libc" 2>/dev/null | grep -q ' __strlen_avx2$'; then
 		fail "$libc has __strlen_avx2 itself: the test proves nothing"
 	fi
 fi
 
-echo "symbols.sh: $checks checks, $failures failed"
-[ "$failures" -eq 0 ]
+finish

@@ -15,11 +15,10 @@
 # the trace) are caught, so the comparison can fail.
 #
 #   bash tests/cli/vgpt.sh path/to/hwt BUILD_DIR
-src=$(cd "$(dirname "$0")" && pwd)
-. "$src/vgpt/lib.bash" vgpt "$@"
+. "$(dirname "$0")/vgpt/lib.bash" vgpt "$@"
 
-cc prog "$src/vgpt/prog.c" -pthread
-awk -v seed=2 -v size=30000 -f "$src/../../bench/gen-text.awk" > "$tmp/text"
+cc prog "$vgpt_dir/prog.c" -pthread
+awk -v seed=2 -v size=30000 -f "$src/bench/gen-text.awk" > "$tmp/text"
 
 record true /bin/true && check_streams true
 record prog "$tmp/prog" && check_streams prog 3
@@ -42,7 +41,7 @@ check
 # Decoding from every PSB (-j2 cuts there) gives the same flow: vgpt never
 # compresses a return across a PSB.
 main=$(head -n 1 "$tmp/prog.sb" | cut -d' ' -f3)
-raw=$(awk -v pid="$main" -f "$src/vgpt/hex.awk" -f "$src/vgpt/images.awk" \
+raw=$(awk -v pid="$main" -f "$vgpt_dir/hex.awk" -f "$vgpt_dir/images.awk" \
 	"$tmp/prog.sb" "$tmp/prog.$main.pt.psbs" |
 	awk '{ for (i = 3; i <= NF; i++) if (!seen[$i]++) printf " %s", $i }')
 check

@@ -14,13 +14,12 @@
 # last image's mappings left out.
 #
 #   bash tests/cli/vgpt_events.sh path/to/hwt BUILD_DIR
-src=$(cd "$(dirname "$0")" && pwd)
-. "$src/vgpt/lib.bash" vgpt_events "$@"
+. "$(dirname "$0")/vgpt/lib.bash" vgpt_events "$@"
 
-cc signals "$src/vgpt/signals.c"
-cc threads "$src/vgpt/threads.c" -pthread
-cc exec "$src/vgpt/exec.c"
-cc creq "$src/vgpt/creq.c"
+cc signals "$vgpt_dir/signals.c"
+cc threads "$vgpt_dir/threads.c" -pthread
+cc exec "$vgpt_dir/exec.c"
+cc creq "$vgpt_dir/creq.c"
 
 # ---- synchronous signals
 record signals "$tmp/signals" && check_streams signals

@@ -15,14 +15,13 @@
 # must not give the truth.
 #
 #   bash tests/cli/vgpt_image.sh path/to/hwt BUILD_DIR
-src=$(cd "$(dirname "$0")" && pwd)
-. "$src/vgpt/lib.bash" vgpt_image "$@"
+. "$(dirname "$0")/vgpt/lib.bash" vgpt_image "$@"
 
-cc smc "$src/vgpt/smc.c"
-cc dl "$src/vgpt/dl.c" -ldl
-cc liba.so "$src/vgpt/liba.c" -shared -fPIC
-cc libb.so "$src/vgpt/libb.c" -shared -fPIC
-cc patch "$src/vgpt/patch.c"
+cc smc "$vgpt_dir/smc.c"
+cc dl "$vgpt_dir/dl.c" -ldl
+cc liba.so "$vgpt_dir/liba.c" -shared -fPIC
+cc libb.so "$vgpt_dir/libb.c" -shared -fPIC
+cc patch "$vgpt_dir/patch.c"
 
 # ---- self-modifying code
 record smc "$tmp/smc" && check_streams smc

@@ -14,12 +14,11 @@
 # restricted to other functions.
 #
 #   bash tests/cli/vgpt_modes.sh path/to/hwt BUILD_DIR
-src=$(cd "$(dirname "$0")" && pwd)
-. "$src/vgpt/lib.bash" vgpt_modes "$@"
+. "$(dirname "$0")/vgpt/lib.bash" vgpt_modes "$@"
 
-cc loop "$src/vgpt/loop.c"
-cc signals "$src/vgpt/signals.c"
-cc filter "$src/vgpt/filter.c" -O2 -no-pie -fno-pie
+cc loop "$vgpt_dir/loop.c"
+cc signals "$vgpt_dir/signals.c"
+cc filter "$vgpt_dir/filter.c" -O2 -no-pie -fno-pie
 
 # ---- ring
 # check_ring NAME: every stream fits, starts with a PSB, ends the truth.
@@ -64,7 +63,7 @@ objdump -d --no-show-raw-insn "$tmp/filter" > "$tmp/filter.dis"
 main=$(head -n 1 "$tmp/filter.sb" | cut -d' ' -f3)
 decode "$tmp/filter" "$tmp/filter.$main.pt" > "$tmp/filter.flow"
 check
-if awk -v funcs=fa,tail,cmp -f "$src/vgpt/hex.awk" -f "$src/vgpt/filter_cmp.awk" "$tmp/filter.dis" \
+if awk -v funcs=fa,tail,cmp -f "$vgpt_dir/hex.awk" -f "$vgpt_dir/filter_cmp.awk" "$tmp/filter.dis" \
        "$tmp/filter.$main.truth" "$tmp/filter.flow" > "$tmp/filter.cmp"; then
 	echo "filter: $(cat "$tmp/filter.cmp")"
 else
@@ -73,7 +72,7 @@ fi
 check
 grep -q 'tip.pgd' <("$hwt" ptdump "$tmp/filter.$main.pt") || fail "filter: no TIP.PGD"
 check
-if awk -v funcs=fa,tail -f "$src/vgpt/hex.awk" -f "$src/vgpt/filter_cmp.awk" "$tmp/filter.dis" \
+if awk -v funcs=fa,tail -f "$vgpt_dir/hex.awk" -f "$vgpt_dir/filter_cmp.awk" "$tmp/filter.dis" \
        "$tmp/filter.$main.truth" "$tmp/filter.flow" > /dev/null; then
 	fail "filter: the truth of other functions compares equal"
 fi

@@ -5,8 +5,8 @@
 #
 #   . "$(dirname "$0")/vgpt/lib.bash" NAME "$@"	(the test's HWT BUILD_DIR)
 #
-# sets hwt, vglib, tmp (removed at exit), and provides
-#   fail MSG, check (count one check), finish (summary, exit status)
+# sets vglib and vgpt_dir (this folder) beside what ../lib.sh sets and
+# provides (hwt, build, src, tmp, fail, check, finish ...), and provides
 #   cc NAME SRC [GCC ARGS]      compile a test program into $tmp/NAME
 #   record NAME [VGPT OPTS --] PROG ARGS
 #                               run PROG under vgpt (--vgpt-truth=yes
@@ -35,47 +35,10 @@
 # unmapped or rewritten, so no piece needs two versions of one address.
 # A process sees its parent's mappings up to its fork, and after an
 # execve (a `comm` line of its pid) only its own new ones.
-set -u
-
-if [ $# -ne 3 ]; then
-	echo "usage: $0 HWT BUILD_DIR" >&2
-	exit 2
-fi
-name_=$1
-hwt=$2
-vglib=$3/vgpt
-if ! command -v valgrind >/dev/null; then
-	echo "$name_: valgrind is not installed; skipped" >&2
-	exit 0
-fi
-if [ ! -x "$vglib/vgpt-amd64-linux" ]; then
-	echo "$name_: vgpt not built (no valgrind.pc, or a sanitizer build); skipped" >&2
-	exit 0
-fi
-if ! command -v gcc >/dev/null; then
-	echo "$name_: gcc is not installed; skipped" >&2
-	exit 0
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hwt-$name_.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-libdir_=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-
-check() {
-	checks=$((checks + 1))
-}
-
-finish() {
-	echo "$name_: $checks checks, $failures failures"
-	[ "$failures" -eq 0 ]
-	exit
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh" "$@"
+wants_vgpt
+wants gcc
+vgpt_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 cc() {
 	local out=$1 src=$2
@@ -113,7 +76,7 @@ record() {
 
 # Per PSB of a trace: "OFFSET TIME END" (vgpt/psbs.awk).
 psbs() {
-	"$hwt" ptdump "$1" | awk -f "$libdir_/hex.awk" -f "$libdir_/psbs.awk"
+	"$hwt" ptdump "$1" | awk -f "$vgpt_dir/hex.awk" -f "$vgpt_dir/psbs.awk"
 }
 
 decode() {
@@ -124,7 +87,7 @@ decode() {
 	fi
 	pid=$(awk -v tid="$tid" '$1 == "thread" && $4 == tid { print $3; exit }' "$prefix.sb")
 	psbs "$pt" > "$pt.psbs"
-	awk -v pid="$pid" -f "$libdir_/hex.awk" -f "$libdir_/images.awk" \
+	awk -v pid="$pid" -f "$vgpt_dir/hex.awk" -f "$vgpt_dir/images.awk" \
 		"$prefix.sb" "$pt.psbs" |
 	while read -r from to args; do
 		# shellcheck disable=SC2086
@@ -137,7 +100,7 @@ decode() {
 truth_cmp() {
 	local truth=$1 flow=$2
 	shift 2
-	awk "$@" -f "$libdir_/hex.awk" -f "$libdir_/cmp.awk" "$truth" "$flow"
+	awk "$@" -f "$vgpt_dir/hex.awk" -f "$vgpt_dir/cmp.awk" "$truth" "$flow"
 }
 
 # check_streams NAME [MIN]: every stream of $tmp/NAME; at least MIN.
