@@ -74,9 +74,14 @@ void hwt_an_last_stop(struct hwt_an_last *l, uint64_t ip);
  * to the decoder's time. Decode errors are kept as HWT_AN_LOST branches
  * (decoding goes on at the next PSB). Returns 0 or a negative HWT_ERR_*
  * (out of memory).
+ *
+ * A long trace may come in pieces, each starting at a PSB, one call each
+ * in order: @next is the offset in this piece of the PSB where the next
+ * one starts (its PSB+ must be in this piece), 0 for the last piece. A
+ * piece's decode stops at that PSB+, after the blocks up to its IP.
  */
 int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
-		    struct hwt_image *image,
+		    struct hwt_image *image, uint64_t next,
 		    int (*sync)(void *ctx, struct hwt_blk_decoder *dec),
 		    void *ctx);
 

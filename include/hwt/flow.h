@@ -234,6 +234,36 @@ int hwt_blk_time(const struct hwt_blk_decoder *d, uint64_t *tsc,
 int hwt_blk_core_bus_ratio(const struct hwt_blk_decoder *d, uint32_t *cbr);
 
 /*
+ * A trace decoded in pieces cut at PSBs (-j, perf.data streams read in
+ * pieces): a piece's decode ends at the PSB+ where the next piece starts,
+ * after the blocks up to that PSB+'s IP, where the next piece's decode
+ * starts. Ask these, in the decode loop:
+ *
+ *   hwt_blk_end_past(&e, dec, sync)   after an error (@sync 0: an error in
+ *                                     the next piece's data is the next
+ *                                     piece's) or a sync (@sync 1)
+ *   hwt_blk_end_event(&e, dec, &ev)   for each event: 0 use it; 1 skip it
+ *                                     (the next piece's PSB+); -1 stop now
+ *   hwt_blk_end_block(&e, &block)     for each block: 1 stop before it
+ */
+struct hwt_blk_end {
+	uint64_t next;		/* the next piece's PSB offset; 0: none */
+	uint64_t ip;		/* its PSB+'s IP, once stopping */
+	int stopping;
+};
+
+void hwt_blk_end_init(struct hwt_blk_end *e, uint64_t next);
+int hwt_blk_end_past(const struct hwt_blk_end *e,
+		     const struct hwt_blk_decoder *d, int sync);
+int hwt_blk_end_event(struct hwt_blk_end *e, const struct hwt_blk_decoder *d,
+		      const struct hwt_event *ev);
+static inline int hwt_blk_end_block(const struct hwt_blk_end *e,
+				    const struct hwt_block *b)
+{
+	return e->stopping && b->ip == e->ip;
+}
+
+/*
  * Walk the instructions of a block: with *@ip at one instruction, fill
  * @insn and advance *@ip to the next one in the block (fall-through or
  * direct jump/call target). For printing instruction histories.

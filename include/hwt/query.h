@@ -123,6 +123,13 @@ struct hwt_event {
 	} u;
 };
 
+/*
+ * Where execution goes on after @ev, if it says: 1 and *@ip (a TIP.PGE's
+ * IP, or a MODE's; as a PSB+'s status update, that PSB+'s FUP IP: where
+ * a decode starting there starts), or 0.
+ */
+int hwt_event_resume_ip(const struct hwt_event *ev, uint64_t *ip);
+
 /* Status bits returned (>= 0) by the query functions, as libipt's pts_*. */
 #define HWT_STS_EVENT_PENDING 0x1	/* call hwt_qry_event() */
 #define HWT_STS_IP_SUPPRESSED 0x2	/* the returned IP is not valid */

@@ -357,32 +357,45 @@ static void lost(struct hwt_an_last *l, struct hwt_blk_decoder *dec,
 }
 
 int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
-		    struct hwt_image *image,
+		    struct hwt_image *image, uint64_t next,
 		    int (*sync)(void *ctx, struct hwt_blk_decoder *dec),
 		    void *ctx)
 {
 	struct hwt_blk_decoder *dec;
 	struct hwt_block block;
 	struct hwt_event ev;
+	struct hwt_blk_end end;
 	uint64_t ip;
-	int status;
+	int status, use;
 
 	l->image = image;
+	hwt_blk_end_init(&end, next);
 	dec = hwt_blk_new(cfg, image);
 	if (!dec)
 		return -HWT_ERR_NOMEM;
 	status = hwt_blk_sync_forward(dec);
 	for (;;) {
 		if (status < 0) {
-			if (status == -HWT_ERR_EOS)
+			/* An error in the next piece's data is the next's. */
+			if (status == -HWT_ERR_EOS || end.stopping ||
+			    hwt_blk_end_past(&end, dec, 0))
 				break;
 			lost(l, dec, status);
 			status = hwt_blk_sync_forward(dec);
+			if (status >= 0 && hwt_blk_end_past(&end, dec, 1))
+				break;
 			continue;
 		}
 		while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
 			status = hwt_blk_event(dec, &ev);
-			if (status >= 0)
+			if (status < 0)
+				break;
+			/* The next piece starts at its PSB+'s IP: the
+			 * blocks up to there are still ours. */
+			use = hwt_blk_end_event(&end, dec, &ev);
+			if (use < 0)
+				goto out;
+			if (!use)
 				event(l, &ev);
 		}
 		if (status < 0)
@@ -393,6 +406,10 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 			sync(ctx, dec);
 		l->have_tsc = hwt_blk_time(dec, &l->tsc, NULL, NULL) >= 0;
 		status = hwt_blk_next(dec, &block);
+		if (hwt_blk_end_block(&end, &block)) {
+			resolve(l, block.ip);
+			goto out;
+		}
 		if (block.ninsn) {
 			int err = walk(l, &block);
 
@@ -400,6 +417,8 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 				status = err;
 		}
 	}
+	if (next)
+		goto out;
 	/* The trace ran out after the last block's branch: where the
 	 * decoder stands is where that branch went. */
 	if (l->pend.valid && hwt_blk_get_ip(dec, &ip) >= 0)
@@ -408,6 +427,7 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 	 * to describe: the straight path to where it stopped. */
 	if (l->have_stop && hwt_blk_get_ip(dec, &ip) >= 0 && tail(l, ip, 0))
 		tail(l, ip, 1);
+out:
 	l->end.tsc = l->tsc;
 	l->end.have_tsc = l->have_tsc;
 	hwt_blk_delete(dec);

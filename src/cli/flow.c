@@ -506,26 +506,6 @@ static int do_block(struct flow *fl, struct seg *s,
 /* Events                                                              */
 /* ------------------------------------------------------------------ */
 
-/* The IP where execution continues after @ev, if it names one. */
-static int event_resume_ip(const struct hwt_event *ev, uint64_t *ip)
-{
-	if (ev->ip_suppressed)
-		return 0;
-	switch (ev->type) {
-	case HWT_EV_ENABLED:
-		*ip = ev->u.enabled.ip;
-		return 1;
-	case HWT_EV_EXEC_MODE:
-		*ip = ev->u.exec_mode.ip;
-		return 1;
-	case HWT_EV_TSX:
-		*ip = ev->u.tsx.ip;
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /* Which events break the flow: no branch or edge across them. */
 static int event_breaks_flow(const struct hwt_event *ev)
 {
@@ -569,7 +549,7 @@ static void call_event(struct seg *s, const struct hwt_event *ev)
 		s->ret_pending = 0;
 		break;
 	case HWT_EV_ENABLED:
-		if (event_resume_ip(ev, &ip))
+		if (hwt_event_resume_ip(ev, &ip))
 			frame_return(s, ip, 0);
 		s->ret_pending = 0;
 		break;
@@ -591,7 +571,7 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 		 * PSB+: a cut segment starts at its IP, with no AFL previous
 		 * location; forget it there in every run (see new_block).
 		 */
-		s->have_psb_ip = (uint8_t)event_resume_ip(ev, &ip);
+		s->have_psb_ip = (uint8_t)hwt_event_resume_ip(ev, &ip);
 		s->psb_ip = ip;
 		return;
 	}
@@ -621,24 +601,6 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 /* ------------------------------------------------------------------ */
 /* Decoding one segment                                                */
 /* ------------------------------------------------------------------ */
-
-/*
- * Has the decoder reached the next segment? The query layer reports a
- * PSB+ it runs into as status-update events; their offset says which PSB
- * it was. (The sync offset only moves on an explicit sync.)
- */
-static int past_end(const struct seg *s, struct hwt_blk_decoder *dec,
-		    int sync)
-{
-	uint64_t off;
-	int err;
-
-	if (s->end == UINT64_MAX)
-		return 0;
-	err = sync ? hwt_blk_get_sync_offset(dec, &off) :
-		     hwt_blk_get_offset(dec, &off);
-	return err >= 0 && off >= s->end;
-}
 
 /* perf.data: bring the image up to date, print lost-data notes due here. */
 static void sync_hook(struct flow *fl, struct seg *s,
@@ -694,8 +656,9 @@ static void decode_segment(struct flow *fl, struct seg *s,
 	struct hwt_blk_decoder *dec = s->first ? NULL : reuse;
 	struct hwt_block block, *batch = NULL;
 	struct hwt_event ev;
-	uint64_t ip, stop_ip = 0;
-	int status, started = 0, stopping = 0, fold = use_fold(fl);
+	struct hwt_blk_end end;
+	uint64_t ip;
+	int status, started = 0, fold = use_fold(fl);
 	size_t n, i;
 
 	if (!dec)
@@ -711,6 +674,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 		batch = malloc(BATCH * sizeof(*batch));
 
 	memset(&block, 0, sizeof(block));
+	hwt_blk_end_init(&end, s->end == UINT64_MAX ? 0 : s->end);
 	for (;;) {
 		if (!started && !s->first)
 			status = hwt_blk_sync_set(dec, s->begin);
@@ -730,7 +694,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 			print_error(fl, s, dec, 0, status);
 			break;
 		}
-		if (past_end(s, dec, 1))
+		if (hwt_blk_end_past(&end, dec, 1))
 			break;
 
 		for (;;) {
@@ -738,24 +702,17 @@ static void decode_segment(struct flow *fl, struct seg *s,
 				status = hwt_blk_event(dec, &ev);
 				if (status < 0)
 					break;
-				if (stopping) {
-					/* The next segment's PSB+ events. */
-					if (ev.status_update)
-						continue;
+				/* The next segment starts at its PSB+'s IP:
+				 * the blocks up to there are still ours. */
+				switch (hwt_blk_end_event(&end, dec, &ev)) {
+				case 0:
+					do_event(fl, s, &ev);
+					break;
+				case 1:
+					break;
+				default:
 					goto out;
 				}
-				if (ev.status_update && past_end(s, dec, 0)) {
-					/*
-					 * The next segment starts at this
-					 * PSB+'s IP: the blocks up to there
-					 * are still ours.
-					 */
-					if (!event_resume_ip(&ev, &stop_ip))
-						goto out;
-					stopping = 1;
-					continue;
-				}
-				do_event(fl, s, &ev);
 			}
 			if (status < 0)
 				break;
@@ -770,7 +727,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 			 * PSB+ asks new_block() to look at the next block,
 			 * nor past the end.
 			 */
-			if (fold && !stopping && !s->have_psb_ip) {
+			if (fold && !end.stopping && !s->have_psb_ip) {
 				status = hwt_blk_fold_next(dec, &s->fold,
 							   &block);
 				if (status < 0)
@@ -791,8 +748,8 @@ static void decode_segment(struct flow *fl, struct seg *s,
 				/* All but the last came with status 0. */
 				int st = i + 1 < n ? 0 : status;
 
-				if (stopping && b->ip == stop_ip) {
-					resolve(s, stop_ip,
+				if (hwt_blk_end_block(&end, b)) {
+					resolve(s, b->ip,
 						opt->mode == MODE_BRANCHES);
 					goto out;
 				}
@@ -811,10 +768,10 @@ static void decode_segment(struct flow *fl, struct seg *s,
 			if (status < 0)
 				break;
 		}
-		if (status == -HWT_ERR_EOS || stopping)
+		if (status == -HWT_ERR_EOS || end.stopping)
 			break;
 		/* An error in the next segment's data is the next's. */
-		if (past_end(s, dec, 0))
+		if (hwt_blk_end_past(&end, dec, 0))
 			break;
 		if (hwt_blk_get_ip(dec, &ip) < 0)
 			ip = block.ninsn ? block.end_ip : block.ip;

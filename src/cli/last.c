@@ -215,78 +215,72 @@ static void print_branches(struct last_ctx *c, struct hwt_an_last *l,
 	}
 }
 
-/* The analysis asks before each block, as flow.c does; one piece here. */
+/* The analysis asks before each block, as flow.c does. */
+struct piece_sync {
+	const struct cli_flow_hook *hook;
+	uint64_t base;		/* of the piece in the stream */
+};
+
 static int last_sync(void *ctx, struct hwt_blk_decoder *dec)
 {
-	const struct cli_flow_hook *hook = ctx;
+	const struct piece_sync *ps = ctx;
 
-	return hook->sync(hook->ctx, dec, 0);
+	return ps->hook->sync(ps->hook->ctx, dec, ps->base);
 }
-
-static int last_one(struct last_ctx *c, size_t i, const uint8_t *trace,
-		    size_t size, struct hwt_image *image,
-		    const struct cli_flow_hook *hook)
-{
-	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1 };
-	struct hwt_blk_config cfg = c->cfg;
-	const struct hwt_pd_exit *e;
-	struct hwt_an_last_end end;
-	struct hwt_an_last *l;
-	uint32_t pid, tid;
-	int took;
-
-	l = hwt_an_last_new(&lc);
-	if (!l)
-		return -1;
-	cli_pd_stream_ids(c->pd, i, &pid, &tid);
-	e = exit_of(c, pid);
-	took = ran_last(c, i);
-	if (took && e && e->signal && (e->flags & HWT_PD_EXIT_HAVE_IP))
-		hwt_an_last_stop(l, e->ip);
-	cfg.qry.begin = trace;
-	cfg.qry.end = trace + size;
-	if (hwt_an_last_run(l, &cfg, image, last_sync,
-			    (void *)hook) < 0) {
-		hwt_an_last_delete(l);
-		return -1;
-	}
-	if (i)
-		printf("\n");
-	header(c, i, e, took, image, stdout);
-	print_stack(c, l, e, took, image, stdout);
-	print_branches(c, l, image, stdout);
-	hwt_an_last_end(l, &end);
-	if (end.errors)
-		printf("(%" PRIu64 " decode errors in this trace)\n", end.errors);
-	hwt_an_last_delete(l);
-	return 0;
-}
-
 
 /*
- * The call stack at the end goes back to the start of the trace, and the
- * analysis decodes one buffer: the stream is read whole (unlike flow's
- * pieces, memory here is the size of one thread's trace).
+ * The trace is read and decoded piece by piece (cut at PSBs, as flow
+ * does): memory is one piece, whatever the size of the stream; the call
+ * stack and the last branches carry from piece to piece.
  */
 static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	       struct hwt_image *image, const struct cli_flow_hook *hook)
 {
 	struct last_ctx *c = ctx;
-	size_t size = (size_t)trace->size;
-	uint8_t *data = size == trace->size ? malloc(size ? size : 1) : NULL;
-	int ret;
+	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1 };
+	struct hwt_blk_config cfg = c->cfg;
+	struct piece_sync ps = { hook, 0 };
+	const struct hwt_pd_exit *e;
+	struct hwt_an_last_end end;
+	struct hwt_an_last *l;
+	uint32_t pid, tid;
+	int took, more, ret = 0;
 
-	if (!data) {
-		fprintf(stderr, "hwt last: out of memory (stream %zu: %" PRIu64
-			" bytes of trace)\n", i, trace->size);
+	l = hwt_an_last_new(&lc);
+	if (!l) {
+		fprintf(stderr, "hwt last: out of memory\n");
 		return -1;
 	}
-	if (trace->read(trace->ctx, 0, data, size) < 0) {
-		free(data);
-		return -1;
+	cli_pd_stream_ids(c->pd, i, &pid, &tid);
+	e = exit_of(c, pid);
+	took = ran_last(c, i);
+	if (took && e && e->signal && (e->flags & HWT_PD_EXIT_HAVE_IP))
+		hwt_an_last_stop(l, e->ip);
+	while (!ret && (more = cli_pieces_next(trace)) > 0) {
+		cfg.qry.begin = trace->buf;
+		cfg.qry.end = trace->buf + trace->len;
+		ps.base = trace->base;
+		if (hwt_an_last_run(l, &cfg, image,
+				    trace->last ? 0 : trace->cut,
+				    last_sync, &ps) < 0) {
+			fprintf(stderr, "hwt last: out of memory\n");
+			ret = -1;
+		}
 	}
-	ret = last_one(c, i, data, size, image, hook);
-	free(data);
+	if (!ret && more < 0)
+		ret = -1;
+	if (!ret) {
+		if (i)
+			printf("\n");
+		header(c, i, e, took, image, stdout);
+		print_stack(c, l, e, took, image, stdout);
+		print_branches(c, l, image, stdout);
+		hwt_an_last_end(l, &end);
+		if (end.errors)
+			printf("(%" PRIu64 " decode errors in this trace)\n",
+			       end.errors);
+	}
+	hwt_an_last_delete(l);
 	return ret;
 }
 

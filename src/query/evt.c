@@ -2160,3 +2160,22 @@ int hwt_evt_time(const struct hwt_evt_decoder *d, uint64_t *tsc,
 		return -HWT_ERR_INVALID;
 	return hwt_time_query_tsc(&d->tt.time, tsc, lost_mtc, lost_cyc);
 }
+
+int hwt_event_resume_ip(const struct hwt_event *ev, uint64_t *ip)
+{
+	if (ev->ip_suppressed)
+		return 0;
+	switch (ev->type) {
+	case HWT_EV_ENABLED:
+		*ip = ev->u.enabled.ip;
+		return 1;
+	case HWT_EV_EXEC_MODE:
+		*ip = ev->u.exec_mode.ip;
+		return 1;
+	case HWT_EV_TSX:
+		*ip = ev->u.tsx.ip;
+		return 1;
+	default:
+		return 0;
+	}
+}

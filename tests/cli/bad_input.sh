@@ -5,7 +5,7 @@
 # the decode errors they cause must name offsets.
 #
 #   bash tests/cli/bad_input.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" bad_input "$@"
+. "$(dirname "$0")/lib.bash" bad_input "$@"
 
 
 show() {

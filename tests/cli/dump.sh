@@ -5,7 +5,7 @@
 # tables.
 #
 #   bash tests/cli/dump.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" dump "$@"
+. "$(dirname "$0")/lib.bash" dump "$@"
 
 # hexfile FILE BYTE...: write the bytes (two hex digits each) to FILE.
 hexfile() {

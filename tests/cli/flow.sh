@@ -7,7 +7,7 @@
 # code that is not in the image. -j N must print what -j1 prints.
 #
 #   bash tests/cli/flow.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" flow "$@"
+. "$(dirname "$0")/lib.bash" flow "$@"
 ptgen=$build/ptgen
 wants yasm
 built "$ptgen"

@@ -20,7 +20,7 @@
 # without AUX data) need it; without perf they are skipped.
 #
 #   bash tests/cli/perfdata_flow.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" perfdata_flow "$@"
+. "$(dirname "$0")/lib.bash" perfdata_flow "$@"
 ptgen=$build/ptgen
 mkptdata=$build/mkptdata
 built "$ptgen" "$mkptdata"

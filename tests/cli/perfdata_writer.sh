@@ -13,7 +13,7 @@
 # Skips (exit 0) without perf; the intel_pt part without yasm and ld.
 #
 #   bash tests/cli/perfdata_writer.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" perfdata_writer "$@"
+. "$(dirname "$0")/lib.bash" perfdata_writer "$@"
 if ! command -v perf >/dev/null 2>&1 || ! perf version >/dev/null 2>&1; then
 	echo "perfdata_writer: perf not installed; skipped" >&2
 	exit 0

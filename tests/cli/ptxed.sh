@@ -4,7 +4,7 @@
 # never a crash or a hang. (libipt's suite checks ptxed's good output.)
 #
 #   bash tests/cli/ptxed.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" ptxed "$@"
+. "$(dirname "$0")/lib.bash" ptxed "$@"
 
 # A failure shows what the command said.
 fail_run() {

@@ -20,7 +20,7 @@
 # the interrupt came (hwt lists it, as perf does).
 #
 #   bash tests/cli/record.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" record "$@"
+. "$(dirname "$0")/lib.bash" record "$@"
 wants gcc gzip
 wants_vgpt
 vgpt_awk=$src/tests/cli/vgpt

@@ -10,7 +10,7 @@
 # partial file still readable by hwt info, vgpt's files kept).
 #
 #   bash tests/cli/record_bad.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" record_bad "$@"
+. "$(dirname "$0")/lib.bash" record_bad "$@"
 vglib=${HWT_VGPT_LIB:-$build/vgpt}
 mnt=
 at_exit '[ -z "$mnt" ] || umount "$mnt" 2>/dev/null'

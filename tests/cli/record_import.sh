@@ -11,7 +11,7 @@
 # decode fail (so munmap is applied, not dropped).
 #
 #   bash tests/cli/record_import.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" record_import "$@"
+. "$(dirname "$0")/lib.bash" record_import "$@"
 ptgen=$build/ptgen
 needs yasm ld
 

@@ -14,7 +14,7 @@
 #      (tests/cli/vgpt/cmp.awk with suffix=N).
 #
 #   bash tests/cli/record_modes.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" record_modes "$@"
+. "$(dirname "$0")/lib.bash" record_modes "$@"
 wants gcc
 wants_vgpt
 vgpt_awk=$src/tests/cli/vgpt
@@ -146,6 +146,29 @@ if rec ring --ring 8K --vgpt-truth -- ./prog 3000; then
 			"$tmp/ring.badtruth" "$tmp/ring.flow" >/dev/null; then
 			fail "--ring 8K: a cut truth compares equal"
 		fi
+	fi
+fi
+
+# ---- (4) hwt last reads a long trace in pieces ------------------------------
+
+# Pieces of 4 KiB asked (cut at PSBs, as every perf.data decode is cut at
+# 64 MiB; vgpt writes a PSB+ about every 4 KiB, so about 16 KiB each): the
+# last 100000 branches span several pieces, and the call stack and the
+# branches carry across them: the output is that of the whole stream.
+if rec long -- ./prog 3000; then
+	size=$("$hwt" info "$tmp/long.data" | awk '/^  idx / { print $7; exit }')
+	check
+	[ "${size:-0}" -gt 65536 ] ||
+		fail "hwt last in pieces: want a trace of more than 64 KiB, got ${size:-none}"
+	"$hwt" last -n 100000 "$tmp/long.data" >"$tmp/long.whole" 2>&1
+	HWT_PIECE_SIZE=4096 "$hwt" last -n 100000 "$tmp/long.data" \
+		>"$tmp/long.pieces" 2>&1
+	check
+	if [ "$(grep -c '^  [a-z]' "$tmp/long.whole")" -lt 100000 ]; then
+		fail "hwt last -n 100000: fewer than 100000 branches: $(head -n 3 "$tmp/long.whole")"
+	elif ! cmp -s "$tmp/long.whole" "$tmp/long.pieces"; then
+		fail "hwt last in 4 KiB pieces differs from the whole stream"
+		diff "$tmp/long.whole" "$tmp/long.pieces" | head -n 5 >&2
 	fi
 fi
 

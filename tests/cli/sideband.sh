@@ -7,7 +7,7 @@
 # a one-line error, a non-zero exit, never a crash.
 #
 #   bash tests/cli/sideband.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" sideband "$@"
+. "$(dirname "$0")/lib.bash" sideband "$@"
 
 # perf's listing -> "TIME TYPE PID/TID DETAILS", hex without 0x and
 # leading zeros. perf script lines look like

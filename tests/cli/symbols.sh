@@ -8,7 +8,7 @@
 # there (ptgen), and the first instruction line must name it.
 #
 #   bash tests/cli/symbols.sh path/to/hwt BUILD_DIR
-. "$(dirname "$0")/lib.sh" symbols "$@"
+. "$(dirname "$0")/lib.bash" symbols "$@"
 ptgen=$build/ptgen
 wants gcc objdump nm
 

@@ -5,7 +5,7 @@
 #
 #   . "$(dirname "$0")/vgpt/lib.bash" NAME "$@"	(the test's HWT BUILD_DIR)
 #
-# sets vglib and vgpt_dir (this folder) beside what ../lib.sh sets and
+# sets vglib and vgpt_dir (this folder) beside what ../lib.bash sets and
 # provides (hwt, build, src, tmp, fail, check, finish ...), and provides
 #   cc NAME SRC [GCC ARGS]      compile a test program into $tmp/NAME
 #   record NAME [VGPT OPTS --] PROG ARGS
@@ -35,7 +35,7 @@
 # unmapped or rewritten, so no piece needs two versions of one address.
 # A process sees its parent's mappings up to its fork, and after an
 # execve (a `comm` line of its pid) only its own new ones.
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh" "$@"
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.bash" "$@"
 wants_vgpt
 wants gcc
 vgpt_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Shared by tests/cli/*.sh, which ctest runs as `bash SCRIPT HWT BUILD_DIR`:
 #
-#   . "$(dirname "$0")/lib.sh" NAME "$@"
+#   . "$(dirname "$0")/lib.bash" NAME "$@"
 #
 # sets hwt (an absolute path: tests cd), build, src (the source tree), tmp
 # (a fresh directory, removed at exit unless KEEP is set), failures and
