@@ -247,7 +247,6 @@ struct ptdump {
 	size_t size;
 	uint32_t errata;
 	struct hwt_pkt_decoder *decoder;
-	uint64_t sync;		/* where we last synchronised, or ~0 */
 
 	struct hwt_pt_last_ip last_ip;
 	struct hwt_time time;
@@ -803,76 +802,16 @@ static int skz84(const struct ptdump *pd, uint64_t offset)
 /* Synchronisation                                                     */
 /* ------------------------------------------------------------------ */
 
-#define PSB_HI 0x02
-#define PSB_LO 0x82
-
-static int psb_at(const struct ptdump *pd, size_t pos)
-{
-	if (pd->size - pos < HWT_PT_PSB_SIZE)
-		return 0;
-	for (size_t i = 0; i < HWT_PT_PSB_SIZE; i += 2)
-		if (pd->buf[pos + i] != PSB_HI || pd->buf[pos + i + 1] != PSB_LO)
-			return 0;
-	return 1;
-}
-
 /*
- * ptdump's PSB search: scan 8-byte words (aligned to the start of the
- * trace) for PSB payload, then take the PSB that ends where that run of
- * 02 82 pairs ends. Returns the PSB at or after @start, or -1.
+ * Synchronise at the next PSB, as ptdump does: the packet decoder stands
+ * where decoding stopped (@pos); it looks from a bit before there, to
+ * find a PSB a preceding (bad) packet swallowed the start of, but not at
+ * the PSB it last synchronised at. Returns 0, or -HWT_ERR_EOS when there
+ * is none.
  */
-static int64_t find_psb(const struct ptdump *pd, size_t start)
+static int resync(struct ptdump *pd)
 {
-	const uint8_t *buf = pd->buf;
-	size_t word, pos;
-
-	for (word = (start + 7) & ~(size_t)7; word + 8 <= pd->size;
-	     word += 8) {
-		if (buf[word] == PSB_HI) {
-			if (buf[word + 1] != PSB_LO ||
-			    memcmp(buf + word, buf + word + 2, 6))
-				continue;
-			pos = word;
-		} else {
-			if (buf[word] != PSB_LO || buf[word + 1] != PSB_HI ||
-			    memcmp(buf + word, buf + word + 2, 6))
-				continue;
-			pos = word + 1;
-		}
-		while (pos + 1 < pd->size && buf[pos] == PSB_HI &&
-		       buf[pos + 1] == PSB_LO)
-			pos += 2;
-		if (pos < HWT_PT_PSB_SIZE)
-			continue;
-		pos -= HWT_PT_PSB_SIZE;
-		if (pos < start || !psb_at(pd, pos))
-			continue;
-		return (int64_t)pos;
-	}
-	return -1;
-}
-
-/*
- * Synchronise at the next PSB after @pos, as ptdump does: starting a bit
- * before @pos finds a PSB a preceding (bad) packet swallowed the start
- * of, but not the PSB we last synchronised at.
- * Returns 0, or -HWT_ERR_EOS when there is none.
- */
-static int resync(struct ptdump *pd, uint64_t pos)
-{
-	int64_t psb;
-
-	if (pos == pd->sync)
-		pos += HWT_PT_PSB_SIZE;
-	pos -= pos < HWT_PT_PSB_SIZE - 1 ? pos : HWT_PT_PSB_SIZE - 1;
-	if (pos >= pd->size)
-		return -HWT_ERR_EOS;
-
-	psb = find_psb(pd, (size_t)pos);
-	if (psb < 0)
-		return -HWT_ERR_EOS;
-	pd->sync = (uint64_t)psb;
-	return hwt_pkt_sync_set(pd->decoder, pd->sync);
+	return hwt_pkt_sync_forward(pd->decoder);
 }
 
 /* ------------------------------------------------------------------ */
@@ -990,15 +929,12 @@ static int dump_packets(struct ptdump *pd)
 
 static int dump(struct ptdump *pd)
 {
-	uint64_t offset;
 	int err;
 
 	if (pd->opt->no_sync) {
-		pd->sync = 0;
 		err = hwt_pkt_sync_set(pd->decoder, 0);
 	} else {
-		pd->sync = UINT64_MAX;
-		err = resync(pd, 0);
+		err = resync(pd);
 	}
 	if (err == -HWT_ERR_EOS)
 		return 0;
@@ -1008,9 +944,7 @@ static int dump(struct ptdump *pd)
 	}
 
 	while (dump_packets(pd) < 0) {
-		err = hwt_pkt_get_offset(pd->decoder, &offset);
-		if (err >= 0)
-			err = resync(pd, offset);
+		err = resync(pd);
 		if (err == -HWT_ERR_EOS)
 			return 0;
 		if (err < 0) {
