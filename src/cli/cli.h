@@ -53,6 +53,15 @@ void cli_input_close(struct cli_input *in);
 /* Parse an unsigned integer (C notation) into @value; 0 or -1. */
 int cli_parse_u64(const char *str, uint64_t *value);
 
+/*
+ * Command-line mistakes, said as "hwt CMD: ...; see 'hwt help CMD'":
+ * getopt_long's ':' (@arg needs a value) or '?' (@arg is unknown); and
+ * the one file a command takes, left after the options (0, or -1 after
+ * the message).
+ */
+void cli_bad_option(const char *cmd, int c, const char *arg);
+int cli_one_file(const char *cmd, int argc, int optind);
+
 /* ---- image options (image_args.c) ---- */
 
 struct hwt_image;

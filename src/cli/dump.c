@@ -527,13 +527,8 @@ static int parse_opts(int argc, char **argv, struct dump_opts *o)
 		case OPT_HELP:
 			help_dump();
 			exit(0);
-		case ':':
-			fprintf(stderr, "hwt dump: option '%s' needs a value\n",
-				argv[optind - 1]);
-			return -1;
 		default:
-			fprintf(stderr, "hwt dump: unknown option '%s'; see "
-				"'hwt help dump'\n", argv[optind - 1]);
+			cli_bad_option("dump", c, argv[optind - 1]);
 			return -1;
 		}
 	}

@@ -543,17 +543,12 @@ int cmd_info(int argc, char **argv)
 			help_info();
 			return 0;
 		default:
-			fprintf(stderr, "hwt info: unknown option '%s'; see "
-				"'hwt help info'\n", argv[optind - 1]);
+			cli_bad_option("info", c, argv[optind - 1]);
 			return 2;
 		}
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "hwt info: %s; see 'hwt help info'\n",
-			optind == argc ? "no perf.data file given" :
-			"more than one file given");
+	if (cli_one_file("info", argc, optind) < 0)
 		return 2;
-	}
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		fprintf(stderr, "hwt info: out of memory\n");

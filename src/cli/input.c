@@ -22,6 +22,26 @@ int cli_parse_u64(const char *str, uint64_t *value)
 	return (errno || *end) ? -1 : 0;
 }
 
+void cli_bad_option(const char *cmd, int c, const char *arg)
+{
+	if (c == ':')
+		fprintf(stderr, "hwt %s: option '%s' needs a value; see 'hwt "
+			"help %s'\n", cmd, arg, cmd);
+	else
+		fprintf(stderr, "hwt %s: unknown option '%s'; see 'hwt help "
+			"%s'\n", cmd, arg, cmd);
+}
+
+int cli_one_file(const char *cmd, int argc, int optind)
+{
+	if (optind + 1 == argc)
+		return 0;
+	fprintf(stderr, "hwt %s: %s; see 'hwt help %s'\n", cmd,
+		optind == argc ? "no perf.data file given" :
+		"more than one file given", cmd);
+	return -1;
+}
+
 /* Split "from[-to]"; returns the number of parts parsed or -1. */
 static int parse_range(const char *arg, uint64_t *from, uint64_t *to)
 {

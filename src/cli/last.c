@@ -323,22 +323,13 @@ static int parse(int argc, char **argv, struct last_opts *o)
 		case OPT_HELP:
 			help_last();
 			return -1;
-		case ':':
-			fprintf(stderr, "hwt last: %s needs a value; see 'hwt "
-				"help last'\n", argv[optind - 1]);
-			return 2;
 		default:
-			fprintf(stderr, "hwt last: unknown option '%s'; see "
-				"'hwt help last'\n", argv[optind - 1]);
+			cli_bad_option("last", c, argv[optind - 1]);
 			return 2;
 		}
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "hwt last: %s; see 'hwt help last'\n",
-			optind == argc ? "no perf.data file given" :
-			"more than one file given");
+	if (cli_one_file("last", argc, optind) < 0)
 		return 2;
-	}
 	o->file = argv[optind];
 	return 0;
 }

@@ -331,17 +331,12 @@ int cmd_sideband(int argc, char **argv)
 			file_order = 1;
 			break;
 		default:
-			fprintf(stderr, "hwt sideband: unknown option '%s'; see "
-				"'hwt help sideband'\n", argv[optind - 1]);
+			cli_bad_option("sideband", c, argv[optind - 1]);
 			return 2;
 		}
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "hwt sideband: %s; see 'hwt help sideband'\n",
-			optind == argc ? "no perf.data file given" :
-			"more than one file given");
+	if (cli_one_file("sideband", argc, optind) < 0)
 		return 2;
-	}
 	err[0] = '\0';
 	ret = hwt_pd_open(&r, argv[optind], err, sizeof(err));
 	if (ret < 0) {
