@@ -60,7 +60,7 @@ int cli_parse_u64(const char *str, uint64_t *value);
  * the message).
  */
 void cli_bad_option(const char *cmd, int c, const char *arg);
-int cli_one_file(const char *cmd, int argc, int optind);
+int cli_one_file(const char *cmd, int argc, int first);
 
 /* ---- image options (image_args.c) ---- */
 

@@ -32,12 +32,12 @@ void cli_bad_option(const char *cmd, int c, const char *arg)
 			"%s'\n", cmd, arg, cmd);
 }
 
-int cli_one_file(const char *cmd, int argc, int optind)
+int cli_one_file(const char *cmd, int argc, int first)
 {
-	if (optind + 1 == argc)
+	if (first + 1 == argc)
 		return 0;
 	fprintf(stderr, "hwt %s: %s; see 'hwt help %s'\n", cmd,
-		optind == argc ? "no perf.data file given" :
+		first == argc ? "no perf.data file given" :
 		"more than one file given", cmd);
 	return -1;
 }
