@@ -117,6 +117,7 @@ struct vgpt_sbi {
 
 /* The per-thread PT encoder state. */
 struct vgpt_thread {
+	ThreadId tid;
 	Int os_tid;
 	Bool enabled;		/* TIP.PGE sent, no TIP.PGD since */
 	Bool psb_due;		/* the image changed: PSB+ before more */
@@ -175,9 +176,11 @@ extern struct vgpt_thread *vgpt_cur;	/* whose records the log holds */
 extern ULong vgpt_stat_bytes, vgpt_stat_made, vgpt_stat_lost;
 extern ULong vgpt_stat_threads;
 
-/* The exit log: written by translated code, read by vgpt_drain(). */
-extern UChar *vgpt_log_ptr;
+/* The exit log: written by translated code, read by vgpt_drain(). Where
+ * the next record goes is in the running thread's guest state. */
 extern UChar vgpt_log[LOG_ROOM];
+UChar *vgpt_log_get(ThreadId tid);
+void vgpt_log_set(ThreadId tid, UChar *p);
 
 /* vgpt_instr.c */
 IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
@@ -192,7 +195,7 @@ const struct vgpt_sbi *vgpt_sbi_find(Addr nraddr);
 
 /* vgpt_trace.c */
 void vgpt_drain(Addr ip);
-struct vgpt_thread *vgpt_thread_new(Bool append);
+struct vgpt_thread *vgpt_thread_new(ThreadId tid, Bool append);
 void vgpt_thread_end(struct vgpt_thread *t);
 void vgpt_thread_forget(struct vgpt_thread *t);
 void vgpt_thread_flush(struct vgpt_thread *t);

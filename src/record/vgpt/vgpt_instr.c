@@ -10,10 +10,13 @@
  * or else the descriptor's address, plus the target when that is only
  * known at run time (indirect jumps, calls and returns):
  *
- *   block start:  p = log_ptr; [if (p >= limit) drain(); p = log_ptr]
- *   side exit:    if (guard) { *p = word(xp); log_ptr = p + 8 } (StoreG)
+ *   block start:  p = pos; [if (p >= limit) drain(); p = pos]
+ *   side exit:    if (guard) *p = word(xp) (StoreG);
+ *                 pos = guard ? p + 8 : p
  *   final jump:   *p = byte(xp) or word(xp) [, p[8] = next];
- *                 log_ptr = p + 1, 8 or 16
+ *                 pos = p + 1, 8 or 16
+ *
+ * pos is the log position in the guest state (%rbp-relative).
  *
  * A side exit that ends the last instruction (a jcc), when the final jump
  * is constant, needs no guard: *p = guard ? byte(xp_side) :
@@ -40,9 +43,31 @@
 #include "pub_tool_libcprint.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
+#include "pub_tool_threadstate.h"
+#include "libvex_guest_offsets.h"
 
 UChar vgpt_log[LOG_ROOM];
-UChar *vgpt_log_ptr = vgpt_log;
+
+/*
+ * The log position lives in the guest state's first shadow area (which
+ * no other part of Valgrind uses without a tool that asks for it), at
+ * offset 0: one %rbp-relative load and store per superblock, no 64-bit
+ * address constants.
+ */
+static Int pos_off = -1;	/* its guest state offset (IR Get/Put) */
+
+UChar *vgpt_log_get(ThreadId tid)
+{
+	UChar *p;
+
+	VG_(get_shadow_regs_area)(tid, (UChar *)&p, 1, 0, sizeof(p));
+	return p;
+}
+
+void vgpt_log_set(ThreadId tid, UChar *p)
+{
+	VG_(set_shadow_regs_area)(tid, 1, 0, sizeof(p), (const UChar *)&p);
+}
 
 static VgHashTable *sbis;	/* struct vgpt_sbi by nraddr */
 Addr vgpt_xlate_ip;		/* the superblock being translated */
@@ -78,10 +103,10 @@ void vgpt_discard(Addr orig_addr, VexGuestExtents vge)
 }
 
 /* Drain when the log is full (called from translated code at the start
- * of the superblock for @ip). */
-static VG_REGPARM(1) void log_full(Addr ip)
+ * of a superblock: the guest IP is its address). */
+static void log_full(void)
 {
-	vgpt_drain(ip);
+	vgpt_drain(VG_(get_IP)(VG_(get_running_tid)()));
 }
 
 /* ------------------------------------------------------------------ */
@@ -218,30 +243,49 @@ static void store(IRSB *out, IRExpr *addr, IRExpr *data)
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, addr, data));
 }
 
-/* log_ptr = p + @n. */
+static void put_pos(IRSB *out, IRExpr *e)
+{
+	addStmtToIRSB(out, IRStmt_Put(pos_off, IRExpr_RdTmp(tmp(out, e))));
+}
+
+/* The log position = p + @n. */
 static void advance(IRSB *out, IRTemp p, ULong n)
 {
-	store(out, ptr(&vgpt_log_ptr), IRExpr_RdTmp(tmp(out, add(p, n))));
+	put_pos(out, add(p, n));
 }
 
 /* p = the log position, after draining a full log if @check. */
-static IRTemp log_prologue(IRSB *out, Bool check, Addr ip)
+static IRTemp log_prologue(IRSB *out, Bool check)
 {
 	IRTemp p0, full, p;
 	IRDirty *di;
 
-	p0 = tmp(out, IRExpr_Load(Iend_LE, Ity_I64, ptr(&vgpt_log_ptr)));
+	p0 = tmp(out, IRExpr_Get(pos_off, Ity_I64));
 	if (!check)
 		return p0;
-	full = tmp_ty(out, Ity_I1, IRExpr_Binop(Iop_CmpLE64U,
-			ptr(&vgpt_log[LOG_BYTES]), IRExpr_RdTmp(p0)));
-	di = unsafeIRDirty_0_N(1, "vgpt_log_full",
+	/* Not(p < limit): the limit fits an immediate that way round. */
+	full = tmp_ty(out, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(p0),
+						ptr(&vgpt_log[LOG_BYTES])));
+	full = tmp_ty(out, Ity_I1, IRExpr_Unop(Iop_Not1, IRExpr_RdTmp(full)));
+	/* The helper changes the position and reads the guest IP. */
+	di = unsafeIRDirty_0_N(0, "vgpt_log_full",
 			       VG_(fnptr_to_fnentry)(&log_full),
-			       mkIRExprVec_1(mkIRExpr_HWord(ip)));
+			       mkIRExprVec_0());
 	di->guard = IRExpr_RdTmp(full);
+	di->nFxState = 2;
+	di->fxState[0].fx = Ifx_Modify;
+	di->fxState[0].offset = pos_off;
+	di->fxState[0].size = 8;
+	di->fxState[1].fx = Ifx_Read;
+	di->fxState[1].offset = OFFSET_amd64_RIP;
+	di->fxState[1].size = 8;
+	for (Int i = 0; i < 2; i++) {
+		di->fxState[i].nRepeats = 0;
+		di->fxState[i].repeatLen = 0;
+	}
 	addStmtToIRSB(out, IRStmt_Dirty(di));
 	/* Loaded again: the guard used once folds into the call's jump. */
-	p = tmp(out, IRExpr_Load(Iend_LE, Ity_I64, ptr(&vgpt_log_ptr)));
+	p = tmp(out, IRExpr_Get(pos_off, Ity_I64));
 	return p;
 }
 
@@ -252,9 +296,8 @@ static void side_exit(IRSB *out, IRTemp p, const struct vgpt_xp *x,
 {
 	addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(p),
 					 slow_word(x), g));
-	addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, ptr(&vgpt_log_ptr),
-					 IRExpr_RdTmp(tmp(out, add(p, 8))),
-					 g));
+	put_pos(out, IRExpr_ITE(g, IRExpr_RdTmp(tmp(out, add(p, 8))),
+				IRExpr_RdTmp(p)));
 }
 
 /* One unguarded record for a last side exit (taken when @g) and the
@@ -412,7 +455,7 @@ IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
 	UInt ni, nx;
 	Addr dst;
 
-	(void)layout;
+	pos_off = layout->total_sizeB;
 	(void)archinfo_host;
 	(void)hWordTy;
 	if (gWordTy != Ity_I64)
@@ -444,7 +487,7 @@ IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
 			} else {
 				/* After the --smc-check self-check, whose
 				 * exit retires nothing. */
-				p = log_prologue(out, check, closure->nraddr);
+				p = log_prologue(out, check);
 			}
 			ins.insn = (Addr)st->Ist.IMark.addr;
 			ins.len = st->Ist.IMark.len;

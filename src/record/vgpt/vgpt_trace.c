@@ -616,11 +616,11 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 void vgpt_drain(Addr ip)
 {
 	struct vgpt_thread *t = vgpt_cur;
-	const UChar *end = vgpt_log_ptr;
+	const UChar *end = t ? vgpt_log_get(t->tid) : vgpt_log;
 
 	if (end != vgpt_log) {
-		tl_assert(end <= vgpt_log + LOG_ROOM && t);
-		vgpt_log_ptr = vgpt_log;
+		tl_assert(end >= vgpt_log && end <= vgpt_log + LOG_ROOM && t);
+		vgpt_log_set(t->tid, vgpt_log);
 		if (vgpt_filtering || t->tbuf)
 			drain_slow(t, vgpt_log, end);
 		else
@@ -746,11 +746,12 @@ void vgpt_async(struct vgpt_thread *t, Addr ip)
 /* Threads and their output                                            */
 /* ------------------------------------------------------------------ */
 
-struct vgpt_thread *vgpt_thread_new(Bool append)
+struct vgpt_thread *vgpt_thread_new(ThreadId tid, Bool append)
 {
 	struct vgpt_thread *t = VG_(calloc)("vgpt.thread", 1, sizeof(*t));
 	HChar *path;
 
+	t->tid = tid;
 	t->os_tid = VG_(gettid)();
 	t->buf = VG_(malloc)("vgpt.buf", OUT_BUF);
 	path = vgpt_path("%s.%d.pt", vgpt_clo_out, t->os_tid);
