@@ -6,23 +6,28 @@
  * Chasing and loop unrolling are off, so a superblock is straight-line
  * code whose only branch instruction is its last one. Each way out (each
  * side exit, the final jump) has a static descriptor (struct vgpt_xp); the
- * record is a byte that says all a conditional branch or plain jump needs,
- * or else the descriptor's address, plus the target when that is only
- * known at run time (indirect jumps, calls and returns):
+ * record (vgpt.h) is a byte that says all a conditional branch or plain
+ * jump needs, or an inline word for a call, return or indirect jump (the
+ * return address or the target), or else the descriptor's address, plus
+ * the target when that is only known at run time:
  *
  *   block start:  p = pos; [if (p >= limit) drain(); p = pos]
- *   side exit:    if (guard) *p = word(xp) (StoreG);
- *                 pos = guard ? p + 8 : p
- *   final jump:   *p = byte(xp) or word(xp) [, p[8] = next];
- *                 pos = p + 1, 8 or 16
+ *   side exit:    w = align8(p); if (guard) *w = desc(xp) (StoreG);
+ *                 pos = guard ? w + 8 : p
+ *   final jump:   *p = byte(xp); pos = p + 1
+ *             or  w = align8(p); *w = inline(xp, next) or desc(xp)
+ *                 [, w[1] = inline(JMP, next) or next]; pos = w + 8 or 16
  *
- * pos is the log position in the guest state (%rbp-relative).
+ * pos is the log position in the guest state (%rbp-relative). Words are
+ * aligned so that the drain reads the log a word at a time without the
+ * position depending on what the words held; the bytes skipped are zero
+ * (the drain clears what it read).
  *
  * A side exit that ends the last instruction (a jcc), when the final jump
  * is constant, needs no guard: *p = guard ? byte(xp_side) :
  * byte(xp_final) is written once before it, and the final jump writes
  * nothing. (Guarded stores are 4 or 8 bytes wide on amd64, so the other
- * side exits write 8-byte records.)
+ * side exits write desc records.)
  *
  * The check for a full log [...] is made only by superblocks that can
  * close a loop: those with an exit to their own start or before it, or
@@ -46,7 +51,7 @@
 #include "pub_tool_threadstate.h"
 #include "libvex_guest_offsets.h"
 
-UChar vgpt_log[LOG_ROOM];
+UChar vgpt_log[LOG_ROOM + LOG_PAD];
 
 /*
  * The log position lives in the guest state's first shadow area (which
@@ -206,7 +211,7 @@ static UChar fast_byte(const struct vgpt_xp *x)
 	if (vgpt_clo_truth || vgpt_filtering ||
 	    (x->kind != XK_TNT0 && x->kind != XK_TNT1 &&
 	     x->kind != XK_NONE) ||
-	    (x->flags & (XF_DYN | XF_REDIR)) || x->ninsn > R_FAST_NINSN_MAX)
+	    (x->flags & (XF_DYN | XF_REDIR)) || x->ninsn > R_NINSN_MAX)
 		return 0;
 	return (UChar)(1 | (x->kind != XK_NONE) << 1 |
 		       (x->kind == XK_TNT1) << 2 | x->ninsn << 3);
@@ -289,14 +294,24 @@ static IRTemp log_prologue(IRSB *out, Bool check)
 	return p;
 }
 
+/* Where an 8-byte record goes: @p rounded up to a multiple of 8. */
+static IRTemp word_pos(IRSB *out, IRTemp p)
+{
+	return tmp(out, IRExpr_Binop(Iop_And64,
+				     IRExpr_RdTmp(tmp(out, add(p, 7))),
+				     u64(~7ULL)));
+}
+
 /* The record of a side exit taken when @g (a slow one: guarded stores
  * are 4 or 8 bytes wide). */
 static void side_exit(IRSB *out, IRTemp p, const struct vgpt_xp *x,
 		      IRExpr *g)
 {
-	addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(p),
+	IRTemp w = word_pos(out, p);
+
+	addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(w),
 					 slow_word(x), g));
-	put_pos(out, IRExpr_ITE(g, IRExpr_RdTmp(tmp(out, add(p, 8))),
+	put_pos(out, IRExpr_ITE(g, IRExpr_RdTmp(tmp(out, add(w, 8))),
 				IRExpr_RdTmp(p)));
 }
 
@@ -315,10 +330,42 @@ static void both_exits(IRSB *out, IRTemp p, const struct vgpt_xp *xs,
 		store(out, IRExpr_RdTmp(p), IRExpr_RdTmp(r));
 		advance(out, p, 1);
 	} else {
+		IRTemp w = word_pos(out, p);
+
 		r = tmp(out, IRExpr_ITE(g, slow_word(xs), slow_word(xf)));
-		store(out, IRExpr_RdTmp(p), IRExpr_RdTmp(r));
-		advance(out, p, 8);
+		store(out, IRExpr_RdTmp(w), IRExpr_RdTmp(r));
+		advance(out, w, 8);
 	}
+}
+
+/* The inline record type of an exit (vgpt.h), or 0: it needs a desc. */
+static UInt inline_type(const struct vgpt_xp *x)
+{
+	if (vgpt_clo_truth || vgpt_filtering || (x->flags & XF_REDIR) ||
+	    x->ninsn > R_NINSN_MAX)
+		return 0;
+	switch (x->kind) {
+	case XK_CALL:
+		return x->flags & XF_DYN ? 0 : R_CALL;
+	case XK_ICALL:
+		return R_CALL;
+	case XK_RET:
+		return R_RET;
+	case XK_IJMP:
+		return R_JMP;
+	default:
+		return 0;
+	}
+}
+
+/* The inline record @tag with address @a (an atom). */
+static IRExpr *inline_word(IRSB *out, ULong tag, IRExpr *a)
+{
+	if (a->tag == Iex_Const)
+		return u64(a->Iex.Const.con->Ico.U64 << 8 | tag);
+	return IRExpr_RdTmp(tmp(out, IRExpr_Binop(Iop_Or64,
+		IRExpr_RdTmp(tmp(out, IRExpr_Binop(Iop_Shl64, a,
+				IRExpr_Const(IRConst_U8(8))))), u64(tag))));
 }
 
 /* The record of the final jump, to @next. */
@@ -326,17 +373,36 @@ static void final_exit(IRSB *out, IRTemp p, const struct vgpt_xp *x,
 		       IRExpr *next)
 {
 	UChar b = fast_byte(x);
+	UInt type = inline_type(x);
+	IRTemp w;
 
 	if (b) {
 		store(out, IRExpr_RdTmp(p), IRExpr_Const(IRConst_U8(b)));
 		advance(out, p, 1);
+		return;
+	}
+	w = word_pos(out, p);
+	if (type == R_CALL && x->kind == XK_ICALL) {
+		store(out, IRExpr_RdTmp(w),
+		      u64((ULong)x->fall << 8 | R_INLINE(R_CALL, x->ninsn)));
+		store(out, IRExpr_RdTmp(tmp(out, add(w, 8))),
+		      inline_word(out, R_INLINE(R_JMP, 0), next));
+		advance(out, w, 16);
+	} else if (type == R_CALL) {
+		store(out, IRExpr_RdTmp(w),
+		      u64((ULong)x->fall << 8 | R_INLINE(R_CALL, x->ninsn)));
+		advance(out, w, 8);
+	} else if (type) {
+		store(out, IRExpr_RdTmp(w),
+		      inline_word(out, R_INLINE(type, x->ninsn), next));
+		advance(out, w, 8);
 	} else if (x->flags & XF_DYN) {
-		store(out, IRExpr_RdTmp(p), slow_word(x));
-		store(out, IRExpr_RdTmp(tmp(out, add(p, 8))), next);
-		advance(out, p, 16);
+		store(out, IRExpr_RdTmp(w), slow_word(x));
+		store(out, IRExpr_RdTmp(tmp(out, add(w, 8))), next);
+		advance(out, w, 16);
 	} else {
-		store(out, IRExpr_RdTmp(p), slow_word(x));
-		advance(out, p, 8);
+		store(out, IRExpr_RdTmp(w), slow_word(x));
+		advance(out, w, 8);
 	}
 }
 

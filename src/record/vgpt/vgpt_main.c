@@ -188,6 +188,7 @@ static void atfork_child(ThreadId tid)
 	vgpt_cur = NULL;
 	cur_tid = VG_INVALID_THREADID;
 	ran = False;
+	VG_(memset)(vgpt_log, 0, sizeof(vgpt_log));
 	vgpt_log_set(tid, vgpt_log);
 	vgpt_sb_forget();
 	vgpt_sb_line("fork %llu %d %d", vgpt_icount, ppid, VG_(getpid)());
