@@ -466,12 +466,16 @@ static struct vgpt_xp *new_xp(struct instr *in, Addr dst, Bool dyn,
 /*
  * Instructions and exits of @in, to size the translation's record; and
  * whether it can close a loop (an exit to @sb or before, or to a target
- * known only at run time).
+ * known only at run time). A return closes no cycle of its own: the
+ * call that pushed its target comes back only through a loop of the
+ * caller's, which has one of the others (or through the scheduler's
+ * bound, LOG_ROOM, for code that loops by returns).
  */
 static Bool count(const IRSB *in, Addr sb, UInt *nimarks, UInt *nexits)
 {
-	Bool back = in->next->tag != Iex_Const ||
-		    (Addr)in->next->Iex.Const.con->Ico.U64 <= sb;
+	Bool back = (in->next->tag != Iex_Const && in->jumpkind != Ijk_Ret) ||
+		    (in->next->tag == Iex_Const &&
+		     (Addr)in->next->Iex.Const.con->Ico.U64 <= sb);
 
 	*nimarks = 0;
 	*nexits = 1;
