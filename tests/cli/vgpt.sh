@@ -4,11 +4,13 @@
 # every thread, the PT stream is decoded by `hwt flow` with the images the
 # sideband names, and must be exactly the truth (tests/cli/vgpt/cmp.awk).
 # Programs: /bin/true, tests/cli/vgpt/prog.c (calls, returns, longjmp,
-# rep, generated code, signals, a fork, a thread), /bin/ls, gzip -9.
+# rep, generated code, signals, a fork, a thread), /bin/ls, gzip -9,
+# sqlite3 (if installed).
 #
 # --vgpt-truth=yes makes every log record a slow one (vgpt.h), so the
 # default fast records are checked by decoding a run without the truth
-# against the truth of a run with it (deterministic programs: ls, gzip).
+# against the truth of a run with it (deterministic programs: ls, gzip,
+# sqlite3).
 #
 # Also: `hwt ptdump` finds no error in any stream, -j2 decodes what -j1
 # decodes, and two mutations (a truth line dropped, one TNT bit flipped in
@@ -29,6 +31,22 @@ record gzip gzip -9 -c "$tmp/text" && check_streams gzip
 # The fast records: the same run without the truth decodes to the truth.
 fast ls /bin/ls -l /
 fast gzip gzip -9 -c "$tmp/text"
+
+# An interpreter (sqlite3's VDBE): an indirect jump per operation, whose
+# TIPs take 16 and 32 bits, calls and returns in between.
+if command -v sqlite3 > /dev/null; then
+	cat > "$tmp/vdbe.sql" <<'EOF'
+CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+INSERT INTO t SELECT i, printf('k%d', i * 7919 % 1009) FROM n;
+SELECT count(*), max(t1.b) FROM t t1 JOIN t t2 ON t2.b = t1.b;
+EOF
+	record sqlite3 sqlite3 :memory: -init "$tmp/vdbe.sql" < /dev/null &&
+		check_streams sqlite3
+	fast sqlite3 sqlite3 :memory: -init "$tmp/vdbe.sql" < /dev/null
+else
+	echo "vgpt: sqlite3 is not installed; its run skipped" >&2
+fi
 
 # The program's own view: two threads and a forked child traced, the
 # generated code saved and mapped from the sideband.
