@@ -679,6 +679,8 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 			known = False;
 			continue;
 		case R_RET:
+			if (UNLIKELY(p == end))
+				a = vgpt_log_target(t->tid);
 			flow = a;
 			known = True;
 			if (!pop_if(t, a))
@@ -693,6 +695,8 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 			}
 			continue;
 		default:
+			if (UNLIKELY(p == end))
+				a = vgpt_log_target(t->tid);
 			flow = a;
 			known = True;
 			break;
