@@ -22,14 +22,23 @@ src=$(cd "$(dirname "$0")" && pwd)
 
 cc prog "$src/vgpt/prog.c" -pthread
 awk -v seed=2 -v size=30000 -f "$src/../../bench/gen-text.awk" > "$tmp/text"
+# A directory that lists the same every time (ls -l / did not: the link
+# counts of /proc and /tmp follow the machine's processes and files).
+mkdir "$tmp/dir"
+for i in $(seq 30); do
+	head -c $((i * i * 37)) "$tmp/text" > "$tmp/dir/f$i"
+	ln -s "f$i" "$tmp/dir/l$i"
+done
+mkdir "$tmp/dir/sub"
+touch -h -d '2024-02-03 04:05:06' "$tmp/dir"/* "$tmp/dir"
 
 record true /bin/true && check_streams true
 record prog "$tmp/prog" && check_streams prog 3
-record ls /bin/ls -l / && check_streams ls
+record ls /bin/ls -l "$tmp/dir" && check_streams ls
 record gzip gzip -9 -c "$tmp/text" && check_streams gzip
 
 # The fast records: the same run without the truth decodes to the truth.
-fast ls /bin/ls -l /
+fast ls /bin/ls -l "$tmp/dir"
 fast gzip gzip -9 -c "$tmp/text"
 
 # An interpreter (sqlite3's VDBE): an indirect jump per operation, whose
