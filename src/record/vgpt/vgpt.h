@@ -49,8 +49,8 @@ enum {
  *   inline: 8 bytes little endian, bit 0 clear, bits 1-2 the type (not
  *           0), bits 3-7 @ninsn <= 31, bits 8-63 an address, its bits
  *           63-56 those of bit 55 (every canonical address fits; the
- *           whole target of the log's last record is in the guest
- *           state, vgpt_log_target()):
+ *           whole target of the log's last record is the thread's IP,
+ *           vgpt_log_target()):
  *             R_CALL  a direct call; the address is the return address
  *             R_RET   a return; the address is its target
  *             R_JMP   an indirect jump; the address is its target
@@ -199,7 +199,7 @@ extern ULong vgpt_stat_threads;
 extern UChar vgpt_log[LOG_ROOM + LOG_PAD];
 UChar *vgpt_log_get(ThreadId tid);
 void vgpt_log_set(ThreadId tid, UChar *p);
-Addr vgpt_log_target(ThreadId tid);
+Addr vgpt_log_target(ThreadId tid, Addr a);
 
 /* vgpt_instr.c */
 IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,

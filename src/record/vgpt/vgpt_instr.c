@@ -18,8 +18,7 @@
  *             or  w = align8(p); *w = inline(xp, next) or desc(xp)
  *                 [, w[1] = inline(JMP, next) or next]; pos = w + 8 or 16
  *
- * pos is the log position in the guest state (%rbp-relative; beside it,
- * the whole target of the last inline return or jump). Words are
+ * pos is the log position in the guest state (%rbp-relative). Words are
  * aligned so that the drain reads the log a word at a time without the
  * position depending on what the words held; the bytes skipped are zero
  * (the drain clears what it read).
@@ -76,17 +75,17 @@ void vgpt_log_set(ThreadId tid, UChar *p)
 }
 
 /*
- * The whole target of the last return or indirect jump, at offset 8: an
- * inline record keeps 56 bits of it (vgpt.h). Only a non-canonical target
- * loses bits, and nothing runs after a jump there (the fault at it is
- * delivered), so it is always the log's last record.
+ * The whole target of the log's last record, a return or indirect jump
+ * to @a (56 bits of it: vgpt.h). The thread is there, unless a signal
+ * stopped it in a later superblock (which the low 56 bits tell); only a
+ * non-canonical target loses bits, and nothing runs after a jump there:
+ * the fault at it is delivered (pre_deliver_signal drains).
  */
-Addr vgpt_log_target(ThreadId tid)
+Addr vgpt_log_target(ThreadId tid, Addr a)
 {
-	Addr a;
+	Addr ip = VG_(get_IP)(tid);
 
-	VG_(get_shadow_regs_area)(tid, (UChar *)&a, 1, 8, sizeof(a));
-	return a;
+	return (ip ^ a) << 8 ? a : ip;
 }
 
 static VgHashTable *sbis;	/* struct vgpt_sbi by nraddr */
@@ -402,7 +401,6 @@ static void final_exit(IRSB *out, IRTemp p, const struct vgpt_xp *x,
 		      u64((ULong)x->fall << 8 | R_INLINE(R_CALL, x->ninsn)));
 		store(out, IRExpr_RdTmp(tmp(out, add(w, 8))),
 		      inline_word(out, R_INLINE(R_JMP, 0), next));
-		addStmtToIRSB(out, IRStmt_Put(pos_off + 8, next));
 		advance(out, w, 16);
 	} else if (type == R_CALL) {
 		store(out, IRExpr_RdTmp(w),
@@ -411,7 +409,6 @@ static void final_exit(IRSB *out, IRTemp p, const struct vgpt_xp *x,
 	} else if (type) {
 		store(out, IRExpr_RdTmp(w),
 		      inline_word(out, R_INLINE(type, x->ninsn), next));
-		addStmtToIRSB(out, IRStmt_Put(pos_off + 8, next));
 		advance(out, w, 8);
 	} else if (x->flags & XF_DYN) {
 		store(out, IRExpr_RdTmp(w), slow_word(x));

@@ -680,7 +680,7 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 			continue;
 		case R_RET:
 			if (UNLIKELY(p == end))
-				a = vgpt_log_target(t->tid);
+				a = vgpt_log_target(t->tid, a);
 			flow = a;
 			known = True;
 			if (!pop_if(t, a))
@@ -696,7 +696,7 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 			continue;
 		default:
 			if (UNLIKELY(p == end))
-				a = vgpt_log_target(t->tid);
+				a = vgpt_log_target(t->tid, a);
 			flow = a;
 			known = True;
 			break;
