@@ -2,8 +2,9 @@
 # vgpt (src/record/vgpt) at the events outside straight-line code, each
 # program's decode == its truth, stream by stream (tests/cli/vgpt/lib.bash):
 #   signals.c   int3 and a SIGSEGV handler that returns: synchronous
-#               signals in the middle of a superblock; then death by
-#               SIGSEGV (the trace ends where the thread stopped)
+#               signals in the middle of a superblock; a jump to a
+#               non-canonical address (its TIP has all 64 bits); then
+#               death by SIGSEGV (the trace ends where the thread stopped)
 #   threads.c   four threads taking turns: `switch` lines, TSC on return
 #   exec.c      fork, a failing execve, two execve under
 #               --trace-children=yes: the new image continues the stream

@@ -30,30 +30,48 @@ enum {
 	 * Only superblocks that can close a loop check for a full log
 	 * (vgpt_instr.c); the others rely on the scheduler: Valgrind leaves
 	 * translated code (and we drain, start_client_code) at the latest
-	 * after SCHEDULING_QUANTUM (100000) superblocks, each at most 16
-	 * bytes. The part beyond LOG_BYTES is touched only in that case.
+	 * after SCHEDULING_QUANTUM (100000) superblocks, each at most 24
+	 * bytes (7 to align, 16). The part beyond LOG_BYTES is touched only
+	 * in that case.
 	 */
-	LOG_ROOM = LOG_BYTES + 16 * 100000 + 4096,
+	LOG_ROOM = LOG_BYTES + 24 * 100000 + 4096,
+	LOG_PAD = 16,		/* zeros after the records: the drain's loads */
 };
 
 /*
- * The exit log is a byte stream of records, one per superblock execution:
+ * The exit log is a byte stream of records, one per superblock execution
+ * (two for an indirect call):
  *
- *   fast: 1 byte, bit 0 set: a plain jump (bit 1 clear) or a
- *         conditional branch of known direction (bit 1 set, bit 2
- *         taken) that ended @ninsn <= 31 instructions (bits 3-7).
- *         Nothing else is needed to encode it.
- *   slow: 8 bytes little endian, low byte 0: bits 8-55 the descriptor's
- *         address, bit 56 (R_DYN) the target follows in 8 more bytes.
+ *   fast:   1 byte, bit 0 set: a plain jump (bit 1 clear) or a
+ *           conditional branch of known direction (bit 1 set, bit 2
+ *           taken) that ended @ninsn <= 31 instructions (bits 3-7).
+ *           Nothing else is needed to encode it.
+ *   inline: 8 bytes little endian, bit 0 clear, bits 1-2 the type (not
+ *           0), bits 3-7 @ninsn <= 31, bits 8-63 an address, its bits
+ *           63-56 those of bit 55 (every canonical address fits; the
+ *           whole target of the log's last record is the thread's IP,
+ *           vgpt_log_target()):
+ *             R_CALL  a direct call; the address is the return address
+ *             R_RET   a return; the address is its target
+ *             R_JMP   an indirect jump; the address is its target
+ *           An indirect call is R_CALL then R_JMP with @ninsn 0.
+ *   desc:   8 bytes little endian, low byte 0: bits 8-55 the descriptor's
+ *           address, bit 56 (R_DYN) the target follows in 8 more bytes.
+ *           Everything else: syscalls, redirections, side exits, more
+ *           than 31 instructions.
  *
- * The drain takes the fast records before the first slow one among the
- * next eight bytes in one 64-bit load.
- * --vgpt-truth and --vgpt-filter use slow records only (they need the
+ * Inline and desc records start at a multiple of 8; the bytes skipped
+ * to get there are zero, as is the log from the last record on, so the
+ * drain reads words: fast records (then zeros), or an 8-byte record.
+ * --vgpt-truth and --vgpt-filter use desc records only (they need the
  * superblock of every record).
  */
-#define R_FAST_NINSN_MAX 31
+#define R_NINSN_MAX	31
 #define R_XP(r)		((const struct vgpt_xp *)((r) >> 8 & ((1ULL << 48) - 1)))
 #define R_DYN		(1ULL << 56)
+enum { R_CALL = 1, R_RET = 2, R_JMP = 3 };
+#define R_INLINE(type, ninsn)	((ULong)(type) << 1 | (ULong)(ninsn) << 3)
+#define R_ADDR(r)	((Addr)((Long)(r) >> 8))
 
 /*
  * What the instruction that ended a superblock execution means for PT. A
@@ -117,6 +135,7 @@ struct vgpt_sbi {
 
 /* The per-thread PT encoder state. */
 struct vgpt_thread {
+	ThreadId tid;
 	Int os_tid;
 	Bool enabled;		/* TIP.PGE sent, no TIP.PGD since */
 	Bool psb_due;		/* the image changed: PSB+ before more */
@@ -175,9 +194,12 @@ extern struct vgpt_thread *vgpt_cur;	/* whose records the log holds */
 extern ULong vgpt_stat_bytes, vgpt_stat_made, vgpt_stat_lost;
 extern ULong vgpt_stat_threads;
 
-/* The exit log: written by translated code, read by vgpt_drain(). */
-extern UChar *vgpt_log_ptr;
-extern UChar vgpt_log[LOG_ROOM];
+/* The exit log: written by translated code, read by vgpt_drain(). Where
+ * the next record goes is in the running thread's guest state. */
+extern UChar vgpt_log[LOG_ROOM + LOG_PAD];
+UChar *vgpt_log_get(ThreadId tid);
+void vgpt_log_set(ThreadId tid, UChar *p);
+Addr vgpt_log_target(ThreadId tid, Addr a);
 
 /* vgpt_instr.c */
 IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
@@ -192,7 +214,7 @@ const struct vgpt_sbi *vgpt_sbi_find(Addr nraddr);
 
 /* vgpt_trace.c */
 void vgpt_drain(Addr ip);
-struct vgpt_thread *vgpt_thread_new(Bool append);
+struct vgpt_thread *vgpt_thread_new(ThreadId tid, Bool append);
 void vgpt_thread_end(struct vgpt_thread *t);
 void vgpt_thread_forget(struct vgpt_thread *t);
 void vgpt_thread_flush(struct vgpt_thread *t);

@@ -6,20 +6,28 @@
  * Chasing and loop unrolling are off, so a superblock is straight-line
  * code whose only branch instruction is its last one. Each way out (each
  * side exit, the final jump) has a static descriptor (struct vgpt_xp); the
- * record is a byte that says all a conditional branch or plain jump needs,
- * or else the descriptor's address, plus the target when that is only
- * known at run time (indirect jumps, calls and returns):
+ * record (vgpt.h) is a byte that says all a conditional branch or plain
+ * jump needs, or an inline word for a call, return or indirect jump (the
+ * return address or the target), or else the descriptor's address, plus
+ * the target when that is only known at run time:
  *
- *   block start:  p = log_ptr; [if (p >= limit) drain(); p = log_ptr]
- *   side exit:    if (guard) { *p = word(xp); log_ptr = p + 8 } (StoreG)
- *   final jump:   *p = byte(xp) or word(xp) [, p[8] = next];
- *                 log_ptr = p + 1, 8 or 16
+ *   block start:  p = pos; [if (p >= limit) drain(); p = pos]
+ *   side exit:    w = align8(p); if (guard) *w = desc(xp) (StoreG);
+ *                 pos = guard ? w + 8 : p
+ *   final jump:   *p = byte(xp); pos = p + 1
+ *             or  w = align8(p); *w = inline(xp, next) or desc(xp)
+ *                 [, w[1] = inline(JMP, next) or next]; pos = w + 8 or 16
+ *
+ * pos is the log position in the guest state (%rbp-relative). Words are
+ * aligned so that the drain reads the log a word at a time without the
+ * position depending on what the words held; the bytes skipped are zero
+ * (the drain clears what it read).
  *
  * A side exit that ends the last instruction (a jcc), when the final jump
  * is constant, needs no guard: *p = guard ? byte(xp_side) :
  * byte(xp_final) is written once before it, and the final jump writes
  * nothing. (Guarded stores are 4 or 8 bytes wide on amd64, so the other
- * side exits write 8-byte records.)
+ * side exits write desc records.)
  *
  * The check for a full log [...] is made only by superblocks that can
  * close a loop: those with an exit to their own start or before it, or
@@ -40,9 +48,45 @@
 #include "pub_tool_libcprint.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
+#include "pub_tool_threadstate.h"
+#include "libvex_guest_offsets.h"
 
-UChar vgpt_log[LOG_ROOM];
-UChar *vgpt_log_ptr = vgpt_log;
+UChar vgpt_log[LOG_ROOM + LOG_PAD];
+
+/*
+ * The log position lives in the guest state's first shadow area (which
+ * no other part of Valgrind uses without a tool that asks for it), at
+ * offset 0: one %rbp-relative load and store per superblock, no 64-bit
+ * address constants.
+ */
+static Int pos_off = -1;	/* its guest state offset (IR Get/Put) */
+
+UChar *vgpt_log_get(ThreadId tid)
+{
+	UChar *p;
+
+	VG_(get_shadow_regs_area)(tid, (UChar *)&p, 1, 0, sizeof(p));
+	return p;
+}
+
+void vgpt_log_set(ThreadId tid, UChar *p)
+{
+	VG_(set_shadow_regs_area)(tid, 1, 0, sizeof(p), (const UChar *)&p);
+}
+
+/*
+ * The whole target of the log's last record, a return or indirect jump
+ * to @a (56 bits of it: vgpt.h). The thread is there, unless a signal
+ * stopped it in a later superblock (which the low 56 bits tell); only a
+ * non-canonical target loses bits, and nothing runs after a jump there:
+ * the fault at it is delivered (pre_deliver_signal drains).
+ */
+Addr vgpt_log_target(ThreadId tid, Addr a)
+{
+	Addr ip = VG_(get_IP)(tid);
+
+	return (ip ^ a) << 8 ? a : ip;
+}
 
 static VgHashTable *sbis;	/* struct vgpt_sbi by nraddr */
 Addr vgpt_xlate_ip;		/* the superblock being translated */
@@ -78,10 +122,10 @@ void vgpt_discard(Addr orig_addr, VexGuestExtents vge)
 }
 
 /* Drain when the log is full (called from translated code at the start
- * of the superblock for @ip). */
-static VG_REGPARM(1) void log_full(Addr ip)
+ * of a superblock: the guest IP is its address). */
+static void log_full(void)
 {
-	vgpt_drain(ip);
+	vgpt_drain(VG_(get_IP)(VG_(get_running_tid)()));
 }
 
 /* ------------------------------------------------------------------ */
@@ -181,7 +225,7 @@ static UChar fast_byte(const struct vgpt_xp *x)
 	if (vgpt_clo_truth || vgpt_filtering ||
 	    (x->kind != XK_TNT0 && x->kind != XK_TNT1 &&
 	     x->kind != XK_NONE) ||
-	    (x->flags & (XF_DYN | XF_REDIR)) || x->ninsn > R_FAST_NINSN_MAX)
+	    (x->flags & (XF_DYN | XF_REDIR)) || x->ninsn > R_NINSN_MAX)
 		return 0;
 	return (UChar)(1 | (x->kind != XK_NONE) << 1 |
 		       (x->kind == XK_TNT1) << 2 | x->ninsn << 3);
@@ -218,31 +262,58 @@ static void store(IRSB *out, IRExpr *addr, IRExpr *data)
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, addr, data));
 }
 
-/* log_ptr = p + @n. */
+static void put_pos(IRSB *out, IRExpr *e)
+{
+	addStmtToIRSB(out, IRStmt_Put(pos_off, IRExpr_RdTmp(tmp(out, e))));
+}
+
+/* The log position = p + @n. */
 static void advance(IRSB *out, IRTemp p, ULong n)
 {
-	store(out, ptr(&vgpt_log_ptr), IRExpr_RdTmp(tmp(out, add(p, n))));
+	put_pos(out, add(p, n));
 }
 
 /* p = the log position, after draining a full log if @check. */
-static IRTemp log_prologue(IRSB *out, Bool check, Addr ip)
+static IRTemp log_prologue(IRSB *out, Bool check)
 {
 	IRTemp p0, full, p;
 	IRDirty *di;
 
-	p0 = tmp(out, IRExpr_Load(Iend_LE, Ity_I64, ptr(&vgpt_log_ptr)));
+	p0 = tmp(out, IRExpr_Get(pos_off, Ity_I64));
 	if (!check)
 		return p0;
-	full = tmp_ty(out, Ity_I1, IRExpr_Binop(Iop_CmpLE64U,
-			ptr(&vgpt_log[LOG_BYTES]), IRExpr_RdTmp(p0)));
-	di = unsafeIRDirty_0_N(1, "vgpt_log_full",
+	/* Not(p < limit): the limit fits an immediate that way round. */
+	full = tmp_ty(out, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(p0),
+						ptr(&vgpt_log[LOG_BYTES])));
+	full = tmp_ty(out, Ity_I1, IRExpr_Unop(Iop_Not1, IRExpr_RdTmp(full)));
+	/* The helper changes the position and reads the guest IP. */
+	di = unsafeIRDirty_0_N(0, "vgpt_log_full",
 			       VG_(fnptr_to_fnentry)(&log_full),
-			       mkIRExprVec_1(mkIRExpr_HWord(ip)));
+			       mkIRExprVec_0());
 	di->guard = IRExpr_RdTmp(full);
+	di->nFxState = 2;
+	di->fxState[0].fx = Ifx_Modify;
+	di->fxState[0].offset = pos_off;
+	di->fxState[0].size = 8;
+	di->fxState[1].fx = Ifx_Read;
+	di->fxState[1].offset = OFFSET_amd64_RIP;
+	di->fxState[1].size = 8;
+	for (Int i = 0; i < 2; i++) {
+		di->fxState[i].nRepeats = 0;
+		di->fxState[i].repeatLen = 0;
+	}
 	addStmtToIRSB(out, IRStmt_Dirty(di));
 	/* Loaded again: the guard used once folds into the call's jump. */
-	p = tmp(out, IRExpr_Load(Iend_LE, Ity_I64, ptr(&vgpt_log_ptr)));
+	p = tmp(out, IRExpr_Get(pos_off, Ity_I64));
 	return p;
+}
+
+/* Where an 8-byte record goes: @p rounded up to a multiple of 8. */
+static IRTemp word_pos(IRSB *out, IRTemp p)
+{
+	return tmp(out, IRExpr_Binop(Iop_And64,
+				     IRExpr_RdTmp(tmp(out, add(p, 7))),
+				     u64(~7ULL)));
 }
 
 /* The record of a side exit taken when @g (a slow one: guarded stores
@@ -250,11 +321,12 @@ static IRTemp log_prologue(IRSB *out, Bool check, Addr ip)
 static void side_exit(IRSB *out, IRTemp p, const struct vgpt_xp *x,
 		      IRExpr *g)
 {
-	addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(p),
+	IRTemp w = word_pos(out, p);
+
+	addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(w),
 					 slow_word(x), g));
-	addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, ptr(&vgpt_log_ptr),
-					 IRExpr_RdTmp(tmp(out, add(p, 8))),
-					 g));
+	put_pos(out, IRExpr_ITE(g, IRExpr_RdTmp(tmp(out, add(w, 8))),
+				IRExpr_RdTmp(p)));
 }
 
 /* One unguarded record for a last side exit (taken when @g) and the
@@ -272,10 +344,42 @@ static void both_exits(IRSB *out, IRTemp p, const struct vgpt_xp *xs,
 		store(out, IRExpr_RdTmp(p), IRExpr_RdTmp(r));
 		advance(out, p, 1);
 	} else {
+		IRTemp w = word_pos(out, p);
+
 		r = tmp(out, IRExpr_ITE(g, slow_word(xs), slow_word(xf)));
-		store(out, IRExpr_RdTmp(p), IRExpr_RdTmp(r));
-		advance(out, p, 8);
+		store(out, IRExpr_RdTmp(w), IRExpr_RdTmp(r));
+		advance(out, w, 8);
 	}
+}
+
+/* The inline record type of an exit (vgpt.h), or 0: it needs a desc. */
+static UInt inline_type(const struct vgpt_xp *x)
+{
+	if (vgpt_clo_truth || vgpt_filtering || (x->flags & XF_REDIR) ||
+	    x->ninsn > R_NINSN_MAX)
+		return 0;
+	switch (x->kind) {
+	case XK_CALL:
+		return x->flags & XF_DYN ? 0 : R_CALL;
+	case XK_ICALL:
+		return R_CALL;
+	case XK_RET:
+		return R_RET;
+	case XK_IJMP:
+		return R_JMP;
+	default:
+		return 0;
+	}
+}
+
+/* The inline record @tag with address @a (an atom). */
+static IRExpr *inline_word(IRSB *out, ULong tag, IRExpr *a)
+{
+	if (a->tag == Iex_Const)
+		return u64(a->Iex.Const.con->Ico.U64 << 8 | tag);
+	return IRExpr_RdTmp(tmp(out, IRExpr_Binop(Iop_Or64,
+		IRExpr_RdTmp(tmp(out, IRExpr_Binop(Iop_Shl64, a,
+				IRExpr_Const(IRConst_U8(8))))), u64(tag))));
 }
 
 /* The record of the final jump, to @next. */
@@ -283,17 +387,36 @@ static void final_exit(IRSB *out, IRTemp p, const struct vgpt_xp *x,
 		       IRExpr *next)
 {
 	UChar b = fast_byte(x);
+	UInt type = inline_type(x);
+	IRTemp w;
 
 	if (b) {
 		store(out, IRExpr_RdTmp(p), IRExpr_Const(IRConst_U8(b)));
 		advance(out, p, 1);
+		return;
+	}
+	w = word_pos(out, p);
+	if (type == R_CALL && x->kind == XK_ICALL) {
+		store(out, IRExpr_RdTmp(w),
+		      u64((ULong)x->fall << 8 | R_INLINE(R_CALL, x->ninsn)));
+		store(out, IRExpr_RdTmp(tmp(out, add(w, 8))),
+		      inline_word(out, R_INLINE(R_JMP, 0), next));
+		advance(out, w, 16);
+	} else if (type == R_CALL) {
+		store(out, IRExpr_RdTmp(w),
+		      u64((ULong)x->fall << 8 | R_INLINE(R_CALL, x->ninsn)));
+		advance(out, w, 8);
+	} else if (type) {
+		store(out, IRExpr_RdTmp(w),
+		      inline_word(out, R_INLINE(type, x->ninsn), next));
+		advance(out, w, 8);
 	} else if (x->flags & XF_DYN) {
-		store(out, IRExpr_RdTmp(p), slow_word(x));
-		store(out, IRExpr_RdTmp(tmp(out, add(p, 8))), next);
-		advance(out, p, 16);
+		store(out, IRExpr_RdTmp(w), slow_word(x));
+		store(out, IRExpr_RdTmp(tmp(out, add(w, 8))), next);
+		advance(out, w, 16);
 	} else {
-		store(out, IRExpr_RdTmp(p), slow_word(x));
-		advance(out, p, 8);
+		store(out, IRExpr_RdTmp(w), slow_word(x));
+		advance(out, w, 8);
 	}
 }
 
@@ -357,12 +480,16 @@ static struct vgpt_xp *new_xp(struct instr *in, Addr dst, Bool dyn,
 /*
  * Instructions and exits of @in, to size the translation's record; and
  * whether it can close a loop (an exit to @sb or before, or to a target
- * known only at run time).
+ * known only at run time). A return closes no cycle of its own: the
+ * call that pushed its target comes back only through a loop of the
+ * caller's, which has one of the others (or through the scheduler's
+ * bound, LOG_ROOM, for code that loops by returns).
  */
 static Bool count(const IRSB *in, Addr sb, UInt *nimarks, UInt *nexits)
 {
-	Bool back = in->next->tag != Iex_Const ||
-		    (Addr)in->next->Iex.Const.con->Ico.U64 <= sb;
+	Bool back = (in->next->tag != Iex_Const && in->jumpkind != Ijk_Ret) ||
+		    (in->next->tag == Iex_Const &&
+		     (Addr)in->next->Iex.Const.con->Ico.U64 <= sb);
 
 	*nimarks = 0;
 	*nexits = 1;
@@ -412,7 +539,7 @@ IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
 	UInt ni, nx;
 	Addr dst;
 
-	(void)layout;
+	pos_off = layout->total_sizeB;
 	(void)archinfo_host;
 	(void)hWordTy;
 	if (gWordTy != Ity_I64)
@@ -444,7 +571,7 @@ IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
 			} else {
 				/* After the --smc-check self-check, whose
 				 * exit retires nothing. */
-				p = log_prologue(out, check, closure->nraddr);
+				p = log_prologue(out, check);
 			}
 			ins.insn = (Addr)st->Ist.IMark.addr;
 			ins.len = st->Ist.IMark.len;

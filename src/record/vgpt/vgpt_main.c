@@ -55,7 +55,7 @@ static void start_client_code(ThreadId tid, ULong blocks_done)
 		vgpt_sb_line("switch %llu %d %d out", vgpt_icount,
 			     VG_(getpid)(), prev->os_tid);
 	if (!t)
-		t = vgpt_threads[tid] = vgpt_thread_new(vgpt_continued);
+		t = vgpt_threads[tid] = vgpt_thread_new(tid, vgpt_continued);
 	/* After the first thread, also when the last one to run exited. */
 	if (other_ran && ran)
 		vgpt_sb_line("switch %llu %d %d in", vgpt_icount,
@@ -67,6 +67,8 @@ static void start_client_code(ThreadId tid, ULong blocks_done)
 	vgpt_switch_in(t, other_ran);
 	vgpt_cur = t;
 	cur_tid = tid;
+	/* A new thread has a copy of its parent's position. */
+	vgpt_log_set(tid, vgpt_log);
 }
 
 static void end_thread(ThreadId tid)
@@ -165,6 +167,9 @@ static void pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
 	(void)sig;
 	(void)alt_stack;
 	vgpt_drain(0);	/* a synchronous one stops a superblock midway */
+	/* The signal frame saves the log position (in the shadow state) and
+	 * the return from the handler restores it: an empty log. */
+	vgpt_log_set(tid, vgpt_log);
 	if (t)
 		vgpt_async(t, VG_(get_IP)(tid));
 }
@@ -175,7 +180,6 @@ static void atfork_child(ThreadId tid)
 {
 	Int ppid = VG_(getppid)();
 
-	(void)tid;
 	for (ThreadId i = 0; i < VG_N_THREADS; i++)
 		if (vgpt_threads[i]) {
 			vgpt_thread_forget(vgpt_threads[i]);
@@ -184,7 +188,8 @@ static void atfork_child(ThreadId tid)
 	vgpt_cur = NULL;
 	cur_tid = VG_INVALID_THREADID;
 	ran = False;
-	vgpt_log_ptr = vgpt_log;
+	VG_(memset)(vgpt_log, 0, sizeof(vgpt_log));
+	vgpt_log_set(tid, vgpt_log);
 	vgpt_sb_forget();
 	vgpt_sb_line("fork %llu %d %d", vgpt_icount, ppid, VG_(getpid)());
 }

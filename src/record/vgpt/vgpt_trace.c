@@ -10,10 +10,11 @@
  * thread exit).
  *
  * The drain loop keeps the hot state (output position, pending TNT bits,
- * the instruction count) in locals and takes the one-byte records eight
- * at a time; everything rare (enabling, PSB+, flushing, truth,
- * --vgpt-filter) is out of line, with the state written back first
- * (SAVE/LOAD).
+ * the instruction count, the last IP) in locals and reads the log a word
+ * at a time: up to eight one-byte records, or an inline call, return or
+ * indirect jump; everything rare (enabling, PSB+, flushing, desc records,
+ * truth, --vgpt-filter) is out of line, with the state written back
+ * first (SAVE/LOAD).
  *
  * The packets are encoded by hwt's own encoder and IP compression
  * (src/pt/encode.c, last_ip.c), compiled into this tool; only TNT-8 bytes
@@ -79,10 +80,27 @@ static inline UChar tnt8(ULong bits, UInt n)
 	return (UChar)((rev6[bits & 63] >> (6 - n) | 1u << n) << 1);
 }
 
+static inline void store64(UChar *p, ULong v)
+{
+	__builtin_memcpy(p, &v, sizeof(v));
+}
+
+/* TNT_BATCH bits as packets in one store (the buffer has OUT_SLACK). */
 static inline UInt tnt_batch(UChar *p, ULong bits)
 {
-	for (UInt i = 0; i < TNT_BATCH / 6; i++, bits >>= 6)
-		p[i] = tnt8(bits, 6);
+	ULong w = bits & 0xffffff;
+
+	/* Eight groups of six bits to the eight bytes, ... */
+	w |= (bits >> 24 & 0xffffff) << 32;
+	w = (w & 0x00000fff00000fffULL) | (w >> 12 & 0x00000fff00000fffULL) << 16;
+	w = (w & 0x003f003f003f003fULL) | (w >> 6 & 0x003f003f003f003fULL) << 8;
+	/* ... each reversed (oldest bit to bit 7) ... */
+	w = (w & 0x0f0f0f0f0f0f0f0fULL) << 4 | (w >> 4 & 0x0f0f0f0f0f0f0f0fULL);
+	w = (w & 0x3333333333333333ULL) << 2 | (w >> 2 & 0x3333333333333333ULL);
+	w = (w & 0x5555555555555555ULL) << 1 | (w >> 1 & 0x5555555555555555ULL);
+	/* ... then shifted to bits 6-1 behind a stop bit (bits 1-0 were
+	 * zero: the byte's low bit takes its neighbour's zero). */
+	store64(p, w >> 1 | 0x8080808080808080ULL);
 	return TNT_BATCH / 6;
 }
 
@@ -440,7 +458,21 @@ static inline const UChar *slow_record(const UChar *p,
 	return p + 8;
 }
 
-/* Every record the general way (--vgpt-truth, --vgpt-filter: all slow). */
+/* One desc record, the general way (state in *t). */
+static void desc_record(struct vgpt_thread *t, const struct vgpt_xp *x,
+			Addr next)
+{
+	enter(t, x->sb, x->sbi->node.key);
+	retired(t, x->sb, x->ninsn);
+	leave(t, x->kind, x->fall, next);
+	if (t->len >= t->lim)
+		out_room(t);
+	psb_if_due(t, next);
+	t->flow_ip = next;
+	t->flow_known = True;
+}
+
+/* Every record the general way (--vgpt-truth, --vgpt-filter: all desc). */
 static void drain_slow(struct vgpt_thread *t, const UChar *p,
 		       const UChar *end)
 {
@@ -448,21 +480,19 @@ static void drain_slow(struct vgpt_thread *t, const UChar *p,
 	Addr next;
 
 	while (p < end) {
-		tl_assert(!(*p & 1));
+		tl_assert(!*p);
 		p = slow_record(p, &x, &next);
-		if (vgpt_filtering) {
-			record_filtered(t, x, next);
-		} else {
-			enter(t, x->sb, x->sbi->node.key);
-			retired(t, x->sb, x->ninsn);
-			leave(t, x->kind, x->fall, next);
+		if (!vgpt_filtering) {
+			desc_record(t, x, next);
+			continue;
 		}
+		record_filtered(t, x, next);
 		if (t->len >= t->lim)
 			out_room(t);
 		psb_if_due(t, next);
 		t->flow_ip = next;
+		t->flow_known = True;
 	}
-	t->flow_known = True;
 }
 
 #define ONES 0x0101010101010101ULL
@@ -485,14 +515,97 @@ static void tnt_pack_init(void)
 }
 
 /*
- * The common case (no truth, no filter). The fast records before the
- * first slow one among the next eight bytes are taken in one go, without
- * a branch per record: their instruction counts summed with a multiply,
- * their TNT and taken flags gathered into bytes with a multiply, and the
- * taken bits of the TNT ones packed by a table. A slow record loads its
- * descriptor. The output position, the pending TNT bits and the
- * instruction count are locals: the byte stores of the packets would make
- * the compiler reload them from *t otherwise.
+ * A word of fast records (and zeros after the last one: padding before
+ * an 8-byte record, or the end), without a branch per record: the
+ * instructions they retired (their counts summed by a multiply), and
+ * the TNT bits of the conditional branches, oldest in bit 0 (*@nbits of
+ * them; the TNT and taken flags gathered into bytes by multiplies, then
+ * packed by a table unless the TNT ones come first).
+ */
+static inline ULong fast_word(ULong w, UInt *bits, UInt *nbits)
+{
+	UInt tm = (UInt)(((w >> 1) & ONES) * GATHER >> 56);
+	UInt gm = (UInt)(((w >> 2) & ONES) * GATHER >> 56) & tm;
+
+	if (LIKELY(!(tm & (tm + 1)))) {
+		*bits = gm;
+		*nbits = (UInt)__builtin_ctz(~tm);
+	} else {
+		UInt e0 = tnt_pack[(tm & 15) | (gm & 15) << 4];
+		UInt e1 = tnt_pack[(tm >> 4) | (gm >> 4) << 4];
+
+		*bits = (e0 & 15) | (e1 & 15) << (e0 >> 4);
+		*nbits = (e0 >> 4) + (e1 >> 4);
+	}
+	return ((w >> 3) & 0x1f * ONES) * ONES >> 56;
+}
+
+/* Two words of fast records in one go, as fast_word (SSE2, which every
+ * x86-64 has: bit 7 of each byte gathered by pmovmskb, bytes summed by
+ * psadbw). */
+typedef char v16qi __attribute__((vector_size(16)));
+typedef unsigned long long v2du __attribute__((vector_size(16)));
+
+static inline ULong fast_words2(const UChar *p, UInt *bits, UInt *nbits)
+{
+	v2du v, c;
+	UInt tm, gm;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	tm = (UInt)__builtin_ia32_pmovmskb128((v16qi)(v << 6));
+	gm = (UInt)__builtin_ia32_pmovmskb128((v16qi)(v << 5)) & tm;
+	c = (v2du)__builtin_ia32_psadbw128((v16qi)((v >> 3) & (0x1f * ONES)),
+					   (v16qi){ 0 });
+	if (LIKELY(!(tm & (tm + 1)))) {
+		*bits = gm;
+		*nbits = (UInt)__builtin_ctz(~tm);
+	} else {
+		UInt b = 0, n = 0;
+
+		for (UInt i = 0; i < 16; i += 4) {
+			UInt e = tnt_pack[(tm >> i & 15) | (gm >> i & 15) << 4];
+
+			b |= (e & 15) << n;
+			n += e >> 4;
+		}
+		*bits = b;
+		*nbits = n;
+	}
+	return c[0] + c[1];
+}
+
+/*
+ * A TIP to @ip at @p, the last IP being @last (@have: there is one): the
+ * compression hwt_pt_ipc_choose picks, header and payload in one store
+ * for canonical user addresses (16, 32 or 48 bits: ipc 1, 2 or 3, 2 * ipc
+ * bytes of payload). Returns the bytes.
+ */
+static inline UInt tip_out(UChar *p, struct hwt_pt_last_ip *lip, Addr last,
+			   Bool have, Addr ip)
+{
+	ULong diff = last ^ ip;
+	UInt ipc;
+
+	if (UNLIKELY(!have || ip >> 47)) {
+		lip->ip = last;
+		lip->have_ip = have;
+		return ip_out(p, lip, 0x0d, ip);
+	}
+	ipc = 1 + (diff >> 16 != 0) + (diff >> 32 != 0);
+	store64(p, (ULong)ip << 8 | 0x0d | ipc << 5);
+	return 1 + 2 * ipc;
+}
+
+/*
+ * The common case (no truth, no filter). Records of 8 bytes are aligned
+ * to 8 (vgpt_instr.c) and the log is zero where nothing was written, so
+ * it is read a word at a time: a word is 8 fast records or fewer then
+ * zeros (fast_word), or an inline record (no descriptor; its TIP is
+ * encoded here), or a desc one (the general way). The position never
+ * depends on what a word held (but for a desc record), so the loads run
+ * ahead of the work. The output position, the pending TNT bits, the
+ * instruction count and the last IP are locals: the byte stores of the
+ * packets would make the compiler reload them from *t otherwise.
  */
 static void drain_fast(struct vgpt_thread *t, const UChar *p,
 		       const UChar *end)
@@ -501,110 +614,104 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 	UInt len = t->len, lim = t->lim, ntnt = t->ntnt;
 	ULong tnt = t->tnt, n = 0;
 	Bool enabled = t->enabled, known = t->flow_known;
+	Bool have = t->lip.have_ip;
+	Addr flow = t->flow_ip, last = t->lip.ip;
 	const struct vgpt_xp *x;
-	Addr next, flow = t->flow_ip;
+	Addr next;
 
 #define SAVE() do { t->len = len; t->tnt = tnt; t->ntnt = ntnt; \
 		    vgpt_icount += n; t->insns += n; n = 0; \
-		    t->flow_ip = flow; } while (0)
+		    t->flow_ip = flow; t->flow_known = known; \
+		    t->lip.ip = last; t->lip.have_ip = have; } while (0)
 #define LOAD() do { len = t->len; lim = t->lim; tnt = t->tnt; \
-		    ntnt = t->ntnt; enabled = t->enabled; } while (0)
+		    ntnt = t->ntnt; enabled = t->enabled; \
+		    flow = t->flow_ip; known = t->flow_known; \
+		    have = t->lip.have_ip; last = t->lip.ip; } while (0)
+#define ROOM() do { if (UNLIKELY(len >= lim)) { \
+		    SAVE(); out_room(t); LOAD(); } } while (0)
+/* Tracing was off: the thread resumed at flow (start_client_code, after
+ * a syscall). */
+#define ENABLE() do { if (UNLIKELY(!enabled)) { tl_assert(known); \
+		    SAVE(); enable(t, flow); LOAD(); } } while (0)
 
 	if (!tnt_pack[255])
 		tnt_pack_init();
 	while (p < end) {
-		ULong v = 0, slowb;
-		UInt k, b, e0, e1;
+		ULong w = load64(p);
+		Addr a;
 
-		if (LIKELY(end - p >= 8)) {
-			v = load64(p);
-		} else {
-			for (k = 0; k < (UInt)(end - p); k++)
-				v |= (ULong)p[k] << 8 * k;
-			v |= ~0ULL << 8 * k & ~ONES;	/* "slow" after end */
-		}
-		slowb = ~v & ONES;
-		k = slowb ? (UInt)__builtin_ctzll(slowb) >> 3 : 8;
-		if (LIKELY(k && enabled)) {
-			/* Bytes: ninsn << 3 | taken << 2 | tnt << 1 | 1. */
-			v &= ~0ULL >> (64 - 8 * k);
-			n += ((v >> 3) & 0x1f * ONES) * ONES >> 56;
-			b = (UInt)(((v >> 1) & ONES) * GATHER >> 56) |
-			    (UInt)(((v >> 2) & ONES) * GATHER >> 48 & 0xff00);
-			e0 = tnt_pack[(b & 0xf) | (b >> 4 & 0xf0)];
-			e1 = tnt_pack[(b >> 4 & 0xf) | (b >> 8 & 0xf0)];
-			tnt |= (ULong)((e0 & 15) | (e1 & 15) << (e0 >> 4))
-			       << ntnt;
-			ntnt += (e0 >> 4) + (e1 >> 4);
-			p += k;
+		p += 8;
+		if (w & 1) {
+			UInt bits, nbits;
+
+			ENABLE();
+			/* The log is zero from end on (vgpt_drain). */
+			if (*p & 1) {
+				n += fast_words2(p - 8, &bits, &nbits);
+				p += 8;
+			} else {
+				n += fast_word(w, &bits, &nbits);
+			}
+			tnt |= (ULong)bits << ntnt;
+			ntnt += nbits;
 			known = False;
-		} else if (*p & 1) {
-			/* Tracing was off: the thread resumed at flow_ip
-			 * (start_client_code). */
-			tl_assert(known);
+			if (UNLIKELY(ntnt >= TNT_BATCH)) {
+				len += tnt_batch(buf + len, tnt);
+				tnt >>= TNT_BATCH;
+				ntnt -= TNT_BATCH;
+				ROOM();
+			}
+			continue;
+		}
+		if (UNLIKELY(!(w & 0xff))) {
+			p = slow_record(p - 8, &x, &next);
 			SAVE();
-			enable(t, flow);
+			desc_record(t, x, next);
 			LOAD();
 			continue;
-		} else {
-			p = slow_record(p, &x, &next);
-			flow = next;
+		}
+		ENABLE();
+		n += w >> 3 & R_NINSN_MAX;
+		a = R_ADDR(w);
+		switch (w >> 1 & 3) {
+		case R_CALL:
+			push(t, a);
+			known = False;
+			continue;
+		case R_RET:
+			if (UNLIKELY(p == end))
+				a = vgpt_log_target(t->tid, a);
+			flow = a;
 			known = True;
-			if (UNLIKELY(!enabled || x->flags & XF_REDIR)) {
-				SAVE();
-				enter(t, x->sb, x->sbi->node.key);
-				LOAD();
-			}
-			n += x->ninsn;
-			switch (x->kind) {
-			case XK_CALL:
-				push(t, x->fall);
-				continue;
-			case XK_RET:
-				if (pop_if(t, next)) {
-					/* A compressed return. */
-					tnt |= 1ULL << ntnt++;
-					break;
-				}
-				goto tip;
-			case XK_ICALL:
-				push(t, x->fall);
-				/* fall through */
-			case XK_IJMP:
-			tip:
-				len += tnt_out(buf + len, tnt, ntnt);
+			if (!pop_if(t, a))
+				break;
+			/* A compressed return. */
+			tnt |= 1ULL << ntnt;
+			if (UNLIKELY(++ntnt >= TNT_BATCH)) {
+				len += tnt_batch(buf + len, tnt);
 				tnt = 0;
 				ntnt = 0;
-				len += ip_out(buf + len, &t->lip, 0x0d, next);
-				if (UNLIKELY(len >= lim)) {
-					SAVE();
-					out_room(t);
-					LOAD();
-				}
-				continue;
-			default:
-				SAVE();
-				leave(t, x->kind, x->fall, next);
-				if (t->len >= t->lim)
-					out_room(t);
-				psb_if_due(t, next);
-				LOAD();
-				continue;
+				ROOM();
 			}
-		}
-		if (LIKELY(ntnt < TNT_BATCH))
 			continue;
-		len += tnt_batch(buf + len, tnt);
-		tnt >>= TNT_BATCH;
-		ntnt -= TNT_BATCH;
-		if (UNLIKELY(len >= lim)) {
-			SAVE();
-			out_room(t);
-			LOAD();
+		default:
+			if (UNLIKELY(p == end))
+				a = vgpt_log_target(t->tid, a);
+			flow = a;
+			known = True;
+			break;
 		}
+		len += tnt_out(buf + len, tnt, ntnt);
+		tnt = 0;
+		ntnt = 0;
+		len += tip_out(buf + len, &t->lip, last, have, a);
+		last = a;
+		have = True;
+		ROOM();
 	}
 	SAVE();
-	t->flow_known = known;
+#undef ENABLE
+#undef ROOM
 #undef SAVE
 #undef LOAD
 }
@@ -616,15 +723,17 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 void vgpt_drain(Addr ip)
 {
 	struct vgpt_thread *t = vgpt_cur;
-	const UChar *end = vgpt_log_ptr;
+	const UChar *end = t ? vgpt_log_get(t->tid) : vgpt_log;
 
 	if (end != vgpt_log) {
-		tl_assert(end <= vgpt_log + LOG_ROOM && t);
-		vgpt_log_ptr = vgpt_log;
+		tl_assert(end >= vgpt_log && end <= vgpt_log + LOG_ROOM && t);
+		vgpt_log_set(t->tid, vgpt_log);
 		if (vgpt_filtering || t->tbuf)
 			drain_slow(t, vgpt_log, end);
 		else
 			drain_fast(t, vgpt_log, end);
+		/* Zero where nothing is written: see drain_fast. */
+		VG_(memset)(vgpt_log, 0, (SizeT)(end - vgpt_log));
 	}
 	if (ip && t) {
 		t->flow_ip = ip;
@@ -746,11 +855,12 @@ void vgpt_async(struct vgpt_thread *t, Addr ip)
 /* Threads and their output                                            */
 /* ------------------------------------------------------------------ */
 
-struct vgpt_thread *vgpt_thread_new(Bool append)
+struct vgpt_thread *vgpt_thread_new(ThreadId tid, Bool append)
 {
 	struct vgpt_thread *t = VG_(calloc)("vgpt.thread", 1, sizeof(*t));
 	HChar *path;
 
+	t->tid = tid;
 	t->os_tid = VG_(gettid)();
 	t->buf = VG_(malloc)("vgpt.buf", OUT_BUF);
 	path = vgpt_path("%s.%d.pt", vgpt_clo_out, t->os_tid);

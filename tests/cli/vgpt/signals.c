@@ -3,16 +3,20 @@
  * tests/cli/vgpt_events.sh: synchronous signals that stop a superblock in
  * the middle: int3 (SIGTRAP) and a store to a read-only page (SIGSEGV)
  * whose handler makes the page writable and returns, so the store runs
- * again; then, with an argument, death by SIGSEGV with no handler.
+ * again; a jump to an address that is not canonical (Valgrind faults at
+ * the target, whose 64 bits the trace must carry); then, with an
+ * argument, death by SIGSEGV with no handler.
  */
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-static volatile int traps, segvs;
+static volatile int traps, segvs, jumping;
 static char *page;
+static sigjmp_buf back;
 
 static void on_trap(int sig)
 {
@@ -24,6 +28,8 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)uc;
+	if (jumping)
+		siglongjmp(back, 1);
 	segvs++;
 	mprotect((void *)((unsigned long)si->si_addr & ~4095UL), 4096,
 		 PROT_READ | PROT_WRITE);
@@ -38,6 +44,17 @@ __attribute__((noinline)) static int touch(volatile char *p, int v)
 	p[0] = (char)a;
 	a ^= p[0];
 	return a + 1;
+}
+
+/* To an address that is not canonical, back by siglongjmp. */
+__attribute__((noinline)) static void jump_far(void)
+{
+	volatile unsigned long bad = 0x4141414141414141UL;
+
+	jumping = 1;
+	if (!sigsetjmp(back, 1))
+		__asm__ volatile("jmp *%0" : : "r"(bad));
+	jumping = 0;
 }
 
 int main(int argc, char **argv)
@@ -62,6 +79,7 @@ int main(int argc, char **argv)
 		s += touch(page, i);
 		mprotect(page, 4096, PROT_READ);
 	}
+	jump_far();
 	printf("%d %d %d\n", traps, segvs, s);
 	fflush(stdout);
 	if (argc > 1) {
