@@ -68,6 +68,15 @@ enum hwt_bc_exit {
 	HWT_BCX_INDIRECT	/* TIP */
 };
 
+/*
+ * How the fast path takes a node (@op): the exit, and whether return
+ * addresses are pushed first, and, for HWT_BCX_NONE, whether the block
+ * runs on into the next one (graph.c's canonical blocks).
+ */
+#define HWT_BCO_EXIT    0x3u	/* enum hwt_bc_exit */
+#define HWT_BCO_PUSH    0x4u
+#define HWT_BCO_RUNS_ON 0x8u
+
 #define HWT_BC_NO_NODE UINT32_MAX
 
 /* A walk through the cache from @ip; see above. */
@@ -84,7 +93,8 @@ struct hwt_bc_node {
 	uint8_t iclass;		/* of the block */
 	uint8_t exit;		/* enum hwt_bc_exit */
 	uint16_t loc;		/* AFL location of @ip (graph.c) */
-	uint8_t pad[8];		/* a power of two indexes fast */
+	uint8_t op;		/* @exit, HWT_BCO_* */
+	uint8_t pad[7];		/* a power of two indexes fast */
 };
 
 struct hwt_bcache {
