@@ -25,6 +25,7 @@
  * tests/unit/test_flow_graph.c and fuzz/fuzz_flow.c hold both against the
  * general path.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <hwt/flow.h>
@@ -461,6 +462,186 @@ fold_open(struct fold_run *f, const struct hwt_bc_node *nd, int map)
 	f->n = nd->ninsn;
 }
 
+/* ------------------------------------------------------------------ */
+/* The fold's memo                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A run of conditional branches folds into canonical blocks the same way
+ * each time it is taken with the same bits: one block per branch, each
+ * with its edge. So, as libxdc does, a fold takes up to
+ * HWT_BC_MEMO_BITS bits at once from a node that is a conditional branch
+ * (and pushes nothing): one lookup in a direct-mapped table keyed by the
+ * node and the bits, then the counts and a few map increments. An entry
+ * holds the node reached after @m bits (the run stops early at a node
+ * that is not such a branch, or at a link not known yet), the
+ * instructions of the blocks in between, and the edges that do not
+ * depend on the blocks before: the first two do (the open canonical
+ * block's location, and the previous one's), the others are in @cell.
+ * Links of conditional branches never change once known, so neither does
+ * an entry; the table is emptied with the graph (bcache.c).
+ *
+ * The memo costs a lookup in a table that does not stay in the cache, so
+ * it is only asked where it pays: where a conditional branch refills the
+ * TNT cache with FOLD_MEMO_MIN_BITS bits or more (a run of branches, as
+ * in loops; not the few bits between indirect branches, which the hot
+ * loop takes as fast), from nodes whose runs are longer than one block
+ * (@nomemo). Bits left over are the hot loop's.
+ */
+enum { FOLD_MEMO_LOG2 = 12, FOLD_MEMO_MIN_BITS = 4 };
+
+static inline struct hwt_bc_memo *fold_memo_slot(struct hwt_bc_memo *memo,
+						 uint32_t key)
+{
+	return &memo[(key * 0x9e3779b1u) >> (32 - FOLD_MEMO_LOG2)];
+}
+
+/* The table, made the first time (NULL: no memory, fold without). */
+static struct hwt_bc_memo *fold_memo_get(struct hwt_bcache *bc)
+{
+	if (!bc->memo) {
+		bc->memo = calloc((size_t) 1 << FOLD_MEMO_LOG2,
+				  sizeof(*bc->memo));
+		if (bc->memo)
+			bc->memo_mask = (1u << FOLD_MEMO_LOG2) - 1;
+	}
+	return bc->memo;
+}
+
+/*
+ * Make entry @e for @key: from node @first (a conditional branch, pushing
+ * nothing) with the @c bits of @chunk (first highest), through the links.
+ */
+static void __attribute__((noinline))
+fold_memo_make(struct hwt_bc_memo *e, uint32_t key,
+	       const struct hwt_bc_node *nodes, struct hwt_bc_node *first,
+	       unsigned chunk, unsigned c)
+{
+	const struct hwt_bc_node *reached[HWT_BC_MEMO_BITS];
+	const struct hwt_bc_node *nd = first;
+	unsigned m = 0, j;
+
+	memset(e, 0, sizeof(*e));
+	e->key = key;
+	while (m < c && (!m || nd->op == HWT_BCX_COND)) {
+		uint32_t k = nd->succ[(chunk >> (c - 1 - m)) & 1];
+
+		if (k == HWT_BC_NO_NODE) {
+			/* Good for now; made again until it is known. */
+			e->key = 0;
+			break;
+		}
+		nd = &nodes[k];
+		reached[m++] = nd;
+	}
+	e->m = (uint8_t) m;
+	e->end = (uint32_t) (nd - nodes);
+	/* One block, with all links known: the code after it, not the
+	 * bits, ends the run, so the memo will never pay here. */
+	if (e->key && m < 2)
+		first->nomemo = 1;
+	if (!m)
+		return;
+	e->loc1 = reached[0]->loc;
+	for (j = 0; j + 1 < m; j++)
+		e->ninsn += reached[j]->ninsn;
+	if (m >= 2)
+		e->prev = (uint16_t) (reached[m - 2]->loc >> 1);
+	for (j = 2; j < m; j++)
+		e->cell[j - 2] = (uint16_t) (reached[j - 1]->loc ^
+					     (reached[j - 2]->loc >> 1));
+}
+
+/* Fold entry @e into @f: @e->m blocks, each a new canonical block. */
+static inline __attribute__((always_inline)) void
+fold_memo_apply(struct fold_run *f, const struct hwt_bc_memo *e,
+		const struct hwt_bc_node *end, int map)
+{
+	f->total += f->n + e->ninsn;
+	f->nblocks += e->m;
+	if (map) {
+		uint8_t *m = f->map;
+		uint16_t loc = f->first->loc;
+
+		(void) fold_edge(m, f->prev, loc);
+		switch (e->m) {
+		case 6:
+			(void) fold_edge(m, 0, e->cell[3]);
+			/* fall through */
+		case 5:
+			(void) fold_edge(m, 0, e->cell[2]);
+			/* fall through */
+		case 4:
+			(void) fold_edge(m, 0, e->cell[1]);
+			/* fall through */
+		case 3:
+			(void) fold_edge(m, 0, e->cell[0]);
+			/* fall through */
+		case 2:
+			(void) fold_edge(m, (uint16_t) (loc >> 1), e->loc1);
+			f->prev = e->prev;
+			break;
+		default:
+			f->prev = (uint16_t) (loc >> 1);
+			break;
+		}
+	}
+	f->first = end;
+	f->n = end->ninsn;
+}
+
+/*
+ * Refill the TNT cache from the next packet, as run_step() does for the
+ * conditional branch of @r->nd, then take its bits a memo entry at a
+ * time while the nodes reached are conditional branches the memo takes.
+ * Counts the turns run_step() would: the refill, and the cache's last
+ * bit. Whatever is left, run_step() takes.
+ */
+static inline __attribute__((always_inline)) void
+fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
+	      const int map, unsigned *turns)
+{
+	struct hwt_bc_node *nd = r->nd;
+
+	r->tnt = r->x.val;
+	r->index = r->x.top;
+	hwt_qry_direct_take_tnt_(&r->x);
+	*turns -= 1;
+	do {
+		struct hwt_bc_memo *e;
+		unsigned hi, c, chunk;
+		uint32_t key;
+		int ends;
+
+		/* The next @c bits of the cache, @hi + 1 in all. */
+		hi = 63u - (unsigned) __builtin_clzll(r->index);
+		c = hi < HWT_BC_MEMO_BITS ? hi + 1 : HWT_BC_MEMO_BITS;
+		chunk = (unsigned) (r->tnt >> (hi + 1 - c)) & ((1u << c) - 1);
+		chunk |= 1u << c;
+		key = (uint32_t) (nd - r->nodes) << 7 | chunk;
+		e = fold_memo_slot(memo, key);
+		if (__builtin_expect(e->key != key, 0))
+			fold_memo_make(e, key, r->nodes, nd, chunk, c);
+		/*
+		 * Taking the cache's last bit, run_step() asks whether the
+		 * status is clean: if that is not known here, it takes the
+		 * bits one by one.
+		 */
+		ends = e->m == hi + 1;
+		if (!e->m || (ends && r->x.kind == HWT_QRY_DX_OTHER))
+			return;
+		r->index >>= e->m;
+		r->nd = &r->nodes[e->end];
+		fold_memo_apply(f, e, r->nd, map);
+		if (ends) {
+			*turns -= 1;
+			return;
+		}
+		nd = r->nd;
+	} while (nd->op == HWT_BCX_COND && !nd->nomemo &&
+		 r->index >= 1u << (FOLD_MEMO_MIN_BITS - 1));
+}
+
 /*
  * hwt_blk_fold_next() from node @node, with a map or without (@map, a
  * constant: two loops).
@@ -476,6 +657,7 @@ fold_run(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	unsigned turns = 1u << 16;
 	uint8_t speculative;
 	struct run r;
+	struct hwt_bc_memo *memo = fold_memo_get(&d->bcache);
 	int step, status = 0;
 
 	speculative = d->speculative;
@@ -510,6 +692,18 @@ fold_run(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	 */
 	for (;;) {
 		nd = r.nd;
+		/*
+		 * The memo (see above), where a conditional branch refills
+		 * the TNT cache with enough bits for it to pay, while there
+		 * are enough turns for the two it may count.
+		 */
+		if (__builtin_expect(!r.index, 0) && nd->op == HWT_BCX_COND &&
+		    r.x.kind == HWT_QRY_DX_TNT &&
+		    r.x.top >= 1u << (FOLD_MEMO_MIN_BITS - 1) && memo &&
+		    !nd->nomemo && turns > 2) {
+			fold_memo_run(&r, &f, memo, map, &turns);
+			continue;
+		}
 		step = run_step(&r, &status);
 		if (__builtin_expect(step == STEP_NEXT, 1)) {
 			fold_open(&f, r.nd, map);
