@@ -128,6 +128,15 @@ node_status_empty(struct hwt_blk_decoder *d)
 	return status ? 1 : 0;
 }
 
+/* The TNT cache is empty and the next packet is a TNT: take its bits
+ * into the cache, as hwt_qry_cond_slow_() does first. */
+static inline __attribute__((always_inline)) void run_refill(struct run *r)
+{
+	r->tnt = r->x.val;
+	r->index = r->x.top;
+	hwt_qry_direct_take_tnt_(&r->x);
+}
+
 /* What run_step() did. */
 enum {
 	STEP_END,	/* no node known at @r->ip (state in @r) */
@@ -191,12 +200,9 @@ run_step(struct run *r, int *status)
 		return STEP_TURN;
 	case HWT_BCX_COND:
 		if (!r->index) {
-			/* What hwt_qry_cond_slow_() does first. */
 			if (r->x.kind != HWT_QRY_DX_TNT)
 				goto general;
-			r->tnt = r->x.val;
-			r->index = r->x.top;
-			hwt_qry_direct_take_tnt_(&r->x);
+			run_refill(r);
 		}
 		r->slot = (r->tnt & r->index) != 0;
 		r->index >>= 1;
@@ -207,9 +213,7 @@ run_step(struct run *r, int *status)
 			/* No TNT: blk_take_exit() takes a TIP. */
 			if (r->x.kind != HWT_QRY_DX_TNT)
 				goto tip;
-			r->tnt = r->x.val;
-			r->index = r->x.top;
-			hwt_qry_direct_take_tnt_(&r->x);
+			run_refill(r);
 		}
 		/* A compressed return, as blk_take_exit(). */
 		rs = &r->d->retstack;
@@ -603,9 +607,7 @@ fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
 {
 	struct hwt_bc_node *nd = r->nd;
 
-	r->tnt = r->x.val;
-	r->index = r->x.top;
-	hwt_qry_direct_take_tnt_(&r->x);
+	run_refill(r);
 	*turns -= 1;
 	do {
 		struct hwt_bc_memo *e;
