@@ -42,6 +42,8 @@ int hwt_bcache_init(struct hwt_bcache *bc)
 	bc->pushes = NULL;
 	bc->npushes = 0;
 	bc->pushes_cap = 0;
+	bc->memo = NULL;
+	bc->memo_mask = 0;
 	return 0;
 }
 
@@ -53,6 +55,9 @@ static void bc_graph_clear(struct hwt_bcache *bc)
 	bc->nnodes = 0;
 	bc->npushes = 0;
 	memset(bc->nidx, 0xff, ((size_t) bc->nmask + 1) * sizeof(*bc->nidx));
+	if (bc->memo)
+		memset(bc->memo, 0,
+		       ((size_t) bc->memo_mask + 1) * sizeof(*bc->memo));
 }
 
 void hwt_bcache_fini(struct hwt_bcache *bc)
@@ -68,6 +73,9 @@ void hwt_bcache_fini(struct hwt_bcache *bc)
 	free(bc->nodes);
 	free(bc->nidx);
 	free(bc->pushes);
+	free(bc->memo);
+	bc->memo = NULL;
+	bc->memo_mask = 0;
 	bc->nodes = NULL;
 	bc->nidx = NULL;
 	bc->pushes = NULL;

@@ -68,6 +68,15 @@ enum hwt_bc_exit {
 	HWT_BCX_INDIRECT	/* TIP */
 };
 
+/*
+ * How the fast path takes a node (@op): the exit, and whether return
+ * addresses are pushed first, and, for HWT_BCX_NONE, whether the block
+ * runs on into the next one (graph.c's canonical blocks).
+ */
+#define HWT_BCO_EXIT    0x3u	/* enum hwt_bc_exit */
+#define HWT_BCO_PUSH    0x4u
+#define HWT_BCO_RUNS_ON 0x8u
+
 #define HWT_BC_NO_NODE UINT32_MAX
 
 /* A walk through the cache from @ip; see above. */
@@ -84,7 +93,28 @@ struct hwt_bc_node {
 	uint8_t iclass;		/* of the block */
 	uint8_t exit;		/* enum hwt_bc_exit */
 	uint16_t loc;		/* AFL location of @ip (graph.c) */
-	uint8_t pad[8];		/* a power of two indexes fast */
+	uint8_t op;		/* @exit, HWT_BCO_* */
+	uint8_t nomemo;		/* graph.c's fold memo does not pay here */
+	uint8_t pad[6];		/* a power of two indexes fast */
+};
+
+/*
+ * The fold's memo (graph.c): what a run of conditional branches through
+ * nodes did with some TNT bits, for hwt_blk_fold_next() to do it again in
+ * one step. Keyed by the first node and the bits; made from the nodes'
+ * links, so it goes with the graph.
+ */
+#define HWT_BC_MEMO_BITS 6	/* TNT bits at most per entry */
+
+struct hwt_bc_memo {
+	uint32_t key;		/* node << 7 | bits (stop bit above); 0: free */
+	uint32_t end;		/* the node reached */
+	uint32_t ninsn;		/* of the blocks between the first and it */
+	uint16_t loc1;		/* AFL location of the first block reached */
+	uint16_t prev;		/* AFL previous location after (@m >= 2) */
+	uint16_t cell[HWT_BC_MEMO_BITS - 2];	/* edges of the others */
+	uint8_t m;		/* bits taken: blocks reached */
+	uint8_t pad[7];
 };
 
 struct hwt_bcache {
@@ -102,10 +132,15 @@ struct hwt_bcache {
 	uint32_t nmask;
 	uint64_t *pushes;
 	uint32_t npushes, pushes_cap;
+
+	/* The fold's memo, direct-mapped (graph.c makes it). */
+	struct hwt_bc_memo *memo;
+	uint32_t memo_mask;
 };
 
 _Static_assert(sizeof(struct hwt_bc_entry) == 32, "bcache entry size");
 _Static_assert(sizeof(struct hwt_bc_node) == 64, "bcache node size");
+_Static_assert(sizeof(struct hwt_bc_memo) == 32, "bcache memo size");
 
 int hwt_bcache_init(struct hwt_bcache *bc);
 void hwt_bcache_fini(struct hwt_bcache *bc);

@@ -1102,6 +1102,9 @@ static uint32_t blk_record(struct hwt_blk_decoder *d, uint64_t ip,
 	node.target = x->target;
 	node.next = x->kind == HWT_BCX_NONE ? d->ip : x->next;
 	node.loc = blk_afl_loc(ip);
+	node.op = (uint8_t) (x->kind | (d->nrec ? HWT_BCO_PUSH : 0) |
+			     (blk_node_runs_on(x->kind, block->iclass) ?
+			      HWT_BCO_RUNS_ON : 0));
 	return hwt_bcache_node_add(&d->bcache, &node, d->rec, d->nrec);
 }
 

@@ -98,6 +98,23 @@ static inline uint16_t blk_afl_loc(uint64_t ip)
 	return (uint16_t) ((ip * 0x9e3779b97f4a7c15ull) >> 48);
 }
 
+/*
+ * Does the block of a walk that ended at exit @exit, with its last
+ * instruction of class @iclass, run on into the next one (flow.h's
+ * canonical blocks)? A walk stops without trace (HWT_BCX_NONE) only after
+ * an instruction that goes on without trace (a "decode" entry of class
+ * OTHER, PTWRITE, or a direct CALL or JUMP: its target, or fall-through,
+ * is where the next block starts) or after a trampoline (class UNKNOWN);
+ * branches that need trace are the other exits. So this is exactly what
+ * hwt_blk_fold_block() finds decoding the last instruction (graph.c).
+ */
+static inline int blk_node_runs_on(unsigned exit, unsigned iclass)
+{
+	return exit == HWT_BCX_NONE &&
+	       (iclass == HWT_IC_OTHER || iclass == HWT_IC_CALL ||
+		iclass == HWT_IC_JUMP);
+}
+
 /* The general path's pieces the inline steps below need (block.c). */
 int hwt_blk_tick_(struct hwt_blk_decoder *d, uint64_t ip, int need_tsc);
 int hwt_blk_trailing_event_(struct hwt_blk_decoder *d,

@@ -25,6 +25,7 @@
  * tests/unit/test_flow_graph.c and fuzz/fuzz_flow.c hold both against the
  * general path.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <hwt/flow.h>
@@ -47,14 +48,12 @@ static inline uint32_t blk_plain_node(const struct hwt_blk_decoder *d)
 }
 
 /*
- * A run: replaying nodes one after the other. Its state is kept here (in
- * registers, as the loops below make no calls on the way of a
- * conditional branch): the IP, the TNT cache, whose bits are used
- * directly (as hwt_qry_cond_() does), and the node. The query decoder is
- * in direct mode (hwt_qry_direct_*, if it can be) in a separate struct
- * hwt_qry_direct, in memory. Before anything else asks the query layer
- * or the general path, the state is written back (run_put()), and read
- * again after (run_get()).
+ * A run: replaying nodes one after the other. Its state is kept here, in
+ * registers (nothing on the way of a branch calls out): the IP, the TNT
+ * cache, whose bits are used directly (as hwt_qry_cond_() does), the node,
+ * and the query decoder in direct mode (qry.h), if it can be. Before
+ * anything else asks the query layer or the general path, the state is
+ * written back (run_put()), and read again after (run_get()).
  */
 struct run {
 	struct hwt_blk_decoder *d;
@@ -62,113 +61,51 @@ struct run {
 	struct hwt_bc_node *nd;	/* the node at @ip, or the one just left */
 	uint64_t ip, tnt, index;
 	unsigned slot;		/* the link @nd was left through */
-	int direct;		/* the query decoder is in direct mode */
+	struct hwt_qry_direct x;
 };
 
-static inline void run_get(struct run *r, struct hwt_qry_direct *x)
+static inline __attribute__((always_inline)) void run_get(struct run *r)
 {
 	struct hwt_qry_decoder *q = r->d->qry;
 
 	r->ip = r->d->ip;
 	r->tnt = q->tnt;
 	r->index = q->tnt_index;
-	r->direct = hwt_qry_direct_begin_(q, x);
+	(void) hwt_qry_direct_begin_(q, &r->x);
 }
 
-static inline void run_init(struct run *r, struct hwt_blk_decoder *d,
-			    uint32_t node, struct hwt_qry_direct *x)
+static inline __attribute__((always_inline)) void
+run_init(struct run *r, struct hwt_blk_decoder *d, uint32_t node)
 {
 	r->d = d;
 	r->nodes = d->bcache.nodes;
 	r->nd = &r->nodes[node];
 	r->slot = 0;
-	run_get(r, x);
+	run_get(r);
 }
 
-static inline void run_put(struct run *r, struct hwt_qry_direct *x)
+static inline __attribute__((always_inline)) void run_put(struct run *r)
 {
-	r->d->ip = r->ip;
-	r->d->qry->tnt_index = r->index;
-	if (r->direct) {
-		hwt_qry_direct_end_(r->d->qry, x);
-		r->direct = 0;
-	}
-}
-
-/*
- * After @r->nd's block (at @r->ip): its pushes, then its exit if it needs
- * nothing but TNT bits, or a TIP in direct mode. Returns 1 with @r->ip at
- * the next block and @r->slot set; 2 as 1 but the TNT cache ran empty and
- * the status may not be clean (an event or the end may be next: see
- * blk_after_block()); or 0 if the exit needs the general path.
- */
-static inline __attribute__((always_inline)) int
-run_exit(struct run *r, struct hwt_qry_direct *x)
-{
-	const struct hwt_bc_node *nd = r->nd;
-	struct blk_retstack *rs = &r->d->retstack;
 	struct hwt_qry_decoder *q = r->d->qry;
 
-	if (__builtin_expect(nd->npush != 0, 0)) {
-		const uint64_t *p = &r->d->bcache.pushes[nd->push];
+	r->d->ip = r->ip;
+	q->tnt = r->tnt;
+	q->tnt_index = r->index;
+	if (r->x.moved) {
+		/* A copy: @r->x stays in registers. */
+		struct hwt_qry_direct x = r->x;
 
-		for (unsigned i = 0; i < nd->npush; ++i)
-			retstack_push(rs, p[i]);
+		hwt_qry_direct_end_(q, &x);
+		r->x.moved = 0;
 	}
-	r->slot = 0;
-	if (__builtin_expect(!r->index, 0) &&
-	    (nd->exit == HWT_BCX_COND || nd->exit == HWT_BCX_RETURN)) {
-		/* What hwt_qry_cond_slow_() does first. (Not for a TIP: an
-		 * indirect branch caches one TNT itself, then wants a TIP.) */
-		if (r->direct) {
-			r->index = hwt_qry_direct_tnt_(q, x);
-		} else if (q->event.type == HWT_EV_TNT) {
-			q->tnt_index = 0;
-			r->index = hwt_qry_refill_(q);
-		}
-		r->tnt = q->tnt;
-	}
-	switch (nd->exit) {
-	case HWT_BCX_COND:
-		/* hwt_qry_cond_() while the cache holds bits. */
-		if (__builtin_expect(!r->index, 0))
-			return 0;
-		r->slot = (r->tnt & r->index) != 0;
-		r->index >>= 1;
-		r->ip = r->slot ? nd->target : nd->next;
-		break;
-	case HWT_BCX_NONE:
-		r->ip = nd->next;
-		return 1;
-	case HWT_BCX_RETURN:
-		if (r->index) {
-			/* A compressed return, as blk_take_exit(). */
-			if (!(r->tnt & r->index) || rs->top == rs->bottom)
-				return 0;
-			r->index >>= 1;
-			(void) retstack_pop(rs, &r->ip);
-			break;
-		}
-		/* No TNT: blk_take_exit() takes a TIP, as blk_indirect(). */
-		/* fall through */
-	default:
-		if (!r->direct || !hwt_qry_direct_tip_(q, x, &r->ip))
-			return 0;
-		break;
-	}
-	if (__builtin_expect(r->index != 0, 1))
-		return 1;
-	if (r->direct)
-		return hwt_qry_direct_clean_(q, x) ? 1 : 2;
-	return hwt_qry_status_empty_(q) ? 2 : 1;
 }
 
 /*
- * The exit of node @nd the general way (after run_exit() said 0), with
- * the state in @d (run_put(), @d->ip at the block's last instruction).
- * Returns 0 to go on, 1 if the query status is not clean, so the general
- * path must look first (blk_after_block()), or an error. Out of line: the
- * run's state must not escape to memory.
+ * The exit of node @nd the general way, with the state in @d (run_put(),
+ * @d->ip at the block's last instruction). Returns 0 to go on, 1 if the
+ * query status is not clean, so the general path must look first
+ * (blk_after_block()), or an error. Out of line: the run's state must not
+ * escape to memory.
  */
 static int __attribute__((noinline))
 node_exit_general(struct hwt_blk_decoder *d, const struct hwt_bc_node *nd)
@@ -180,74 +117,158 @@ node_exit_general(struct hwt_blk_decoder *d, const struct hwt_bc_node *nd)
 	return d->status ? 1 : 0;
 }
 
-/* run_exit() said 0: see node_exit_general(); on 0 the run goes on. */
-static inline __attribute__((always_inline)) int
-run_exit_general(struct run *r, struct hwt_qry_direct *x)
+/* The TNT cache ran empty: the status, the general way (0: clean). */
+static int __attribute__((noinline))
+node_status_empty(struct hwt_blk_decoder *d)
 {
-	const struct hwt_bc_node *nd = r->nd;
-	int status;
+	int status = hwt_qry_status_empty_(d->qry);
 
-	r->ip = nd->end_ip;
-	run_put(r, x);
-	status = node_exit_general(r->d, nd);
 	if (status)
-		return status;
-	run_get(r, x);
-	if (nd->exit == HWT_BCX_COND)
-		r->slot = r->ip == nd->target;
-	return 0;
+		d->status = status;
+	return status ? 1 : 0;
 }
 
+/* The TNT cache is empty and the next packet is a TNT: take its bits
+ * into the cache, as hwt_qry_cond_slow_() does first. */
+static inline __attribute__((always_inline)) void run_refill(struct run *r)
+{
+	r->tnt = r->x.val;
+	r->index = r->x.top;
+	hwt_qry_direct_take_tnt_(&r->x);
+}
+
+/* What run_step() did. */
+enum {
+	STEP_END,	/* no node known at @r->ip (state in @r) */
+	STEP_NEXT,	/* @r->nd is the next node, after a TNT bit that was
+			 * not the cache's last */
+	STEP_TURN,	/* ... after anything else */
+	STEP_STATUS	/* a status to look at: state in @d, see *@status */
+};
+
 /*
- * run_exit() said 2: the TNT cache ran empty. Returns 0 if the status is
- * clean after all (the run goes on), else 1 with the state in @d and its
- * status set, for blk_after_block().
+ * Take the exit of @r->nd: its pushes, then what the general path's query
+ * would give it (blk_take_exit()): conditional branches and compressed
+ * returns a bit of the TNT cache, refilled from the next TNT packet;
+ * indirect branches and uncompressed returns the next TIP's target; then
+ * follow the link to the next node (exact for conditional branches and
+ * fall-throughs, a guess to check for the others), or look it up.
+ * Whatever direct mode cannot answer (the next packet not what is asked
+ * for) is asked the general way, from the same state; and where the TNT
+ * cache runs empty and the next packet is not a TNT or TIP, the general
+ * way says whether an event or the end is next. Returns STEP_*; with
+ * STEP_STATUS, *@status is 1 (the status is not clean: the block needs
+ * blk_after_block()) or an error.
  */
 static inline __attribute__((always_inline)) int
-run_empty(struct run *r, struct hwt_qry_direct *x)
+run_step(struct run *r, int *status)
 {
-	int status;
+	struct hwt_bc_node *nd = r->nd;
+	struct blk_retstack *rs;
+	unsigned op = nd->op;
+	uint32_t k;
+	int err;
 
-	run_put(r, x);
-	status = hwt_qry_status_empty_(r->d->qry);
-	if (status) {
-		r->d->status = status;
-		return 1;
+	/* The hot case: a bit of the cache that is not its last. */
+	if (__builtin_expect(op == HWT_BCX_COND && r->index > 1, 1)) {
+		r->slot = (r->tnt & r->index) != 0;
+		r->index >>= 1;
+		k = nd->succ[r->slot];
+		if (__builtin_expect(k != HWT_BC_NO_NODE, 1)) {
+			r->nd = &r->nodes[k];
+			return STEP_NEXT;
+		}
+		r->ip = r->slot ? nd->target : nd->next;
+		goto find;
 	}
-	run_get(r, x);
-	return 0;
-}
 
-/*
- * Follow @r->nd's link to the node at @r->ip: 1, or 0 if it is not known.
- * Links of conditional branches and fall-throughs are exact (a node never
- * changes, and all go together); of returns and indirect branches, the
- * last target, a guess to check.
- */
-static inline __attribute__((always_inline)) int run_link(struct run *r)
-{
-	uint32_t node = r->nd->succ[r->slot];
-	struct hwt_bc_node *next;
+	if (__builtin_expect(op & HWT_BCO_PUSH, 0)) {
+		const uint64_t *p = &r->d->bcache.pushes[nd->push];
 
-	if (__builtin_expect(node == HWT_BC_NO_NODE, 0))
-		return 0;
-	next = &r->nodes[node];
-	if (r->nd->exit >= HWT_BCX_RETURN && next->ip != r->ip)
-		return 0;
-	r->nd = next;
-	return 1;
-}
+		rs = &r->d->retstack;
+		for (unsigned i = 0; i < nd->npush; ++i)
+			retstack_push(rs, p[i]);
+	}
+	r->slot = 0;
+	switch (op & HWT_BCO_EXIT) {
+	case HWT_BCX_NONE:
+		r->ip = nd->next;
+		k = nd->succ[0];
+		if (__builtin_expect(k == HWT_BC_NO_NODE, 0))
+			goto find;
+		r->nd = &r->nodes[k];
+		return STEP_TURN;
+	case HWT_BCX_COND:
+		if (!r->index) {
+			if (r->x.kind != HWT_QRY_DX_TNT)
+				goto general;
+			run_refill(r);
+		}
+		r->slot = (r->tnt & r->index) != 0;
+		r->index >>= 1;
+		r->ip = r->slot ? nd->target : nd->next;
+		break;
+	case HWT_BCX_RETURN:
+		if (!r->index) {
+			/* No TNT: blk_take_exit() takes a TIP. */
+			if (r->x.kind != HWT_QRY_DX_TNT)
+				goto tip;
+			run_refill(r);
+		}
+		/* A compressed return, as blk_take_exit(). */
+		rs = &r->d->retstack;
+		if (!(r->tnt & r->index) || rs->top == rs->bottom)
+			goto general;
+		r->index >>= 1;
+		(void) retstack_pop(rs, &r->ip);
+		break;
+	default:
+	tip:
+		/* (An indirect branch caches one TNT itself, then wants a
+		 * TIP: the general path's.) */
+		if (r->x.kind != HWT_QRY_DX_TIP)
+			goto general;
+		r->ip = r->x.val;
+		hwt_qry_direct_take_tip_(&r->x);
+		break;
+	}
+	if (__builtin_expect(!r->index, 0) && r->x.kind == HWT_QRY_DX_OTHER) {
+		/* An event or the end may be next. */
+		run_put(r);
+		err = node_status_empty(r->d);
+		if (err) {
+			*status = err;
+			return STEP_STATUS;
+		}
+		run_get(r);
+	}
+	goto link;
 
-/* The node at @r->ip by lookup, linked from @r->nd: 1, or 0 if none. */
-static inline __attribute__((always_inline)) int run_find(struct run *r)
-{
-	uint32_t node = hwt_bcache_node_find(&r->d->bcache, r->ip);
-
-	if (node == HWT_BC_NO_NODE)
-		return 0;
-	r->nd->succ[r->slot] = node;
-	r->nd = &r->nodes[node];
-	return 1;
+general:
+	r->ip = nd->end_ip;
+	run_put(r);
+	err = node_exit_general(r->d, nd);
+	if (err) {
+		*status = err;
+		return STEP_STATUS;
+	}
+	run_get(r);
+	if ((op & HWT_BCO_EXIT) == HWT_BCX_COND)
+		r->slot = r->ip == nd->target;
+link:
+	k = nd->succ[r->slot];
+	if (k != HWT_BC_NO_NODE && ((op & HWT_BCO_EXIT) < HWT_BCX_RETURN ||
+				    r->nodes[k].ip == r->ip)) {
+		r->nd = &r->nodes[k];
+		return STEP_TURN;
+	}
+find:
+	k = hwt_bcache_node_find(&r->d->bcache, r->ip);
+	if (k == HWT_BC_NO_NODE)
+		return STEP_END;
+	nd->succ[r->slot] = k;
+	r->nd = &r->nodes[k];
+	return STEP_TURN;
 }
 
 /* The block of node @nd, starting at @ip, as hwt_blk_next() makes it. */
@@ -263,6 +284,7 @@ node_block(uint8_t speculative, const struct hwt_bc_node *nd, uint64_t ip,
 	block->iclass = nd->iclass;
 	block->speculative = speculative;
 }
+
 /*
  * Blocks from graph nodes into @blocks[*@k ...], starting at @node.
  * Returns 0 when the next block needs the general path (or @max blocks
@@ -272,47 +294,30 @@ static int blk_run(struct hwt_blk_decoder *d, struct hwt_block *blocks,
 		   size_t max, size_t *k, uint32_t node)
 {
 	const uint8_t speculative = d->speculative;
-	struct hwt_qry_direct x;
 	struct hwt_block *block;
 	struct run r;
 	size_t i = *k;
-	int status;
+	int step, status = 0;
 
-	run_init(&r, d, node, &x);
+	run_init(&r, d, node);
 	for (;;) {
-		/* The hot loop: see hwt_blk_fold_next(). */
-		while (r.nd->exit == HWT_BCX_COND && r.index > 1 &&
-		       !r.nd->npush && i + 1 < max) {
-			uint32_t next = r.nd->succ[(r.tnt & r.index) != 0];
-
-			if (__builtin_expect(next == HWT_BC_NO_NODE, 0))
-				break;
-			node_block(speculative, r.nd, r.nd->ip, &blocks[i++]);
-			r.index >>= 1;
-			r.nd = &r.nodes[next];
-		}
-
-		r.ip = r.nd->ip;
 		block = &blocks[i++];
 		node_block(speculative, r.nd, r.nd->ip, block);
-		status = run_exit(&r, &x);
-		if (__builtin_expect(status != 1, 0)) {
-			status = status ? run_empty(&r, &x) :
-					  run_exit_general(&r, &x);
-			if (status) {
-				*k = i;
-				/* Anything but 0 ends the run, but so may 0
-				 * (with an event in progress, bound later). */
-				return status < 0 ? status :
-						    blk_after_block(d, block);
-			}
+		step = run_step(&r, &status);
+		if (__builtin_expect(step == STEP_STATUS, 0)) {
+			*k = i;
+			/* Anything but 0 ends the run, but so may 0 (with an
+			 * event in progress, bound later). */
+			return status < 0 ? status : blk_after_block(d, block);
 		}
-		if (i == max)
+		if (step == STEP_END)
 			break;
-		if (!run_link(&r) && !run_find(&r))
+		if (i == max) {
+			r.ip = r.nd->ip;
 			break;
+		}
 	}
-	run_put(&r, &x);
+	run_put(&r);
 	*k = i;
 	return 0;
 }
@@ -437,20 +442,6 @@ int hwt_blk_fold_block(const struct hwt_blk_decoder *d,
 }
 
 /*
- * Node blocks run on exactly when blk_runs_on() says so: a walk stops
- * without trace (HWT_BCX_NONE) only after an instruction that goes on (a
- * "decode" entry of class OTHER, PTWRITE, or a direct CALL or JUMP: its
- * target, or fall-through, is @next) or after a trampoline (class
- * UNKNOWN); branches that need trace are the other exits.
- */
-static inline int node_runs_on(const struct hwt_bc_node *nd)
-{
-	return nd->exit == HWT_BCX_NONE &&
-	       (nd->iclass == HWT_IC_OTHER || nd->iclass == HWT_IC_CALL ||
-		nd->iclass == HWT_IC_JUMP);
-}
-
-/*
  * A fold as a run makes it: the open canonical block (from node @first, or
  * the caller's as a node, with @n instructions; @total: those of the
  * blocks before), the count of ended ones and the map.
@@ -465,40 +456,214 @@ struct fold_run {
 
 /* The block of node @nd opens a canonical block: the open one ends. */
 static inline __attribute__((always_inline)) void
-fold_open(struct fold_run *f, const struct hwt_bc_node *nd)
+fold_open(struct fold_run *f, const struct hwt_bc_node *nd, int map)
 {
 	f->total += f->n;
 	f->nblocks += 1;
-	if (f->map)
+	if (map)
 		f->prev = fold_edge(f->map, f->prev, f->first->loc);
 	f->first = nd;
 	f->n = nd->ninsn;
 }
 
-int hwt_blk_fold_next(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
-		      struct hwt_block *last)
+/* ------------------------------------------------------------------ */
+/* The fold's memo                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A run of conditional branches folds into canonical blocks the same way
+ * each time it is taken with the same bits: one block per branch, each
+ * with its edge. So, as libxdc does, a fold takes up to
+ * HWT_BC_MEMO_BITS bits at once from a node that is a conditional branch
+ * (and pushes nothing): one lookup in a direct-mapped table keyed by the
+ * node and the bits, then the counts and a few map increments. An entry
+ * holds the node reached after @m bits (the run stops early at a node
+ * that is not such a branch, or at a link not known yet), the
+ * instructions of the blocks in between, and the edges that do not
+ * depend on the blocks before: the first two do (the open canonical
+ * block's location, and the previous one's), the others are in @cell.
+ * Links of conditional branches never change once known, so neither does
+ * an entry; the table is emptied with the graph (bcache.c).
+ *
+ * The memo costs a lookup in a table that does not stay in the cache, so
+ * it is only asked where it pays: where a conditional branch refills the
+ * TNT cache with FOLD_MEMO_MIN_BITS bits or more (a run of branches, as
+ * in loops; not the few bits between indirect branches, which the hot
+ * loop takes as fast), from nodes whose runs are longer than one block
+ * (@nomemo). Bits left over are the hot loop's.
+ */
+enum { FOLD_MEMO_LOG2 = 12, FOLD_MEMO_MIN_BITS = 4 };
+
+static inline struct hwt_bc_memo *fold_memo_slot(struct hwt_bc_memo *memo,
+						 uint32_t key)
+{
+	return &memo[(key * 0x9e3779b1u) >> (32 - FOLD_MEMO_LOG2)];
+}
+
+/* The table, made the first time (NULL: no memory, fold without). */
+static struct hwt_bc_memo *fold_memo_get(struct hwt_bcache *bc)
+{
+	if (!bc->memo) {
+		bc->memo = calloc((size_t) 1 << FOLD_MEMO_LOG2,
+				  sizeof(*bc->memo));
+		if (bc->memo)
+			bc->memo_mask = (1u << FOLD_MEMO_LOG2) - 1;
+	}
+	return bc->memo;
+}
+
+/*
+ * Make entry @e for @key: from node @first (a conditional branch, pushing
+ * nothing) with the @c bits of @chunk (first highest), through the links.
+ */
+static void __attribute__((noinline))
+fold_memo_make(struct hwt_bc_memo *e, uint32_t key,
+	       const struct hwt_bc_node *nodes, struct hwt_bc_node *first,
+	       unsigned chunk, unsigned c)
+{
+	const struct hwt_bc_node *reached[HWT_BC_MEMO_BITS];
+	const struct hwt_bc_node *nd = first;
+	unsigned m = 0, j;
+
+	memset(e, 0, sizeof(*e));
+	e->key = key;
+	while (m < c && (!m || nd->op == HWT_BCX_COND)) {
+		uint32_t k = nd->succ[(chunk >> (c - 1 - m)) & 1];
+
+		if (k == HWT_BC_NO_NODE) {
+			/* Good for now; made again until it is known. */
+			e->key = 0;
+			break;
+		}
+		nd = &nodes[k];
+		reached[m++] = nd;
+	}
+	e->m = (uint8_t) m;
+	e->end = (uint32_t) (nd - nodes);
+	/* One block, with all links known: the code after it, not the
+	 * bits, ends the run, so the memo will never pay here. */
+	if (e->key && m < 2)
+		first->nomemo = 1;
+	if (!m)
+		return;
+	e->loc1 = reached[0]->loc;
+	for (j = 0; j + 1 < m; j++)
+		e->ninsn += reached[j]->ninsn;
+	if (m >= 2)
+		e->prev = (uint16_t) (reached[m - 2]->loc >> 1);
+	for (j = 2; j < m; j++)
+		e->cell[j - 2] = (uint16_t) (reached[j - 1]->loc ^
+					     (reached[j - 2]->loc >> 1));
+}
+
+/* Fold entry @e into @f: @e->m blocks, each a new canonical block. */
+static inline __attribute__((always_inline)) void
+fold_memo_apply(struct fold_run *f, const struct hwt_bc_memo *e,
+		const struct hwt_bc_node *end, int map)
+{
+	f->total += f->n + e->ninsn;
+	f->nblocks += e->m;
+	if (map) {
+		uint8_t *m = f->map;
+		uint16_t loc = f->first->loc;
+
+		(void) fold_edge(m, f->prev, loc);
+		switch (e->m) {
+		case 6:
+			(void) fold_edge(m, 0, e->cell[3]);
+			/* fall through */
+		case 5:
+			(void) fold_edge(m, 0, e->cell[2]);
+			/* fall through */
+		case 4:
+			(void) fold_edge(m, 0, e->cell[1]);
+			/* fall through */
+		case 3:
+			(void) fold_edge(m, 0, e->cell[0]);
+			/* fall through */
+		case 2:
+			(void) fold_edge(m, (uint16_t) (loc >> 1), e->loc1);
+			f->prev = e->prev;
+			break;
+		default:
+			f->prev = (uint16_t) (loc >> 1);
+			break;
+		}
+	}
+	f->first = end;
+	f->n = end->ninsn;
+}
+
+/*
+ * Refill the TNT cache from the next packet, as run_step() does for the
+ * conditional branch of @r->nd, then take its bits a memo entry at a
+ * time while the nodes reached are conditional branches the memo takes.
+ * Counts the turns run_step() would: the refill, and the cache's last
+ * bit. Whatever is left, run_step() takes.
+ */
+static inline __attribute__((always_inline)) void
+fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
+	      const int map, unsigned *turns)
+{
+	struct hwt_bc_node *nd = r->nd;
+
+	run_refill(r);
+	*turns -= 1;
+	do {
+		struct hwt_bc_memo *e;
+		unsigned hi, c, chunk;
+		uint32_t key;
+		int ends;
+
+		/* The next @c bits of the cache, @hi + 1 in all. */
+		hi = 63u - (unsigned) __builtin_clzll(r->index);
+		c = hi < HWT_BC_MEMO_BITS ? hi + 1 : HWT_BC_MEMO_BITS;
+		chunk = (unsigned) (r->tnt >> (hi + 1 - c)) & ((1u << c) - 1);
+		chunk |= 1u << c;
+		key = (uint32_t) (nd - r->nodes) << 7 | chunk;
+		e = fold_memo_slot(memo, key);
+		if (__builtin_expect(e->key != key, 0))
+			fold_memo_make(e, key, r->nodes, nd, chunk, c);
+		/*
+		 * Taking the cache's last bit, run_step() asks whether the
+		 * status is clean: if that is not known here, it takes the
+		 * bits one by one.
+		 */
+		ends = e->m == hi + 1;
+		if (!e->m || (ends && r->x.kind == HWT_QRY_DX_OTHER))
+			return;
+		r->index >>= e->m;
+		r->nd = &r->nodes[e->end];
+		fold_memo_apply(f, e, r->nd, map);
+		if (ends) {
+			*turns -= 1;
+			return;
+		}
+		nd = r->nd;
+	} while (nd->op == HWT_BCX_COND && !nd->nomemo &&
+		 r->index >= 1u << (FOLD_MEMO_MIN_BITS - 1));
+}
+
+/*
+ * hwt_blk_fold_next() from node @node, with a map or without (@map, a
+ * constant: two loops).
+ */
+static inline __attribute__((always_inline)) int
+fold_run(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
+	 struct hwt_block *last, uint32_t node, const int map)
 {
 	/* The caller's open block, as a node (its location and mode). */
 	struct hwt_bc_node shadow;
-	struct hwt_qry_direct x;
 	const struct hwt_bc_node *nd;
 	struct fold_run f;
 	unsigned turns = 1u << 16;
 	uint8_t speculative;
-	uint32_t node;
 	struct run r;
-	int status;
-
-	if (!d || !fold || !last)
-		return -HWT_ERR_INVALID;
-	if (d->use_graph)
-		blk_cache_check(d);
-	node = blk_plain_node(d);
-	if (node == HWT_BC_NO_NODE)
-		return 0;
+	struct hwt_bc_memo *memo = fold_memo_get(&d->bcache);
+	int step, status = 0;
 
 	speculative = d->speculative;
-	run_init(&r, d, node, &x);
+	run_init(&r, d, node);
 	memset(&shadow, 0, sizeof(shadow));
 	shadow.loc = blk_afl_loc(fold->block.ip);
 	shadow.mode = fold->block.mode;
@@ -516,58 +681,56 @@ int hwt_blk_fold_next(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	    fold->block.mode == nd->mode) {
 		f.n += nd->ninsn;
 	} else if (fold->open) {
-		fold_open(&f, nd);
+		fold_open(&f, nd, map);
 	} else {
 		f.first = nd;
 		f.n = nd->ninsn;
 	}
 
-	/* Each turn: the exit of @nd (folded), then fold the next block,
-	 * as hwt_blk_fold_block(). */
+	/*
+	 * Each turn: the exit of @nd, then fold the next block, as
+	 * hwt_blk_fold_block() would: a new canonical block, unless @nd
+	 * runs on into it (only a block without trace at its end can).
+	 */
 	for (;;) {
-		/*
-		 * The hot loop: conditional branches, with a bit in the TNT
-		 * cache that is not its last, to a known node. What the
-		 * general turn below does, for that case: a new block each
-		 * time (a conditional branch does not run on).
-		 */
-		while (r.nd->exit == HWT_BCX_COND && r.index > 1 &&
-		       !r.nd->npush) {
-			uint32_t k = r.nd->succ[(r.tnt & r.index) != 0];
-
-			if (__builtin_expect(k == HWT_BC_NO_NODE, 0))
-				break;
-			r.index >>= 1;
-			r.nd = &r.nodes[k];
-			fold_open(&f, r.nd);
-		}
-
 		nd = r.nd;
-		r.ip = nd->ip;
-		status = run_exit(&r, &x);
-		if (__builtin_expect(status != 1, 0)) {
-			status = status ? run_empty(&r, &x) :
-					  run_exit_general(&r, &x);
-			if (status) {
-				node_block(speculative, nd, nd->ip, last);
-				if (status > 0)
-					status = blk_after_block(d, last);
-				goto out;
-			}
+		/*
+		 * The memo (see above), where a conditional branch refills
+		 * the TNT cache with enough bits for it to pay, while there
+		 * are enough turns for the two it may count.
+		 */
+		if (__builtin_expect(!r.index, 0) && nd->op == HWT_BCX_COND &&
+		    r.x.kind == HWT_QRY_DX_TNT &&
+		    r.x.top >= 1u << (FOLD_MEMO_MIN_BITS - 1) && memo &&
+		    !nd->nomemo && turns > 2) {
+			fold_memo_run(&r, &f, memo, map, &turns);
+			continue;
 		}
-		if (!run_link(&r) && !run_find(&r))
+		step = run_step(&r, &status);
+		if (__builtin_expect(step == STEP_NEXT, 1)) {
+			fold_open(&f, r.nd, map);
+			continue;
+		}
+		if (step != STEP_TURN) {
+			if (step == STEP_END)
+				break;
+			node_block(speculative, nd, nd->ip, last);
+			if (status > 0)
+				status = blk_after_block(d, last);
+			goto out;
+		}
+		/* Code that needs no trace may loop: come back now and then.
+		 * (Bits of the TNT cache but its last are free.) */
+		if (!--turns) {
+			r.ip = r.nd->ip;
 			break;
-		/* Code that needs no trace may loop: come back now and then. */
-		if (!--turns)
-			break;
-		/* It runs on from @nd (node_runs_on(): @next is its IP). */
-		if (__builtin_expect(node_runs_on(nd), 0) &&
-		    r.nd->mode == f.first->mode)
+		}
+		if ((nd->op & HWT_BCO_RUNS_ON) && r.nd->mode == f.first->mode)
 			f.n += r.nd->ninsn;
 		else
-			fold_open(&f, r.nd);
+			fold_open(&f, r.nd, map);
 	}
-	run_put(&r, &x);
+	run_put(&r);
 	node_block(speculative, nd, nd->ip, last);
 	status = 0;
 out:
@@ -584,7 +747,23 @@ out:
 	fold->block.iclass = nd->iclass;
 	fold->block.ninsn = f.n;
 	fold->open = 1;
-	fold->runs_on = (uint8_t) node_runs_on(nd);
+	fold->runs_on = (nd->op & HWT_BCO_RUNS_ON) != 0;
 	fold->next = nd->next;
 	return status;
+}
+
+int hwt_blk_fold_next(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
+		      struct hwt_block *last)
+{
+	uint32_t node;
+
+	if (!d || !fold || !last)
+		return -HWT_ERR_INVALID;
+	if (d->use_graph)
+		blk_cache_check(d);
+	node = blk_plain_node(d);
+	if (node == HWT_BC_NO_NODE)
+		return 0;
+	return fold->map ? fold_run(d, fold, last, node, 1) :
+			   fold_run(d, fold, last, node, 0);
 }

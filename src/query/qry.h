@@ -25,66 +25,137 @@ struct hwt_qry_decoder {
 	struct hwt_evt_decoder evd;
 };
 
-/* Append @size bits to the TNT cache (the first one highest). */
-static inline int hwt_qry_tnt_add_(struct hwt_qry_decoder *d, uint64_t bits,
-				   uint8_t size)
-{
-	uint64_t index;
-
-	if (!size)
-		return 0;
-	if (size > 64)
-		return -HWT_ERR_INTERNAL;
-	index = d->tnt_index;
-	if (index)
-		index = size < 64 ? index << size : 0;
-	else
-		index = 1ull << (size - 1);
-	if (!index)
-		return -HWT_ERR_OVERFLOW;
-	d->tnt_index = index;
-	d->tnt = size < 64 ? d->tnt << size : 0;
-	d->tnt |= size < 64 ? bits & ((1ull << size) - 1) : bits;
-	return 0;
-}
-
 /*
  * Direct mode, for the flow layer's fast path: TNT bits and TIP targets
  * taken from the raw packets, without making events, while there is
  * nothing else: no timing packets, nothing queued, no errors. The decoder
  * normally runs one event and one packet ahead; here both are set aside
- * (the lookahead event @pending, then the packets from @cur on, which
- * hwt_evt_cur_next_fast_() parses as the general path does), and
- * hwt_qry_direct_end_() sets the decoder up as if it had answered the
- * same queries the general way: the packets taken consumed, the last IP
- * and time as they left it, and the next event fetched ahead again.
- * The caller keeps the TNT cache (@tnt, @tnt_index) in the decoder.
+ * and the packets are parsed again, one ahead: the next one is always
+ * known (@kind), so that "is the status clean?" (is the next event a TNT
+ * or a TIP) costs a compare, a TNT refill a few moves and a TIP's target
+ * is ready when asked for. The first of them is the decoder's lookahead
+ * event (@pending). hwt_qry_direct_end_() sets the decoder up as if it
+ * had answered the same queries the general way: the packets taken
+ * consumed, the last IP and time as they left it, and the next event
+ * fetched ahead again. The caller keeps the TNT cache (@tnt, @tnt_index)
+ * and writes it back first.
+ *
+ * All of it is plain values, meant to live in registers: the caller
+ * copies it for anything out of line.
  */
-struct hwt_qry_direct {
-	struct hwt_evt_cursor cur;	/* the packets not taken yet */
-	struct hwt_pt_last_ip ip;	/* the last IP after those taken */
-	uint8_t pending;		/* the lookahead event is not taken */
-	uint8_t moved;			/* something was taken */
-	uint8_t peeked;			/* @next is the packet at @cur */
-	const uint8_t *after;		/* ... and this is after it */
-	struct hwt_pt_packet next;
+enum {
+	HWT_QRY_DX_OTHER = 0,	/* not a TNT or TIP: direct mode ends there */
+	HWT_QRY_DX_TNT,		/* a TNT with bits, to take */
+	HWT_QRY_DX_TIP,		/* a TIP with an IP, to take */
+	HWT_QRY_DX_HOLD		/* a TNT or TIP the general path must take */
 };
 
-/* Enter direct mode, if the decoder's state allows it: 1, else 0. */
+struct hwt_qry_direct {
+	const uint8_t *pos;	/* the next packet (the first not taken) */
+	const uint8_t *after;	/* after it */
+	const uint8_t *limit;	/* packets are parsed only before this */
+	uint64_t lip;		/* the last IP after the packets taken */
+	uint64_t val;		/* the next packet's bits, or its target */
+	uint64_t top;		/* TNT: the index of its first bit */
+	uint8_t kind;		/* of the next packet, HWT_QRY_DX_* */
+	uint8_t moved;		/* something was taken */
+	uint8_t tip;		/* a TIP was taken */
+};
+
+/*
+ * Parse the packet at @x->pos into @x->kind (and @val, @top, @after), as
+ * hwt_evt_cur_next_fast_() and the last-IP update do (PADs skipped: they
+ * stay before @pos until the packet after them is taken). Anything that is
+ * not a well-formed TNT or TIP, or too close to the end, is OTHER.
+ */
+static inline __attribute__((always_inline)) void
+hwt_qry_direct_parse_(struct hwt_qry_direct *x)
+{
+	static const int8_t ipc_size[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+	const uint8_t *p = x->pos;
+	uint64_t v, mask;
+	unsigned b, stop;
+	int n;
+
+	for (;;) {
+		if (__builtin_expect(p >= x->limit, 0))
+			break;
+		b = *p;
+		if (__builtin_expect(!(b & 1) && b > 2, 1)) {
+			/* TNT-8: the bits below the stop bit, first highest. */
+			stop = 1u << (31 - __builtin_clz(b));
+			x->val = (b >> 1) & ((stop >> 1) - 1);
+			x->top = stop >> 2;
+			x->after = p + 1;
+			x->kind = HWT_QRY_DX_TNT;
+			return;
+		}
+		if ((b & 0x1f) == 0x0d) {
+			n = ipc_size[b >> 5];
+			if (n <= 0) {
+				/* Suppressed: the general path's to take;
+				 * reserved: the packet layer's to report. */
+				x->kind = n ? HWT_QRY_DX_OTHER : HWT_QRY_DX_HOLD;
+				x->after = p + 1;
+				return;
+			}
+			v = hwt_evt_le64_(p + 1);
+			if (b >> 5 == HWT_PT_IPC_SEXT48) {
+				v = (uint64_t) ((int64_t) (v << 16) >> 16);
+				mask = ~0ull;
+			} else {
+				mask = ~0ull >> (64 - 8 * n);
+			}
+			x->val = (x->lip & ~mask) | (v & mask);
+			x->after = p + 1 + n;
+			x->kind = HWT_QRY_DX_TIP;
+			return;
+		}
+		if (!b) {
+			++p;
+			continue;
+		}
+		if (b == 0x02 && p[1] == 0xa3) {
+			/* TNT-64: no stop bit, or only one, is malformed. */
+			v = hwt_evt_le64_(p + 2) & 0xffffffffffffull;
+			if (v <= 1)
+				break;
+			n = 63 - __builtin_clzll(v);
+			x->val = v & ~(1ull << n);
+			x->top = 1ull << (n - 1);
+			x->after = p + 8;
+			x->kind = HWT_QRY_DX_TNT;
+			return;
+		}
+		break;
+	}
+	x->kind = HWT_QRY_DX_OTHER;
+}
+
+/* Enter direct mode, if the decoder's state allows it: 1, else 0 (then
+ * @x->kind is OTHER and nothing is ever taken). */
 static inline int hwt_qry_direct_begin_(const struct hwt_qry_decoder *d,
 					struct hwt_qry_direct *x)
 {
 	const struct hwt_evt_decoder *e = &d->evd;
+	const uint8_t *pos = e->cur.pos;
 
+	/* Nothing taken yet, nothing to take: what the caller sees if the
+	 * decoder's state does not allow direct mode. */
+	x->kind = HWT_QRY_DX_OTHER;
+	x->moved = 0;
+	x->tip = 0;
 	if (d->status || e->status || e->evq.begin != e->evq.end ||
-	    !e->enabled || e->cur.bip_size || !e->cur.pos)
+	    !e->enabled || e->cur.bip_size || !pos)
 		return 0;
-	x->cur = e->cur;
 	switch (d->event.type) {
 	case HWT_EV_TIP:
 		/* Its packet is the current one, done with. */
 		if (!e->bound || e->packet.type != HWT_PT_TIP)
 			return 0;
+		x->kind = d->event.ip_suppressed ? HWT_QRY_DX_HOLD :
+						    HWT_QRY_DX_TIP;
+		x->val = d->event.u.tip.ip;
 		break;
 	case HWT_EV_TNT:
 		/* The packet after it is parsed; it starts again from it. */
@@ -92,123 +163,53 @@ static inline int hwt_qry_direct_begin_(const struct hwt_qry_decoder *d,
 				 e->packet.type != HWT_PT_TNT64 &&
 				 e->packet.type != HWT_PT_TIP))
 			return 0;
-		x->cur.pos -= e->packet.size;
+		pos -= e->packet.size;
+		/* As the TNT cache takes it (hwt_qry_tnt_add_()). */
+		if (!d->event.u.tnt.size || d->event.u.tnt.size > 64) {
+			x->kind = HWT_QRY_DX_HOLD;
+		} else {
+			x->kind = HWT_QRY_DX_TNT;
+			x->top = 1ull << (d->event.u.tnt.size - 1);
+			x->val = d->event.u.tnt.bits &
+				 (((x->top - 1) << 1) | 1);
+		}
 		break;
 	default:
 		return 0;
 	}
-	x->ip = e->ip;
-	x->pending = 1;
-	x->moved = 0;
-	x->peeked = 0;
+	x->pos = pos;
+	x->after = pos;
+	/* hwt_evt_cur_next_fast_()'s margin: @end - @p >= the margin. */
+	x->limit = e->cur.end - e->cur.begin >= HWT_EVT_FAST_MARGIN - 1 ?
+		   e->cur.end - (HWT_EVT_FAST_MARGIN - 1) : e->cur.begin;
+	x->lip = e->ip.ip;
 	return 1;
 }
 
-/*
- * The next packet, if it is a TNT or a TIP (else 0: leave direct mode),
- * in @x->next, @x->after the position after it. Parsed once, however
- * often asked for, until something is taken.
- */
-static inline __attribute__((always_inline)) int
-hwt_qry_direct_peek_(struct hwt_qry_direct *x)
+/* Take the next packet, a TNT (its bits are @val from @top down). */
+static inline __attribute__((always_inline)) void
+hwt_qry_direct_take_tnt_(struct hwt_qry_direct *x)
 {
-	struct hwt_evt_cursor c;
-
-	if (!x->peeked) {
-		c = x->cur;
-		if (!hwt_evt_cur_next_fast_(&c, &x->next))
-			return 0;
-		x->after = c.pos;
-		x->peeked = 1;
-	}
-	return x->next.type == HWT_PT_TNT8 || x->next.type == HWT_PT_TNT64 ||
-	       x->next.type == HWT_PT_TIP;
-}
-
-/* The peeked packet is taken. */
-static inline void hwt_qry_direct_take_(struct hwt_qry_direct *x)
-{
-	x->cur.pos = x->after;
-	x->peeked = 0;
+	x->pos = x->after;
 	x->moved = 1;
+	hwt_qry_direct_parse_(x);
 }
 
-/*
- * With the TNT cache empty: fill it from the next event if that is a TNT,
- * as hwt_qry_cond_slow_() does. Returns the new @tnt_index, or 0.
- */
-static inline __attribute__((always_inline)) uint64_t
-hwt_qry_direct_tnt_(struct hwt_qry_decoder *d, struct hwt_qry_direct *x)
+/* Take the next packet, a TIP (its target is @val). */
+static inline __attribute__((always_inline)) void
+hwt_qry_direct_take_tip_(struct hwt_qry_direct *x)
 {
-	uint64_t bits;
-	uint8_t size;
-
-	if (x->pending) {
-		if (d->event.type != HWT_EV_TNT || !d->event.u.tnt.size)
-			return 0;
-		bits = d->event.u.tnt.bits;
-		size = d->event.u.tnt.size;
-		x->pending = 0;
-		x->moved = 1;
-	} else {
-		if (!hwt_qry_direct_peek_(x) || x->next.type == HWT_PT_TIP ||
-		    !x->next.u.tnt.bits)
-			return 0;
-		bits = x->next.u.tnt.payload;
-		size = x->next.u.tnt.bits;
-		hwt_qry_direct_take_(x);
-	}
-	d->tnt_index = 0;
-	(void) hwt_qry_tnt_add_(d, bits, size);
-	return d->tnt_index;
-}
-
-/* With the TNT cache empty: is the status clean, i.e. is the next event
- * a TNT or a TIP? 0 if it is not known here. */
-static inline __attribute__((always_inline)) int
-hwt_qry_direct_clean_(const struct hwt_qry_decoder *d,
-		      struct hwt_qry_direct *x)
-{
-	if (x->pending)
-		return d->event.type == HWT_EV_TNT ||
-		       d->event.type == HWT_EV_TIP;
-	return hwt_qry_direct_peek_(x);
-}
-
-/* The next event if it is a TIP with an IP, as hwt_qry_indirect_()
- * takes it: 1 and *@ip, or 0. */
-static inline __attribute__((always_inline)) int
-hwt_qry_direct_tip_(const struct hwt_qry_decoder *d,
-		    struct hwt_qry_direct *x, uint64_t *ip)
-{
-	struct hwt_pt_last_ip lip;
-
-	if (x->pending) {
-		if (d->event.type != HWT_EV_TIP || d->event.ip_suppressed)
-			return 0;
-		*ip = d->event.u.tip.ip;
-		x->pending = 0;
-		x->moved = 1;
-		return 1;
-	}
-	if (!hwt_qry_direct_peek_(x) || x->next.type != HWT_PT_TIP)
-		return 0;
-	lip = x->ip;
-	hwt_evt_update_ip_(&lip, x->next.u.ip.ipc, x->next.u.ip.ip);
-	if (!lip.have_ip || lip.suppressed)
-		return 0;
-	x->ip = lip;
-	*ip = lip.ip;
-	hwt_qry_direct_take_(x);
-	return 1;
+	x->lip = x->val;
+	x->tip = 1;
+	hwt_qry_direct_take_tnt_(x);
 }
 
 /* Leave direct mode (see above); the TNT cache must be in @d. */
-void hwt_qry_direct_end_(struct hwt_qry_decoder *d, struct hwt_qry_direct *x);
+void hwt_qry_direct_end_(struct hwt_qry_decoder *d,
+			 const struct hwt_qry_direct *x);
 
 /* The general path (query.c). */
 int hwt_qry_cond_slow_(struct hwt_qry_decoder *d, int *taken);
-uint64_t hwt_qry_refill_(struct hwt_qry_decoder *d);
 int hwt_qry_indirect_slow_(struct hwt_qry_decoder *d, uint64_t *ip);
 void hwt_qry_fetch_slow_(struct hwt_qry_decoder *d);
 

@@ -56,10 +56,26 @@ static inline int tnt_empty(const struct hwt_qry_decoder *d)
 	return d->tnt_index == 0;
 }
 
-static inline int tnt_add(struct hwt_qry_decoder *d, uint64_t bits,
-			  uint8_t size)
+/* Append @size bits to the TNT cache (the first one highest). */
+static int tnt_add(struct hwt_qry_decoder *d, uint64_t bits, uint8_t size)
 {
-	return hwt_qry_tnt_add_(d, bits, size);
+	uint64_t index;
+
+	if (!size)
+		return 0;
+	if (size > 64)
+		return -HWT_ERR_INTERNAL;
+	index = d->tnt_index;
+	if (index)
+		index = size < 64 ? index << size : 0;
+	else
+		index = 1ull << (size - 1);
+	if (!index)
+		return -HWT_ERR_OVERFLOW;
+	d->tnt_index = index;
+	d->tnt = size < 64 ? d->tnt << size : 0;
+	d->tnt |= size < 64 ? bits & ((1ull << size) - 1) : bits;
+	return 0;
 }
 
 static inline int event_pending(const struct hwt_event *ev)
@@ -217,22 +233,8 @@ static int cache_tnt(struct hwt_qry_decoder *d)
 	return 0;
 }
 
-/*
- * For a caller that takes the bits itself (the flow layer's fast path):
- * the TNT cache is empty and the next event is a TNT; move it in, as
- * hwt_qry_cond_slow_() does before it takes a bit. Returns the new
- * @tnt_index (0 if the cache is still empty).
- */
-uint64_t hwt_qry_refill_(struct hwt_qry_decoder *d)
-{
-	/* The time of the TNT packet. */
-	d->last_time = d->evd.tt.time;
-	if (cache_tnt(d) < 0)
-		return 0;
-	return d->tnt_index;
-}
-
-void hwt_qry_direct_end_(struct hwt_qry_decoder *d, struct hwt_qry_direct *x)
+void hwt_qry_direct_end_(struct hwt_qry_decoder *d,
+			 const struct hwt_qry_direct *x)
 {
 	struct hwt_evt_decoder *e = &d->evd;
 
@@ -240,12 +242,15 @@ void hwt_qry_direct_end_(struct hwt_qry_decoder *d, struct hwt_qry_direct *x)
 		return;
 	/* Time stood still in direct mode (it stops at timing packets). */
 	d->last_time = e->tt.time;
-	e->ip = x->ip;
-	e->cur.pos = x->cur.pos;
+	if (x->tip) {
+		e->ip.ip = x->lip;
+		e->ip.have_ip = 1;
+		e->ip.suppressed = 0;
+	}
+	e->cur.pos = x->pos;
 	e->bound = 0;
 	hwt_evt_fetch_packet(e);
 	fetch_event(d);
-	x->moved = 0;
 }
 
 /* The TNT cache is empty: refill it from the next event. */
