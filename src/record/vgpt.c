@@ -269,21 +269,30 @@ static struct vthread *thread_get(struct import *im, uint32_t tid)
 	return t;
 }
 
-/* Learn processes, threads and their lives from the lines. */
+/* The line after line @i of the same process, or NULL. */
+static const struct hwt_rec_vsb_line *next_of_pid(const struct import *im,
+						  size_t i)
+{
+	uint32_t pid = im->v[i].l.pid;
+
+	for (size_t j = i + 1; j < im->nv; j++)
+		if (im->v[j].l.pid == pid)
+			return &im->v[j].l;
+	return NULL;
+}
+
 /*
  * Whether exec line @i is followed by the new image's own lines (vgpt
  * with --trace-children=yes: a comm line of the pid comes next).
  */
 static int exec_continued(const struct import *im, size_t i)
 {
-	uint32_t pid = im->v[i].l.pid;
+	const struct hwt_rec_vsb_line *next = next_of_pid(im, i);
 
-	for (size_t j = i + 1; j < im->nv; j++)
-		if (im->v[j].l.pid == pid)
-			return im->v[j].l.kind == HWT_REC_VSB_COMM;
-	return 0;
+	return next && next->kind == HWT_REC_VSB_COMM;
 }
 
+/* Learn processes, threads and their lives from the lines. */
 static int survey(struct import *im)
 {
 	for (size_t i = 0; i < im->nv; i++) {
@@ -339,12 +348,9 @@ static int survey(struct import *im)
  */
 static int exec_worked(const struct import *im, size_t i)
 {
-	uint32_t pid = im->v[i].l.pid;
+	const struct hwt_rec_vsb_line *next = next_of_pid(im, i);
 
-	for (size_t j = i + 1; j < im->nv; j++)
-		if (im->v[j].l.pid == pid)
-			return im->v[j].l.kind == HWT_REC_VSB_COMM;
-	return 1;
+	return !next || next->kind == HWT_REC_VSB_COMM;
 }
 
 static int overlaps(const struct hwt_rec_vsb_line *a,
