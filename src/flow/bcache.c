@@ -24,26 +24,11 @@ static size_t bc_slot(const struct hwt_bcache *bc, uint64_t ip)
 
 int hwt_bcache_init(struct hwt_bcache *bc)
 {
+	memset(bc, 0, sizeof(*bc));
 	bc->slots = calloc(BC_INIT_SLOTS, sizeof(*bc->slots));
 	if (!bc->slots)
 		return -HWT_ERR_NOMEM;
-
 	bc->mask = BC_INIT_SLOTS - 1;
-	bc->used = 0;
-	bc->generation = 0;
-	bc->secs = NULL;
-	bc->nsecs = 0;
-	bc->secs_cap = 0;
-	bc->nodes = NULL;
-	bc->nnodes = 0;
-	bc->nodes_cap = 0;
-	bc->nidx = NULL;
-	bc->nmask = 0;
-	bc->pushes = NULL;
-	bc->npushes = 0;
-	bc->pushes_cap = 0;
-	bc->memo = NULL;
-	bc->memo_mask = 0;
 	return 0;
 }
 
