@@ -78,7 +78,8 @@ struct call_seg {
 
 /* Everything one segment of the trace produces. */
 struct seg {
-	uint64_t begin, end;		/* trace offsets: [begin PSB, end PSB) */
+	uint64_t begin, end;		/* trace offsets: [begin PSB, end PSB);
+					 * end 0: to the end of the trace */
 	int first;
 	int cont;			/* goes on from the previous piece */
 	struct cli_out out;
@@ -674,7 +675,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 		batch = malloc(BATCH * sizeof(*batch));
 
 	memset(&block, 0, sizeof(block));
-	hwt_blk_end_init(&end, s->end == UINT64_MAX ? 0 : s->end);
+	hwt_blk_end_init(&end, s->end);
 	for (;;) {
 		if (!started && !s->first)
 			status = hwt_blk_sync_set(dec, s->begin);
@@ -957,7 +958,7 @@ static int run(struct flow *fl, struct totals *t, struct cli_out *out)
 		}
 		pool.segs[k].first = k == 0;
 		pool.segs[k].begin = k ? cuts[k - 1] : 0;
-		pool.segs[k].end = k < ncuts ? cuts[k] : UINT64_MAX;
+		pool.segs[k].end = k < ncuts ? cuts[k] : 0;
 	}
 	free(cuts);
 
@@ -1165,7 +1166,7 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		s.first = trace->base == 0;
 		s.cont = !s.first;
 		s.begin = 0;
-		s.end = trace->last ? UINT64_MAX : trace->cut;
+		s.end = trace->last ? 0 : trace->cut;
 		decode_segment(fl, &s, NULL);
 	}
 	*out = s.out;
