@@ -58,12 +58,14 @@ void hwt_bcache_fini(struct hwt_bcache *bc)
 	free(bc->nodes);
 	free(bc->nidx);
 	free(bc->pushes);
+	free(bc->pushnode);
 	free(bc->memo);
 	bc->memo = NULL;
 	bc->memo_mask = 0;
 	bc->nodes = NULL;
 	bc->nidx = NULL;
 	bc->pushes = NULL;
+	bc->pushnode = NULL;
 	bc->nnodes = bc->nodes_cap = bc->nmask = 0;
 	bc->npushes = bc->pushes_cap = 0;
 }
@@ -237,10 +239,15 @@ uint32_t hwt_bcache_node_add(struct hwt_bcache *bc,
 		return HWT_BC_NO_NODE;
 	if (bc->npushes + npush > bc->pushes_cap) {
 		uint32_t cap = bc->pushes_cap ? bc->pushes_cap : 256;
+		uint32_t *pn;
 		uint64_t *p;
 
 		while (cap < bc->npushes + npush)
 			cap *= 2;
+		pn = realloc(bc->pushnode, cap * sizeof(*pn));
+		if (!pn)
+			return HWT_BC_NO_NODE;
+		bc->pushnode = pn;
 		p = realloc(bc->pushes, cap * sizeof(*p));
 		if (!p)
 			return HWT_BC_NO_NODE;
@@ -263,9 +270,12 @@ uint32_t hwt_bcache_node_add(struct hwt_bcache *bc,
 	n->succ[1] = HWT_BC_NO_NODE;
 	n->push = bc->npushes;
 	n->npush = (uint16_t) npush;
-	if (npush)
+	if (npush) {
 		memcpy(&bc->pushes[bc->npushes], pushes,
 		       npush * sizeof(*pushes));
+		memset(&bc->pushnode[bc->npushes], 0xff,
+		       npush * sizeof(*bc->pushnode));
+	}
 	bc->npushes += npush;
 	return k;
 }

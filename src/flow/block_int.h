@@ -47,6 +47,9 @@ struct blk_insn {
 
 struct blk_retstack {
 	uint64_t stack[RETSTACK_SIZE + 1];
+	/* Where graph.c pushed the entry from: its index in the block
+	 * graph's pushes (a hint for the return's node), or UINT32_MAX. */
+	uint32_t from[RETSTACK_SIZE + 1];
 	uint8_t top, bottom;
 };
 
@@ -131,15 +134,22 @@ static inline void retstack_init(struct blk_retstack *rs)
 }
 
 /* A full stack drops its oldest entry, as the hardware's does. */
-static inline void retstack_push(struct blk_retstack *rs, uint64_t ip)
+static inline void retstack_push_from(struct blk_retstack *rs, uint64_t ip,
+				      uint32_t from)
 {
 	uint8_t top = rs->top;
 
 	rs->stack[top] = ip;
+	rs->from[top] = from;
 	top = top == RETSTACK_SIZE ? 0 : top + 1;
 	if (top == rs->bottom)
 		rs->bottom = rs->bottom == RETSTACK_SIZE ? 0 : rs->bottom + 1;
 	rs->top = top;
+}
+
+static inline void retstack_push(struct blk_retstack *rs, uint64_t ip)
+{
+	retstack_push_from(rs, ip, UINT32_MAX);
 }
 
 static inline int retstack_pop(struct blk_retstack *rs, uint64_t *ip)

@@ -166,7 +166,7 @@ run_step(struct run *r, int *status)
 	struct hwt_bc_node *nd = r->nd;
 	struct blk_retstack *rs;
 	unsigned op = nd->op;
-	uint32_t k;
+	uint32_t k, from = UINT32_MAX;
 	int err;
 
 	/* The hot case: a bit of the cache that is not its last. */
@@ -187,7 +187,7 @@ run_step(struct run *r, int *status)
 
 		rs = &r->d->retstack;
 		for (unsigned i = 0; i < nd->npush; ++i)
-			retstack_push(rs, p[i]);
+			retstack_push_from(rs, p[i], nd->push + i);
 	}
 	r->slot = 0;
 	switch (op & HWT_BCO_EXIT) {
@@ -221,7 +221,20 @@ run_step(struct run *r, int *status)
 			goto general;
 		r->index >>= 1;
 		(void) retstack_pop(rs, &r->ip);
-		break;
+		from = rs->from[rs->top];
+		if (__builtin_expect(!r->index, 0) &&
+		    r->x.kind == HWT_QRY_DX_OTHER)
+			break;
+		/* The node at the call site's return address. */
+		if (from < r->d->bcache.npushes) {
+			k = r->d->bcache.pushnode[from];
+			if (k < r->d->bcache.nnodes &&
+			    r->nodes[k].ip == r->ip) {
+				r->nd = &r->nodes[k];
+				return STEP_TURN;
+			}
+		}
+		goto find;
 	default:
 	tip:
 		/* (An indirect branch caches one TNT itself, then wants a
@@ -262,10 +275,25 @@ link:
 		r->nd = &r->nodes[k];
 		return STEP_TURN;
 	}
+	/* An indirect branch's other recent target (its slot is always 0:
+	 * succ[1] keeps the one before). */
+	if ((op & HWT_BCO_EXIT) >= HWT_BCX_RETURN) {
+		k = nd->succ[1];
+		if (k != HWT_BC_NO_NODE && r->nodes[k].ip == r->ip) {
+			nd->succ[1] = nd->succ[0];
+			nd->succ[0] = k;
+			r->nd = &r->nodes[k];
+			return STEP_TURN;
+		}
+	}
 find:
 	k = hwt_bcache_node_find(&r->d->bcache, r->ip);
 	if (k == HWT_BC_NO_NODE)
 		return STEP_END;
+	if (from < r->d->bcache.npushes)
+		r->d->bcache.pushnode[from] = k;
+	if ((op & HWT_BCO_EXIT) >= HWT_BCX_RETURN)
+		nd->succ[1] = nd->succ[0];
 	nd->succ[r->slot] = k;
 	r->nd = &r->nodes[k];
 	return STEP_TURN;
