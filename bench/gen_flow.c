@@ -3,7 +3,7 @@
  * gen_flow: write a synthetic program (raw x86-64 code) and an Intel PT
  * trace of its execution, for program-flow benchmarks and cross-checks.
  *
- *   gen_flow [-s SIZE] [-S SEED] [-f FUNCS] [-l LEVELS] [-e] OUT
+ *   gen_flow [-s SIZE] [-S SEED] [-f FUNCS] [-l LEVELS] [-m MTC] [-e] OUT
  *
  * Writes OUT.bin (the code, to be mapped at 0x400000: --raw OUT.bin:0x400000)
  * and OUT.pt (at least SIZE bytes of trace; K/M/G suffixes, default 64M).
@@ -21,7 +21,10 @@
  * image of many distinct blocks (FUNCS * (LEVELS - 1) functions, about 9
  * blocks each). A PSB+ (with the current IP in its FUP) is written every
  * 4 KiB, as a real trace has. The trace ends with TIP.PGD; with -e, it
- * ends right after a call instead of anywhere.
+ * ends right after a call instead of anywhere. With -m N, an MTC packet
+ * follows every N instructions or so (a real trace's timing: perf's
+ * intel_pt default, mtc_period=3, gives one every few hundred to thousand
+ * instructions).
  *
  * Prints "gen_flow: code N bytes, trace N bytes, N instructions".
  */
@@ -287,12 +290,13 @@ struct frame {
  * instructions executed (up to and including the last branch).
  */
 static uint64_t run(const struct prog *p, struct rng *r, struct out *o,
-		    uint64_t size, int end_on_call)
+		    uint64_t size, int end_on_call, uint64_t mtc_period)
 {
 	struct frame stack[MAX_DEPTH];
 	unsigned depth = 0;
 	uint32_t f = 0, b = 0;
-	uint64_t ninsn = 0, last_psb = 0, epoch = 0;
+	uint64_t ninsn = 0, last_psb = 0, epoch = 0, next_mtc = mtc_period;
+	uint8_t ctc = 0;
 
 	psb(o, p->blocks[0].addr);
 	for (;;) {
@@ -305,6 +309,14 @@ static uint64_t run(const struct prog *p, struct rng *r, struct out *o,
 			epoch++;
 		}
 		ninsn += bl->nplain + (bl->term != T_FALL);
+		if (mtc_period && ninsn >= next_mtc) {
+			/* As the hardware does, between any two packets
+			 * (pending TNT bits go on after it). */
+			uint8_t mtc[2] = { 0x59, ctc++ };
+
+			put(o, mtc, 2);
+			next_mtc = ninsn + mtc_period;
+		}
 		switch (bl->term) {
 		case T_FALL:
 			b++;
@@ -395,9 +407,10 @@ int main(int argc, char **argv)
 	struct prog p = { .fpl = 200, .levels = 6 };
 	struct out o = { 0 };
 	int c, end_on_call = 0;
+	uint64_t mtc_period = 0;
 	static const uint8_t pgd = 0x01;	/* TIP.PGD, IP suppressed */
 
-	while ((c = getopt(argc, argv, "s:S:f:l:e")) != -1) {
+	while ((c = getopt(argc, argv, "s:S:f:l:m:e")) != -1) {
 		switch (c) {
 		case 's':
 			size = parse_size(optarg);
@@ -414,6 +427,9 @@ int main(int argc, char **argv)
 		case 'e':
 			end_on_call = 1;
 			break;
+		case 'm':
+			mtc_period = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			goto usage;
 		}
@@ -423,7 +439,7 @@ int main(int argc, char **argv)
 		goto usage;
 
 	build(&p, &r);
-	ninsn = run(&p, &r, &o, size, end_on_call);
+	ninsn = run(&p, &r, &o, size, end_on_call, mtc_period);
 	flush_tnt(&o);
 	put(&o, &pgd, 1);
 	if (write_file(argv[optind], ".bin", p.code, p.code_size) ||
@@ -439,6 +455,6 @@ int main(int argc, char **argv)
 	return 0;
 
 usage:
-	fprintf(stderr, "usage: gen_flow [-s SIZE] [-S SEED] [-f FUNCS] [-l LEVELS] [-e] OUT\n");
+	fprintf(stderr, "usage: gen_flow [-s SIZE] [-S SEED] [-f FUNCS] [-l LEVELS] [-m MTC] [-e] OUT\n");
 	return 2;
 }

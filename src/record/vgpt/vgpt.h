@@ -20,7 +20,7 @@
 #include <hwt/pt.h>
 
 enum {
-	OUT_BUF = 1 << 16,	/* per-thread packet buffer */
+	OUT_BUF = 1 << 18,	/* per-thread packet buffer */
 	OUT_SLACK = 256,	/* more than one log record can emit */
 	TRUTH_BUF = 1 << 16,
 	RETSTACK = 64,		/* as deep as the hardware's (and decoders') */
