@@ -33,6 +33,7 @@
 #include <hwt/flow.h>
 #include <hwt/pt.h>
 
+#include "fold_loop.h"
 #include "rng.h"
 #include "trace_build.h"
 
@@ -590,58 +591,36 @@ struct fold_out {
 	uint8_t map[HWT_BLK_FOLD_MAP_SIZE];
 };
 
-/* As hwt flow --stat / coverage: canonical blocks end at every event;
- * @fast: hwt_blk_fold_next() where it can. */
+static void fold_at(void *ctx, struct hwt_blk_fold *fold, enum fold_at at,
+		    int status, const struct hwt_event *ev)
+{
+	struct fold_out *o = ctx;
+
+	if (at == FOLD_AT_EVENT) {
+		o->nevents++;
+		if (ev && ev->type == HWT_EV_OVERFLOW)
+			fold->prev = 0;
+	}
+	if (at == FOLD_AT_END && status < 0 && status != -HWT_ERR_EOS)
+		o->nerrors++;
+}
+
+/* As hwt flow --stat / coverage; @fast: hwt_blk_fold_next() where it
+ * can. */
 static void fold_run(struct hwt_image *image, const struct trace *t,
 		     uint32_t flags, const struct hwt_qry_config *qc,
 		     int fast, struct fold_out *o)
 {
 	struct hwt_blk_decoder *d = new_dec(image, t, flags, qc);
+	const struct fold_loop how = {
+		.max_syncs = 10000, .max_steps = MAX_RECS, .fast = fast,
+		.at = fold_at, .ctx = o
+	};
 	struct hwt_blk_fold fold;
-	unsigned syncs = 0, steps = 0;
 
 	memset(o, 0, sizeof(*o));
 	hwt_blk_fold_init(&fold, o->map);
-
-	while (syncs++ < 10000 && steps < MAX_RECS) {
-		int status = hwt_blk_sync_forward(d);
-
-		hwt_blk_fold_end(&fold, NULL);
-		fold.prev = 0;
-		if (status < 0)
-			break;
-		while (steps++ < MAX_RECS) {
-			struct hwt_block b;
-
-			while (status >= 0 &&
-			       (status & HWT_STS_EVENT_PENDING)) {
-				struct hwt_event ev;
-
-				status = hwt_blk_event(d, &ev);
-				hwt_blk_fold_end(&fold, NULL);
-				o->nevents++;
-				if (ev.type == HWT_EV_OVERFLOW)
-					fold.prev = 0;
-			}
-			if (status < 0 || (status & HWT_STS_EOS))
-				break;
-			if (fast) {
-				status = hwt_blk_fold_next(d, &fold, &b);
-				if (status < 0)
-					break;
-				if (status)
-					continue;
-			}
-			status = hwt_blk_next(d, &b);
-			if (b.ninsn || status >= 0)
-				hwt_blk_fold_block(d, &fold, &b, NULL);
-			if (status < 0)
-				break;
-		}
-		if (status < 0 && status != -HWT_ERR_EOS)
-			o->nerrors++;
-	}
-	hwt_blk_fold_end(&fold, NULL);
+	(void) fold_loop_run(&how, d, &fold);
 	o->ninsn = fold.ninsn;
 	o->nblocks = fold.nblocks;
 	hwt_blk_delete(d);
