@@ -19,6 +19,14 @@
 
 #include "trace_build.h"
 
+/* An empty trace; a test builds one at a time. */
+static struct tb new_trace(void)
+{
+	static uint8_t mem[8192];
+
+	return (struct tb) TB_INIT(mem);
+}
+
 /* ------------------------------------------------------------------ */
 /* Running the decoder into text                                       */
 /* ------------------------------------------------------------------ */
@@ -199,8 +207,7 @@ static const uint8_t code_cond[] = {
 static void test_cond_taken(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_cond, sizeof(code_cond));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	tb_psbplus(&t, 0x1000);
@@ -213,8 +220,7 @@ static void test_cond_taken(void **state)
 static void test_cond_not_taken(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_cond, sizeof(code_cond));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	tb_psbplus(&t, 0x1000);
@@ -233,8 +239,7 @@ static uint8_t code_call[0x20] = {
 static void test_call_ret_compressed(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_call, sizeof(code_call));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	static struct out o;
 
 	(void) state;
@@ -257,8 +262,7 @@ static void test_call_ret_compressed(void **state)
 static void test_call_ret_uncompressed(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_call, sizeof(code_call));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	tb_psbplus(&t, 0x1000);
@@ -272,8 +276,7 @@ static void test_call_ret_uncompressed(void **state)
 static void test_ret_compressed_empty_stack(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_call, sizeof(code_call));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	tb_psbplus(&t, 0x1010);
@@ -292,8 +295,7 @@ static void test_indirect_call_ret(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_icall,
 					 sizeof(code_icall));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	tb_psbplus(&t, 0x1000);
@@ -320,8 +322,7 @@ static uint8_t code_two[0x1010] = {
 static void test_pgd_pge(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_two, sizeof(code_two));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	tb_psbplus(&t, 0x1000);
@@ -342,8 +343,7 @@ static uint8_t code_irq[0x1010] = {
 static void test_fup_tip_interrupt(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_irq, sizeof(code_irq));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	tb_psbplus(&t, 0x1000);
@@ -365,8 +365,7 @@ static void test_fup_tip_interrupt(void **state)
 static void test_overflow(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_cond, sizeof(code_cond));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	tb_psbplus(&t, 0x1000);
@@ -387,8 +386,7 @@ static const uint8_t code_cr3[] = {
 static void test_paging_binds_to_mov_cr3(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_cr3, sizeof(code_cr3));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	tb_psbplus(&t, 0x1000);
@@ -412,8 +410,7 @@ static void test_pip_pip_mov_cr3_fail(void **state)
 {
 	static const uint8_t code[] = { 0x0f, 0x22, 0xd8, 0xf4 };
 	struct hwt_image *image = image1(0x100000, code, sizeof(code));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	tb_psbplus(&t, 0x100000);
@@ -430,8 +427,7 @@ static void test_nomap_resync(void **state)
 {
 	static const uint8_t nops[] = { 0x90, 0x90 };
 	struct hwt_image *image = hwt_image_new();
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 
 	(void) state;
 	assert_int_equal(hwt_image_add_buffer(image, nops, 2, 0x1000), 0);
@@ -468,8 +464,7 @@ static uint8_t code_loop[0x30] = {
 static void test_block_boundaries(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_loop, sizeof(code_loop));
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	static struct out o;
 
 	(void) state;
@@ -493,8 +488,7 @@ static void test_cache_equals_cold(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_loop, sizeof(code_loop));
 	static struct out a, b;
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	char bits[64];
 	unsigned seed = 12345, i, n = 0;
 	uint32_t flags[] = { 0, HWT_BLK_END_ON_CALL, HWT_BLK_END_ON_JUMP,
@@ -539,8 +533,7 @@ static void test_truncated_insn(void **state)
 	static const uint8_t lo[] = { 0x90, 0x48, 0x83 };
 	static const uint8_t hi[] = { 0xc0, 0x01, 0xff, 0xe0 };
 	struct hwt_image *image = hwt_image_new();
-	uint8_t mem[8192];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	static struct out o;
 
 	(void) state;

@@ -20,6 +20,14 @@
 
 #include "trace_build.h"
 
+/* An empty trace; a test builds one at a time. */
+static struct tb new_trace(void)
+{
+	static uint8_t mem[2048];
+
+	return (struct tb) TB_INIT(mem);
+}
+
 /* ------------------------------------------------------------------ */
 /* Decoder helpers                                                     */
 /* ------------------------------------------------------------------ */
@@ -66,8 +74,7 @@ static int branch(struct hwt_qry_decoder *d, int want)
 
 static void test_sync_none(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	uint64_t ip = 0;
 
@@ -82,8 +89,7 @@ static void test_sync_none(void **state)
 
 static void test_sync_enabled(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip = 0, off;
@@ -115,8 +121,7 @@ static void test_sync_enabled(void **state)
 
 static void test_sync_disabled(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip = 0x1234;
@@ -143,8 +148,7 @@ static void test_sync_disabled(void **state)
 
 static void test_sync_backward_set(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	uint64_t ip = 0, off = 0, second;
 	int st;
@@ -223,8 +227,7 @@ static struct hwt_qry_decoder *start(const struct tb *t, uint32_t errata,
 static void test_tnt_across_packets(void **state)
 {
 	static const char bits64[] = "ntttttnntntttttnnt";
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	int taken;
 
@@ -246,8 +249,7 @@ static void test_tnt_across_packets(void **state)
 
 static void test_indirect(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	uint64_t ip = 0;
 	int taken;
@@ -275,8 +277,7 @@ static void test_indirect(void **state)
 /* A TIP deferred behind TNT bits: found while the bits are unused. */
 static void test_deferred_tip(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	uint64_t ip = 0;
 
@@ -297,8 +298,7 @@ static void test_deferred_tip(void **state)
 /* Events wait for the TNT bits before them to be used. */
 static void test_event_after_tnt(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
@@ -322,8 +322,7 @@ static void test_event_after_tnt(void **state)
 
 static void test_async_branch(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	int taken;
@@ -345,8 +344,7 @@ static void test_async_branch(void **state)
 
 static void test_async_disabled(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
@@ -367,8 +365,7 @@ static void test_async_disabled(void **state)
 /* PIP and VMCS between FUP and TIP: async branch, VMCS, paging. */
 static void test_async_paging_vmcs(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
@@ -398,8 +395,7 @@ static void test_async_paging_vmcs(void **state)
 /* MODE.Exec binds to the next TIP (after the TIP event itself). */
 static void test_mode_exec_tip(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip;
@@ -426,8 +422,7 @@ static void test_mode_exec_tip(void **state)
 /* TIP.PGE: the enable first, then what binds to it. */
 static void test_tip_pge_mode(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
@@ -449,8 +444,7 @@ static void test_tip_pge_mode(void **state)
 
 static void test_tsx(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
@@ -479,8 +473,7 @@ static void test_tsx(void **state)
 
 static void test_ptw_exstop_mwait(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
@@ -522,8 +515,7 @@ static void test_ptw_exstop_mwait(void **state)
 
 static void test_ovf_fup(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
@@ -547,8 +539,7 @@ static void test_ovf_fup(void **state)
 
 static void test_ovf_disabled(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
@@ -569,8 +560,7 @@ static void test_ovf_disabled(void **state)
 /* An OVF may end PSB+; its events come first. */
 static void test_ovf_in_psb(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip;
@@ -595,8 +585,7 @@ static void test_ovf_in_psb(void **state)
 /* APL12: a FUP after OVF though tracing is disabled (TIP.PGE follows). */
 static void test_apl12(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
@@ -623,8 +612,7 @@ static void test_apl12(void **state)
 /* APL11: a TIP.PGD after OVF. */
 static void test_apl11(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip;
@@ -652,8 +640,7 @@ static void test_apl11(void **state)
 /* SKD010: the FUP after OVF was lost; resume at the next TIP. */
 static void test_skd010(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	int taken;
@@ -675,8 +662,7 @@ static void test_skd010(void **state)
 /* BDM70: PSB+ while disabled may hold a FUP; a TIP.PGE tells. */
 static void test_bdm70(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	uint64_t ip;
 	int st;
@@ -702,8 +688,7 @@ static void test_bdm70(void **state)
 
 static void test_standalone(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	struct hwt_pt_packet p;
@@ -750,8 +735,7 @@ static void test_standalone(void **state)
 
 static void test_event_trace(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip;
@@ -798,8 +782,7 @@ static void test_event_trace(void **state)
 
 static void test_time(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip, now;
@@ -852,8 +835,7 @@ static void test_time(void **state)
 
 static void test_errors_resync(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip, off;
@@ -908,8 +890,7 @@ static void test_errors_resync(void **state)
 /* A FUP with no IP known cannot be an async branch source. */
 static void test_fup_noip(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip;
@@ -937,8 +918,7 @@ static void test_fup_noip(void **state)
 /* The event decoder beneath: TNT and TIP are events there. */
 static void test_evt(void **state)
 {
-	uint8_t mem[2048];
-	struct tb t = TB_INIT(mem);
+	struct tb t = new_trace();
 	struct hwt_qry_config cfg;
 	struct hwt_evt_decoder *e, *snap;
 	struct hwt_event ev;
