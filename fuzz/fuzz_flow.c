@@ -20,6 +20,8 @@
 
 #include <hwt/flow.h>
 
+#include "fold_loop.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
@@ -167,56 +169,30 @@ static void decode(struct hwt_blk_decoder *d, struct hwt_image *image,
 	}
 }
 
+static void fold_at(void *ctx, struct hwt_blk_fold *fold, enum fold_at at,
+		    int status, const struct hwt_event *ev)
+{
+	(void) fold;
+	(void) at;
+	(void) ev;
+	sum_int(ctx, status);
+}
+
 /* As hwt flow --stat and coverage do; @fast: hwt_blk_fold_next(). */
 static void fold(struct hwt_blk_decoder *d, int fast, uint8_t *map,
 		 struct sum *s)
 {
+	const struct fold_loop how = {
+		.max_syncs = MAX_SYNCS, .max_steps = MAX_STEPS, .fast = fast,
+		.at = fold_at, .ctx = s
+	};
 	struct hwt_blk_fold f;
-	unsigned steps = 0, syncs = 0;
 
 	memset(map, 0, HWT_BLK_FOLD_MAP_SIZE);
 	hwt_blk_fold_init(&f, map);
 	s->h = 0xcbf29ce484222325ull;
 	s->n = 0;
-	s->limited = 1;
-	while (syncs++ < MAX_SYNCS && steps < MAX_STEPS) {
-		int status = hwt_blk_sync_forward(d);
-
-		hwt_blk_fold_end(&f, NULL);
-		f.prev = 0;
-		sum_int(s, status);
-		if (status < 0) {
-			s->limited = 0;
-			break;
-		}
-		while (steps++ < MAX_STEPS) {
-			struct hwt_block b;
-
-			while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
-				struct hwt_event ev;
-
-				status = hwt_blk_event(d, &ev);
-				hwt_blk_fold_end(&f, NULL);
-				sum_int(s, status);
-			}
-			if (status < 0 || (status & HWT_STS_EOS))
-				break;
-			if (fast) {
-				status = hwt_blk_fold_next(d, &f, &b);
-				if (status < 0)
-					break;
-				if (status)
-					continue;
-			}
-			status = hwt_blk_next(d, &b);
-			if (b.ninsn || status >= 0)
-				hwt_blk_fold_block(d, &f, &b, NULL);
-			if (status < 0)
-				break;
-		}
-		sum_int(s, status);
-	}
-	hwt_blk_fold_end(&f, NULL);
+	s->limited = !fold_loop_run(&how, d, &f);
 	sum_add(s, &f.ninsn, sizeof(f.ninsn));
 	sum_add(s, &f.nblocks, sizeof(f.nblocks));
 	sum_add(s, map, HWT_BLK_FOLD_MAP_SIZE);

@@ -408,13 +408,9 @@ int hwt_pd_writer_add_attr(struct hwt_pd_writer *w,
 	return 0;
 }
 
-int hwt_pd_writer_set_string(struct hwt_pd_writer *w,
-			     enum hwt_pd_feature feat, const char *value)
+/* The features that are one string (hwt_pd_writer_set_string()). */
+static int string_feature(int feat)
 {
-	char *s;
-
-	if (!w || !value)
-		return -HWT_ERR_INVALID;
 	switch (feat) {
 	case HWT_PD_FEAT_HOSTNAME:
 	case HWT_PD_FEAT_OSRELEASE:
@@ -422,10 +418,19 @@ int hwt_pd_writer_set_string(struct hwt_pd_writer *w,
 	case HWT_PD_FEAT_ARCH:
 	case HWT_PD_FEAT_CPUDESC:
 	case HWT_PD_FEAT_CPUID:
-		break;
+		return 1;
 	default:
-		return -HWT_ERR_INVALID;
+		return 0;
 	}
+}
+
+int hwt_pd_writer_set_string(struct hwt_pd_writer *w,
+			     enum hwt_pd_feature feat, const char *value)
+{
+	char *s;
+
+	if (!w || !value || !string_feature(feat))
+		return -HWT_ERR_INVALID;
 	s = strdup(value);
 	if (!s)
 		return -HWT_ERR_NOMEM;
@@ -694,17 +699,13 @@ static int has_event_desc(const struct hwt_pd_writer *w)
 /* Feature @feat into @b; 0 if it is not set. */
 static int feature(const struct hwt_pd_writer *w, int feat, struct pd_dbuf *b)
 {
-	switch (feat) {
-	case HWT_PD_FEAT_HOSTNAME:
-	case HWT_PD_FEAT_OSRELEASE:
-	case HWT_PD_FEAT_VERSION:
-	case HWT_PD_FEAT_ARCH:
-	case HWT_PD_FEAT_CPUDESC:
-	case HWT_PD_FEAT_CPUID:
+	if (string_feature(feat)) {
 		if (!w->strings[feat])
 			return 0;
 		db_string(b, w->strings[feat]);
 		return 1;
+	}
+	switch (feat) {
 	case HWT_PD_FEAT_NRCPUS:
 		if (!w->have_nrcpus)
 			return 0;

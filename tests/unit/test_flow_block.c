@@ -17,87 +17,14 @@
 #include <hwt/flow.h>
 #include <hwt/pt.h>
 
-/* ------------------------------------------------------------------ */
-/* Trace builder                                                       */
-/* ------------------------------------------------------------------ */
+#include "trace_build.h"
 
-struct trace {
-	uint8_t buf[8192];
-	size_t len;
-};
-
-static void put(struct trace *t, const struct hwt_pt_packet *p)
+/* An empty trace; a test builds one at a time. */
+static struct tb new_trace(void)
 {
-	int n = hwt_pt_encode(t->buf + t->len, t->buf + sizeof(t->buf), p);
+	static uint8_t mem[8192];
 
-	assert_true(n > 0);
-	t->len += (size_t) n;
-}
-
-static void psb(struct trace *t, uint64_t fup)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_PSB;
-	put(t, &p);
-	p.type = HWT_PT_MODE_EXEC;
-	p.u.exec = HWT_PT_EXEC_CSL;
-	put(t, &p);
-	if (fup) {
-		memset(&p, 0, sizeof(p));
-		p.type = HWT_PT_FUP;
-		p.u.ip.ipc = HWT_PT_IPC_SEXT48;
-		p.u.ip.ip = fup;
-		put(t, &p);
-	}
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_PSBEND;
-	put(t, &p);
-}
-
-static void ip_pkt(struct trace *t, unsigned type, uint64_t ip)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = (uint8_t) type;
-	p.u.ip.ipc = ip ? HWT_PT_IPC_SEXT48 : HWT_PT_IPC_SUPPRESSED;
-	p.u.ip.ip = ip;
-	put(t, &p);
-}
-
-/* "tn.t": oldest first, as pttc writes them. */
-static void tnt(struct trace *t, const char *bits)
-{
-	struct hwt_pt_packet p;
-	size_t n = strlen(bits), i;
-
-	memset(&p, 0, sizeof(p));
-	p.type = n <= 6 ? HWT_PT_TNT8 : HWT_PT_TNT64;
-	p.u.tnt.bits = (uint8_t) n;
-	for (i = 0; i < n; ++i)
-		p.u.tnt.payload = (p.u.tnt.payload << 1) | (bits[i] == 't');
-	put(t, &p);
-}
-
-static void simple(struct trace *t, unsigned type)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = (uint8_t) type;
-	put(t, &p);
-}
-
-static void pip(struct trace *t, uint64_t cr3)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_PIP;
-	p.u.pip.cr3 = cr3;
-	put(t, &p);
+	return (struct tb) TB_INIT(mem);
 }
 
 /* ------------------------------------------------------------------ */
@@ -190,7 +117,7 @@ static void emit_block(const struct hwt_image *image, struct out *o,
 }
 
 /* Decode the whole trace, as ptxed does (resync after errors). */
-static void run(struct hwt_image *image, const struct trace *t,
+static void run(struct hwt_image *image, const struct tb *t,
 		uint32_t flags, struct out *o, int show_blocks)
 {
 	struct hwt_blk_config cfg;
@@ -244,7 +171,7 @@ static void run(struct hwt_image *image, const struct trace *t,
 	hwt_blk_delete(d);
 }
 
-static void check(struct hwt_image *image, const struct trace *t,
+static void check(struct hwt_image *image, const struct tb *t,
 		  const char *expected)
 {
 	static struct out cached, cold;
@@ -280,12 +207,12 @@ static const uint8_t code_cond[] = {
 static void test_cond_taken(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_cond, sizeof(code_cond));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
-	psb(&t, 0x1000);
-	tnt(&t, "t");
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0x3000);
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "t");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0x3000);
 	check(image, &t, "1000\n1001\n1005\n1006\n[disabled]\n");
 	hwt_image_delete(image);
 }
@@ -293,12 +220,12 @@ static void test_cond_taken(void **state)
 static void test_cond_not_taken(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_cond, sizeof(code_cond));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
-	psb(&t, 0x1000);
-	tnt(&t, "n");
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "n");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	check(image, &t, "1000\n1001\n1003\n1004\n1005\n1006\n[disabled]\n");
 	hwt_image_delete(image);
 }
@@ -312,13 +239,13 @@ static uint8_t code_call[0x20] = {
 static void test_call_ret_compressed(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_call, sizeof(code_call));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	static struct out o;
 
 	(void) state;
-	psb(&t, 0x1000);
-	tnt(&t, "t");
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0x3000);
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "t");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0x3000);
 	check(image, &t, "1000\n1010\n1011\n1005\n1006\n[disabled]\n");
 
 	/* As libipt's: decoding code for the first time, a direct call
@@ -335,12 +262,12 @@ static void test_call_ret_compressed(void **state)
 static void test_call_ret_uncompressed(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_call, sizeof(code_call));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
-	psb(&t, 0x1000);
-	ip_pkt(&t, HWT_PT_TIP, 0x1005);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0x3000);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_TIP, 0x1005);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0x3000);
 	check(image, &t, "1000\n1010\n1011\n1005\n1006\n[disabled]\n");
 	hwt_image_delete(image);
 }
@@ -349,11 +276,11 @@ static void test_call_ret_uncompressed(void **state)
 static void test_ret_compressed_empty_stack(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_call, sizeof(code_call));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
-	psb(&t, 0x1010);
-	tnt(&t, "t");
+	tb_psbplus(&t, 0x1010);
+	tb_tnt(&t, "t");
 	check(image, &t, "1010\n1011\n[error trace does not match the code "
 	      "at 1011]\n");
 	hwt_image_delete(image);
@@ -368,20 +295,20 @@ static void test_indirect_call_ret(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_icall,
 					 sizeof(code_icall));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
-	psb(&t, 0x1000);
-	ip_pkt(&t, HWT_PT_TIP, 0x1010);
-	tnt(&t, "t");
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0x3000);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_TIP, 0x1010);
+	tb_tnt(&t, "t");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0x3000);
 	check(image, &t, "1000\n1010\n1011\n1002\n1003\n[disabled]\n");
 
 	t.len = 0;
-	psb(&t, 0x1000);
-	ip_pkt(&t, HWT_PT_TIP, 0x1010);
-	ip_pkt(&t, HWT_PT_TIP, 0x1002);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_TIP, 0x1010);
+	tb_ip(&t, HWT_PT_TIP, 0x1002);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	check(image, &t, "1000\n1010\n1011\n1002\n1003\n[disabled]\n");
 	hwt_image_delete(image);
 }
@@ -395,13 +322,13 @@ static uint8_t code_two[0x1010] = {
 static void test_pgd_pge(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_two, sizeof(code_two));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
-	psb(&t, 0x1000);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0x5000);
-	ip_pkt(&t, HWT_PT_TIP_PGE, 0x2000);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0x5000);
+	tb_ip(&t, HWT_PT_TIP_PGE, 0x2000);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	check(image, &t, "1000\n1001\n[disabled]\n[enabled]\n"
 	      "2000\n2001\n2002\n[disabled]\n");
 	hwt_image_delete(image);
@@ -416,21 +343,21 @@ static uint8_t code_irq[0x1010] = {
 static void test_fup_tip_interrupt(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_irq, sizeof(code_irq));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
-	psb(&t, 0x1000);
-	ip_pkt(&t, HWT_PT_FUP, 0x1002);
-	ip_pkt(&t, HWT_PT_TIP, 0x2000);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_FUP, 0x1002);
+	tb_ip(&t, HWT_PT_TIP, 0x2000);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	check(image, &t, "1000\n1001\n[interrupt 1002 -> 2000]\n"
 	      "2000\n2001\n2002\n[disabled]\n");
 
 	/* FUP + TIP.PGD: asynchronous disable at 1002. */
 	t.len = 0;
-	psb(&t, 0x1000);
-	ip_pkt(&t, HWT_PT_FUP, 0x1002);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_FUP, 0x1002);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	check(image, &t, "1000\n1001\n[disabled at 1002]\n");
 	hwt_image_delete(image);
 }
@@ -438,14 +365,14 @@ static void test_fup_tip_interrupt(void **state)
 static void test_overflow(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_cond, sizeof(code_cond));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
-	psb(&t, 0x1000);
-	tnt(&t, "n");
-	simple(&t, HWT_PT_OVF);
-	ip_pkt(&t, HWT_PT_FUP, 0x1005);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "n");
+	tb_simple(&t, HWT_PT_OVF);
+	tb_ip(&t, HWT_PT_FUP, 0x1005);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	check(image, &t, "1000\n1001\n[overflow 1005]\n1005\n1006\n"
 	      "[disabled]\n");
 	hwt_image_delete(image);
@@ -459,20 +386,20 @@ static const uint8_t code_cr3[] = {
 static void test_paging_binds_to_mov_cr3(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_cr3, sizeof(code_cr3));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
-	psb(&t, 0x1000);
-	pip(&t, 0xabc000);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0x3000);
+	tb_psbplus(&t, 0x1000);
+	tb_pip(&t, 0xabc000, 0);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0x3000);
 	check(image, &t, "1000\n1001\n[paging abc000]\n1004\n1005\n"
 	      "[disabled]\n");
 
 	/* Without an IP, the disable binds to the MOV CR3 as well. */
 	t.len = 0;
-	psb(&t, 0x1000);
-	pip(&t, 0xabc000);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_pip(&t, 0xabc000, 0);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	check(image, &t, "1000\n1001\n[paging abc000]\n[disabled]\n");
 	hwt_image_delete(image);
 }
@@ -483,12 +410,12 @@ static void test_pip_pip_mov_cr3_fail(void **state)
 {
 	static const uint8_t code[] = { 0x0f, 0x22, 0xd8, 0xf4 };
 	struct hwt_image *image = image1(0x100000, code, sizeof(code));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
-	psb(&t, 0x100000);
-	pip(&t, 0xa000);
-	pip(&t, 0xb000);
+	tb_psbplus(&t, 0x100000);
+	tb_pip(&t, 0xa000, 0);
+	tb_pip(&t, 0xb000, 0);
 	check(image, &t, "100000\n[paging a000]\n100003\n[error no memory "
 	      "mapped at this address at 100004]\n");
 	hwt_image_delete(image);
@@ -500,7 +427,7 @@ static void test_nomap_resync(void **state)
 {
 	static const uint8_t nops[] = { 0x90, 0x90 };
 	struct hwt_image *image = hwt_image_new();
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 
 	(void) state;
 	assert_int_equal(hwt_image_add_buffer(image, nops, 2, 0x1000), 0);
@@ -508,11 +435,11 @@ static void test_nomap_resync(void **state)
 					      0x2000), 0);
 	/* Two TNTs: the query layer's read-ahead stops before the second
 	 * PSB, so the resync finds it (as libipt 2.1.2's, checked). */
-	psb(&t, 0x1000);
-	tnt(&t, "t");
-	tnt(&t, "t");
-	psb(&t, 0x2000);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "t");
+	tb_tnt(&t, "t");
+	tb_psbplus(&t, 0x2000);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	check(image, &t, "1000\n1001\n[error no memory mapped at this address "
 	      "at 1002]\n2000\n2001\n2002\n[disabled]\n");
 	hwt_image_delete(image);
@@ -537,13 +464,13 @@ static uint8_t code_loop[0x30] = {
 static void test_block_boundaries(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_loop, sizeof(code_loop));
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	static struct out o;
 
 	(void) state;
-	psb(&t, 0x1000);
-	tnt(&t, "ntnt");
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "ntnt");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	run(image, &t, 0, &o, 1);
 	assert_string_equal(o.text,
 			    "[block]\n1000\n1004\n1008\n"
@@ -561,14 +488,14 @@ static void test_cache_equals_cold(void **state)
 {
 	struct hwt_image *image = image1(0x1000, code_loop, sizeof(code_loop));
 	static struct out a, b;
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	char bits[64];
 	unsigned seed = 12345, i, n = 0;
 	uint32_t flags[] = { 0, HWT_BLK_END_ON_CALL, HWT_BLK_END_ON_JUMP,
 			     HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP };
 
 	(void) state;
-	psb(&t, 0x1000);
+	tb_psbplus(&t, 0x1000);
 	/* Loop bits; after each exit the compressed return's bit. */
 	for (i = 0; i < 600; ++i) {
 		seed = seed * 1103515245u + 12345u;
@@ -577,15 +504,15 @@ static void test_cache_equals_cold(void **state)
 			bits[n++] = 't';
 		if (n >= 40) {
 			bits[n] = 0;
-			tnt(&t, bits);
+			tb_tnt(&t, bits);
 			n = 0;
 		}
 	}
 	if (n) {
 		bits[n] = 0;
-		tnt(&t, bits);
+		tb_tnt(&t, bits);
 	}
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 
 	/* The same flow; block boundaries may differ: the cold decoder does
 	 * not mimic libipt's cache-dependent ones. */
@@ -606,7 +533,7 @@ static void test_truncated_insn(void **state)
 	static const uint8_t lo[] = { 0x90, 0x48, 0x83 };
 	static const uint8_t hi[] = { 0xc0, 0x01, 0xff, 0xe0 };
 	struct hwt_image *image = hwt_image_new();
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	static struct out o;
 
 	(void) state;
@@ -614,8 +541,8 @@ static void test_truncated_insn(void **state)
 			 0);
 	assert_int_equal(hwt_image_add_buffer(image, hi, sizeof(hi), 0x1003),
 			 0);
-	psb(&t, 0x1000);
-	ip_pkt(&t, HWT_PT_TIP_PGD, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	check(image, &t, "1000\n1001\n1005\n[disabled]\n");
 
 	/* The truncated instruction ends its block. */

@@ -33,7 +33,9 @@
 #include <hwt/flow.h>
 #include <hwt/pt.h>
 
+#include "fold_loop.h"
 #include "rng.h"
+#include "trace_build.h"
 
 /* ------------------------------------------------------------------ */
 /* The program                                                         */
@@ -195,35 +197,20 @@ static void build(struct prog *p, struct rng *r)
 #define TRACE_MAX (1 << 17)
 
 struct trace {
+	struct tb tb;		/* into @buf */
 	uint8_t buf[TRACE_MAX];
-	size_t len;
 	uint64_t bits;		/* pending TNT bits, oldest highest */
 	unsigned nbits, tnt64;	/* TNT-64 for the next packet */
 	uint64_t last_ip;
 	struct rng *r;
 };
 
-static void put(struct trace *t, struct hwt_pt_packet *p)
-{
-	int n = hwt_pt_encode(t->buf + t->len, t->buf + sizeof(t->buf), p);
-
-	if (n <= 0)
-		fprintf(stderr, "cannot encode packet type %u\n", p->type);
-	assert_true(n > 0);
-	t->len += (size_t) n;
-}
-
 static void flush_tnt(struct trace *t)
 {
-	struct hwt_pt_packet p;
-
 	if (!t->nbits)
 		return;
-	memset(&p, 0, sizeof(p));
-	p.type = t->nbits > 6 ? HWT_PT_TNT64 : HWT_PT_TNT8;
-	p.u.tnt.bits = (uint8_t) t->nbits;
-	p.u.tnt.payload = t->bits;
-	put(t, &p);
+	tb_tnt_raw(&t->tb, t->nbits > 6 ? HWT_PT_TNT64 : HWT_PT_TNT8, t->nbits,
+		   t->bits);
 	t->bits = 0;
 	t->nbits = 0;
 	t->tnt64 = !rndn(t->r, 4);
@@ -239,142 +226,94 @@ static void tnt(struct trace *t, int taken)
 /* An IP packet, compressed against the last IP where it can be. */
 static void ip_pkt(struct trace *t, unsigned type, uint64_t ip)
 {
-	struct hwt_pt_packet p;
 	unsigned pick = rndn(t->r, 4);
+	uint8_t ipc = HWT_PT_IPC_SEXT48;
 
 	flush_tnt(t);
-	memset(&p, 0, sizeof(p));
-	p.type = (uint8_t) type;
-	if (pick == 0 && (ip >> 16) == (t->last_ip >> 16) && t->last_ip) {
-		p.u.ip.ipc = HWT_PT_IPC_UPDATE16;
-		p.u.ip.ip = ip & 0xffff;
-	} else if (pick == 1 && (ip >> 32) == (t->last_ip >> 32) &&
-		   t->last_ip) {
-		p.u.ip.ipc = HWT_PT_IPC_UPDATE32;
-		p.u.ip.ip = ip & 0xffffffff;
-	} else if (pick == 2) {
-		p.u.ip.ipc = HWT_PT_IPC_FULL;
-		p.u.ip.ip = ip;
-	} else {
-		p.u.ip.ipc = HWT_PT_IPC_SEXT48;
-		p.u.ip.ip = ip & 0xffffffffffffull;
-	}
-	put(t, &p);
+	if (pick == 0 && (ip >> 16) == (t->last_ip >> 16) && t->last_ip)
+		ipc = HWT_PT_IPC_UPDATE16;
+	else if (pick == 1 && (ip >> 32) == (t->last_ip >> 32) && t->last_ip)
+		ipc = HWT_PT_IPC_UPDATE32;
+	else if (pick == 2)
+		ipc = HWT_PT_IPC_FULL;
+	tb_ipc(&t->tb, (uint8_t) type, ipc, ip);
 	t->last_ip = ip;
 }
 
 static void ip_none(struct trace *t, unsigned type)
 {
-	struct hwt_pt_packet p;
-
 	flush_tnt(t);
-	memset(&p, 0, sizeof(p));
-	p.type = (uint8_t) type;
-	p.u.ip.ipc = HWT_PT_IPC_SUPPRESSED;
-	put(t, &p);
-}
-
-static void simple(struct trace *t, unsigned type)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = (uint8_t) type;
-	put(t, &p);
+	tb_ip(&t->tb, (uint8_t) type, 0);
 }
 
 static void psb(struct trace *t, uint64_t ip)
 {
-	struct hwt_pt_packet p;
-
 	flush_tnt(t);
-	simple(t, HWT_PT_PSB);
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_MODE_EXEC;
-	p.u.exec = HWT_PT_EXEC_CSL;
-	put(t, &p);
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_TSC;
-	p.u.tsc = t->len * 7;
-	put(t, &p);
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_FUP;
-	p.u.ip.ipc = HWT_PT_IPC_SEXT48;
-	p.u.ip.ip = ip & 0xffffffffffffull;
-	put(t, &p);
+	/* The time: 7 per byte of trace before the TSC (after PSB and
+	 * MODE.Exec). */
+	tb_psbplus_tsc(&t->tb, (t->tb.len + HWT_PT_PSB_SIZE + 2) * 7, ip);
 	t->last_ip = ip;
-	simple(t, HWT_PT_PSBEND);
 }
 
 /* Noise: something other than the program's flow, at a random place. */
 static void noise(struct trace *t, uint64_t ip)
 {
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
 	switch (rndn(t->r, 14)) {
 	case 0:
-		p.type = HWT_PT_MTC;
-		p.u.mtc = (uint8_t) rnd(t->r);
+		tb_mtc(&t->tb, (uint8_t) rnd(t->r));
 		break;
 	case 1:
-		p.type = HWT_PT_CYC;
-		p.u.cyc = 1 + rndn(t->r, 500);
+		tb_cyc(&t->tb, 1 + rndn(t->r, 500));
 		break;
 	case 2:
-		p.type = HWT_PT_PAD;
+		tb_simple(&t->tb, HWT_PT_PAD);
 		break;
 	case 3:
-		p.type = HWT_PT_CBR;
-		p.u.cbr = (uint8_t) (1 + rndn(t->r, 40));
+		tb_cbr(&t->tb, (uint8_t) (1 + rndn(t->r, 40)));
 		break;
 	case 4:
-		p.type = HWT_PT_TSC;
-		p.u.tsc = t->len * 7 + rndn(t->r, 5);
+		tb_tsc(&t->tb, t->tb.len * 7 + rndn(t->r, 5));
 		break;
 	case 5:
 		flush_tnt(t);
-		p.type = HWT_PT_MODE_EXEC;
-		p.u.exec = HWT_PT_EXEC_CSL;
+		tb_mode_exec(&t->tb, HWT_PT_EXEC_CSL);
 		break;
 	case 6:
 		flush_tnt(t);
-		p.type = HWT_PT_PIP;
-		p.u.pip.cr3 = rnd(t->r) & 0xffffffffffe0ull;
+		tb_pip(&t->tb, rnd(t->r) & 0xffffffffffe0ull, 0);
 		break;
 	case 7:
 		/* Disabled at @ip, enabled again there. */
 		ip_none(t, HWT_PT_TIP_PGD);
 		ip_pkt(t, HWT_PT_TIP_PGE, ip);
-		return;
+		break;
 	case 8:
 		/* An interrupt at @ip, handled at @ip. */
 		ip_pkt(t, HWT_PT_FUP, ip);
 		ip_pkt(t, HWT_PT_TIP, ip);
-		return;
+		break;
 	case 9:
 		flush_tnt(t);
-		simple(t, HWT_PT_OVF);
+		tb_simple(&t->tb, HWT_PT_OVF);
 		ip_pkt(t, HWT_PT_FUP, ip);
-		return;
+		break;
 	case 10:
-		p.type = HWT_PT_PTW;
-		p.u.ptw.payload = (uint32_t) rnd(t->r);
+		tb_ptw(&t->tb, 0, (uint32_t) rnd(t->r), 0);
 		break;
 	case 11:
 		/* A junk byte. */
-		t->buf[t->len++] = (uint8_t) rnd(t->r);
-		return;
+		assert_true(t->tb.len < t->tb.size);
+		t->tb.buf[t->tb.len++] = (uint8_t) rnd(t->r);
+		break;
 	case 12:
 		flush_tnt(t);
 		ip_pkt(t, HWT_PT_TIP, ip);
-		return;
+		break;
 	default:
 		/* A stray TNT bit. */
 		tnt(t, (int) rndn(t->r, 2));
-		return;
+		break;
 	}
-	put(t, &p);
 }
 
 /* The decoder's return stack, as far as the trace goes: a ring of 64
@@ -405,19 +344,19 @@ static void run_prog(const struct prog *p, struct trace *t, size_t size,
 	unsigned depth = 0, f = 0, b = 0;
 	size_t last_psb = 0;
 
-	t->len = 0;
+	t->tb = (struct tb) TB_INIT(t->buf);
 	t->nbits = 0;
 	t->bits = 0;
 	t->last_ip = 0;
 	cs.n = 0;
 	psb(t, p->b[0].addr);
-	while (t->len + 256 < size) {
+	while (t->tb.len + 256 < size) {
 		const struct blk *bl = &p->b[p->f[f].first + b];
 		uint64_t to, ret;
 
-		if (t->len - last_psb > 1500) {
+		if (t->tb.len - last_psb > 1500) {
 			psb(t, bl->addr);
-			last_psb = t->len;
+			last_psb = t->tb.len;
 		}
 		if (noise_every && !rndn(t->r, noise_every))
 			noise(t, bl->addr);
@@ -536,8 +475,8 @@ static struct hwt_blk_decoder *new_dec(struct hwt_image *image,
 
 	hwt_blk_config_init(&cfg);
 	cfg.qry = *qc;
-	cfg.qry.begin = t->buf;
-	cfg.qry.end = t->buf + t->len;
+	cfg.qry.begin = t->tb.buf;
+	cfg.qry.end = t->tb.buf + t->tb.len;
 	cfg.flags = flags;
 	d = hwt_blk_new(&cfg, image);
 	assert_non_null(d);
@@ -652,58 +591,36 @@ struct fold_out {
 	uint8_t map[HWT_BLK_FOLD_MAP_SIZE];
 };
 
-/* As hwt flow --stat / coverage: canonical blocks end at every event;
- * @fast: hwt_blk_fold_next() where it can. */
+static void fold_at(void *ctx, struct hwt_blk_fold *fold, enum fold_at at,
+		    int status, const struct hwt_event *ev)
+{
+	struct fold_out *o = ctx;
+
+	if (at == FOLD_AT_EVENT) {
+		o->nevents++;
+		if (ev && ev->type == HWT_EV_OVERFLOW)
+			fold->prev = 0;
+	}
+	if (at == FOLD_AT_END && status < 0 && status != -HWT_ERR_EOS)
+		o->nerrors++;
+}
+
+/* As hwt flow --stat / coverage; @fast: hwt_blk_fold_next() where it
+ * can. */
 static void fold_run(struct hwt_image *image, const struct trace *t,
 		     uint32_t flags, const struct hwt_qry_config *qc,
 		     int fast, struct fold_out *o)
 {
 	struct hwt_blk_decoder *d = new_dec(image, t, flags, qc);
+	const struct fold_loop how = {
+		.max_syncs = 10000, .max_steps = MAX_RECS, .fast = fast,
+		.at = fold_at, .ctx = o
+	};
 	struct hwt_blk_fold fold;
-	unsigned syncs = 0, steps = 0;
 
 	memset(o, 0, sizeof(*o));
 	hwt_blk_fold_init(&fold, o->map);
-
-	while (syncs++ < 10000 && steps < MAX_RECS) {
-		int status = hwt_blk_sync_forward(d);
-
-		hwt_blk_fold_end(&fold, NULL);
-		fold.prev = 0;
-		if (status < 0)
-			break;
-		while (steps++ < MAX_RECS) {
-			struct hwt_block b;
-
-			while (status >= 0 &&
-			       (status & HWT_STS_EVENT_PENDING)) {
-				struct hwt_event ev;
-
-				status = hwt_blk_event(d, &ev);
-				hwt_blk_fold_end(&fold, NULL);
-				o->nevents++;
-				if (ev.type == HWT_EV_OVERFLOW)
-					fold.prev = 0;
-			}
-			if (status < 0 || (status & HWT_STS_EOS))
-				break;
-			if (fast) {
-				status = hwt_blk_fold_next(d, &fold, &b);
-				if (status < 0)
-					break;
-				if (status)
-					continue;
-			}
-			status = hwt_blk_next(d, &b);
-			if (b.ninsn || status >= 0)
-				hwt_blk_fold_block(d, &fold, &b, NULL);
-			if (status < 0)
-				break;
-		}
-		if (status < 0 && status != -HWT_ERR_EOS)
-			o->nerrors++;
-	}
-	hwt_blk_fold_end(&fold, NULL);
+	(void) fold_loop_run(&how, d, &fold);
 	o->ninsn = fold.ninsn;
 	o->nblocks = fold.nblocks;
 	hwt_blk_delete(d);
@@ -805,8 +722,8 @@ static void run_seeds(unsigned first, unsigned n, unsigned noise_every,
 		run_prog(&fx->prog, &fx->trace,
 			 8192 + rndn(&r, TRACE_MAX - 8192 - 1024),
 			 noise_every);
-		for (unsigned i = 0; i < flips && fx->trace.len; i++)
-			fx->trace.buf[rndn(&r, (unsigned) fx->trace.len)] ^=
+		for (unsigned i = 0; i < flips && fx->trace.tb.len; i++)
+			fx->trace.buf[rndn(&r, (unsigned) fx->trace.tb.len)] ^=
 				(uint8_t) (1u << rndn(&r, 8));
 		qcfg(&qc, seed);
 		snprintf(name, sizeof(name), "seed %u", seed);

@@ -18,206 +18,21 @@
 
 #include <hwt/query.h>
 
-/* ------------------------------------------------------------------ */
-/* Trace builder                                                       */
-/* ------------------------------------------------------------------ */
+#include "trace_build.h"
 
-struct trace {
-	uint8_t buf[2048];
-	size_t len;
-};
-
-static void put(struct trace *t, const struct hwt_pt_packet *p)
+/* An empty trace; a test builds one at a time. */
+static struct tb new_trace(void)
 {
-	int n = hwt_pt_encode(t->buf + t->len, t->buf + sizeof(t->buf), p);
+	static uint8_t mem[2048];
 
-	assert_true(n > 0);
-	t->len += (size_t)n;
-}
-
-static void simple(struct trace *t, uint8_t type)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	put(t, &p);
-}
-
-static void psb(struct trace *t) { simple(t, HWT_PT_PSB); }
-static void psbend(struct trace *t) { simple(t, HWT_PT_PSBEND); }
-static void ovf(struct trace *t) { simple(t, HWT_PT_OVF); }
-static void stop(struct trace *t) { simple(t, HWT_PT_STOP); }
-static void pad(struct trace *t) { simple(t, HWT_PT_PAD); }
-
-/* An IP packet with a full (sign-extended 48-bit) IP, or suppressed. */
-static void ipp(struct trace *t, uint8_t type, uint64_t ip)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	p.u.ip.ipc = HWT_PT_IPC_SEXT48;
-	p.u.ip.ip = ip & 0xffffffffffffull;
-	put(t, &p);
-}
-
-static void ipp_supp(struct trace *t, uint8_t type)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	p.u.ip.ipc = HWT_PT_IPC_SUPPRESSED;
-	put(t, &p);
-}
-
-/* @bits branches given as a string, oldest first: "!." = taken, not. */
-static void tnt(struct trace *t, const char *s)
-{
-	struct hwt_pt_packet p;
-	size_t n = strlen(s);
-
-	memset(&p, 0, sizeof(p));
-	p.type = n <= 6 ? HWT_PT_TNT8 : HWT_PT_TNT64;
-	p.u.tnt.bits = (uint8_t)n;
-	for (size_t i = 0; i < n; i++)
-		p.u.tnt.payload = (p.u.tnt.payload << 1) | (s[i] == '!');
-	put(t, &p);
-}
-
-static void mode_exec(struct trace *t, uint8_t bits)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_MODE_EXEC;
-	p.u.exec = bits;
-	put(t, &p);
-}
-
-static void mode_tsx(struct trace *t, uint8_t bits)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_MODE_TSX;
-	p.u.tsx = bits;
-	put(t, &p);
-}
-
-static void tsc(struct trace *t, uint64_t v)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_TSC;
-	p.u.tsc = v;
-	put(t, &p);
-}
-
-static void cbr(struct trace *t, uint8_t v)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_CBR;
-	p.u.cbr = v;
-	put(t, &p);
-}
-
-static void pip(struct trace *t, uint64_t cr3, uint8_t nr)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_PIP;
-	p.u.pip.cr3 = cr3;
-	p.u.pip.nr = nr;
-	put(t, &p);
-}
-
-static void vmcs(struct trace *t, uint64_t base)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_VMCS;
-	p.u.vmcs = base;
-	put(t, &p);
-}
-
-static void ptw(struct trace *t, uint64_t payload, uint8_t ip)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_PTW;
-	p.u.ptw.plc = 1;
-	p.u.ptw.ip = ip;
-	p.u.ptw.payload = payload;
-	put(t, &p);
-}
-
-static void exstop(struct trace *t, uint8_t ip)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_EXSTOP;
-	p.u.exstop_ip = ip;
-	put(t, &p);
-}
-
-static void mwait(struct trace *t, uint32_t hints, uint32_t ext)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_MWAIT;
-	p.u.mwait.hints = hints;
-	p.u.mwait.ext = ext;
-	put(t, &p);
-}
-
-static void cfe(struct trace *t, uint8_t type, uint8_t vector, uint8_t ip)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_CFE;
-	p.u.cfe.type = type;
-	p.u.cfe.vector = vector;
-	p.u.cfe.ip = ip;
-	put(t, &p);
-}
-
-static void evd(struct trace *t, uint8_t type, uint64_t payload)
-{
-	struct hwt_pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_EVD;
-	p.u.evd.type = type;
-	p.u.evd.payload = payload;
-	put(t, &p);
-}
-
-/* PSB, FUP @ip (or none), MODE.Exec 64-bit, PSBEND. */
-static void psbplus(struct trace *t, uint64_t ip)
-{
-	psb(t);
-	mode_exec(t, HWT_PT_EXEC_CSL);
-	if (ip)
-		ipp(t, HWT_PT_FUP, ip);
-	psbend(t);
+	return (struct tb) TB_INIT(mem);
 }
 
 /* ------------------------------------------------------------------ */
 /* Decoder helpers                                                     */
 /* ------------------------------------------------------------------ */
 
-static struct hwt_qry_decoder *new_dec(const struct trace *t, uint32_t errata,
+static struct hwt_qry_decoder *new_dec(const struct tb *t, uint32_t errata,
 				       uint32_t flags)
 {
 	struct hwt_qry_config cfg;
@@ -259,13 +74,13 @@ static int branch(struct hwt_qry_decoder *d, int want)
 
 static void test_sync_none(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	uint64_t ip = 0;
 
 	(void)state;
-	pad(&t);
-	pad(&t);
+	tb_simple(&t, HWT_PT_PAD);
+	tb_simple(&t, HWT_PT_PAD);
 	d = new_dec(&t, 0, 0);
 	assert_int_equal(hwt_qry_sync_forward(d, &ip), -HWT_ERR_EOS);
 	assert_int_equal(hwt_qry_sync_backward(d, &ip), -HWT_ERR_EOS);
@@ -274,14 +89,14 @@ static void test_sync_none(void **state)
 
 static void test_sync_enabled(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip = 0, off;
 	int st;
 
 	(void)state;
-	psbplus(&t, 0x401000);
+	tb_psbplus(&t, 0x401000);
 	d = new_dec(&t, 0, 0);
 	st = hwt_qry_sync_forward(d, &ip);
 	assert_int_equal(st, HWT_STS_EVENT_PENDING);
@@ -306,16 +121,16 @@ static void test_sync_enabled(void **state)
 
 static void test_sync_disabled(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip = 0x1234;
 	int st;
 
 	(void)state;
-	psb(&t);
-	psbend(&t);
-	ipp(&t, HWT_PT_TIP_PGE, 0x2000);
+	tb_simple(&t, HWT_PT_PSB);
+	tb_simple(&t, HWT_PT_PSBEND);
+	tb_ip(&t, HWT_PT_TIP_PGE, 0x2000);
 	d = new_dec(&t, 0, 0);
 	st = hwt_qry_sync_forward(d, &ip);
 	assert_int_equal(st, HWT_STS_EVENT_PENDING | HWT_STS_IP_SUPPRESSED);
@@ -333,17 +148,17 @@ static void test_sync_disabled(void **state)
 
 static void test_sync_backward_set(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	uint64_t ip = 0, off = 0, second;
 	int st;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	tnt(&t, "!");
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "t");
 	second = t.len;
-	psbplus(&t, 0x2000);
-	tnt(&t, ".");
+	tb_psbplus(&t, 0x2000);
+	tb_tnt(&t, "n");
 	d = new_dec(&t, 0, 0);
 
 	st = hwt_qry_sync_backward(d, &ip);
@@ -387,7 +202,7 @@ static void drain(struct hwt_qry_decoder *d, int st, int n)
 	}
 }
 
-static struct hwt_qry_decoder *start_n(const struct trace *t, uint32_t errata,
+static struct hwt_qry_decoder *start_n(const struct tb *t, uint32_t errata,
 				       uint32_t flags, int n)
 {
 	struct hwt_qry_decoder *d = new_dec(t, errata, flags);
@@ -399,7 +214,7 @@ static struct hwt_qry_decoder *start_n(const struct trace *t, uint32_t errata,
 	return d;
 }
 
-static struct hwt_qry_decoder *start(const struct trace *t, uint32_t errata,
+static struct hwt_qry_decoder *start(const struct tb *t, uint32_t errata,
 				     uint32_t flags)
 {
 	return start_n(t, errata, flags, 2);
@@ -411,21 +226,22 @@ static struct hwt_qry_decoder *start(const struct trace *t, uint32_t errata,
 
 static void test_tnt_across_packets(void **state)
 {
-	struct trace t = { .len = 0 };
+	static const char bits64[] = "ntttttnntntttttnnt";
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	int taken;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	tnt(&t, "!.!");
-	pad(&t);
-	tnt(&t, ".!!!!!..!.!!!!!..!");	/* TNT-64 */
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "tnt");
+	tb_simple(&t, HWT_PT_PAD);
+	tb_tnt(&t, bits64);	/* TNT-64 */
 	d = start(&t, 0, 0);
 	assert_int_equal(branch(d, 1), 0);
 	assert_int_equal(branch(d, 0), 0);
 	assert_int_equal(branch(d, 1), 0);
-	for (const char *s = ".!!!!!..!.!!!!!..!"; *s; s++)
-		assert_int_equal(branch(d, *s == '!'),
+	for (const char *s = bits64; *s; s++)
+		assert_int_equal(branch(d, *s == 't'),
 				 s[1] ? 0 : HWT_STS_EOS);
 	assert_int_equal(hwt_qry_cond_branch(d, &taken), -HWT_ERR_EOS);
 	hwt_qry_delete(d);
@@ -433,16 +249,16 @@ static void test_tnt_across_packets(void **state)
 
 static void test_indirect(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	uint64_t ip = 0;
 	int taken;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	ipp(&t, HWT_PT_TIP, 0x5000);
-	ipp_supp(&t, HWT_PT_TIP);
-	tnt(&t, "!");
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_TIP, 0x5000);
+	tb_ip(&t, HWT_PT_TIP, 0);
+	tb_tnt(&t, "t");
 	d = start(&t, 0, 0);
 	/* No TNT: a conditional branch query does not match. */
 	assert_int_equal(hwt_qry_cond_branch(d, &taken), -HWT_ERR_BAD_QUERY);
@@ -461,15 +277,15 @@ static void test_indirect(void **state)
 /* A TIP deferred behind TNT bits: found while the bits are unused. */
 static void test_deferred_tip(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	uint64_t ip = 0;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	tnt(&t, "!.");
-	ipp(&t, HWT_PT_TIP, 0x7000);
-	tnt(&t, "!");
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "tn");
+	tb_ip(&t, HWT_PT_TIP, 0x7000);
+	tb_tnt(&t, "t");
 	d = start(&t, 0, 0);
 	assert_int_equal(hwt_qry_indirect_branch(d, &ip), 0);
 	assert_int_equal(ip, 0x7000);
@@ -482,14 +298,14 @@ static void test_deferred_tip(void **state)
 /* Events wait for the TNT bits before them to be used. */
 static void test_event_after_tnt(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	tnt(&t, "!!");
-	ipp(&t, HWT_PT_TIP_PGD, 0x3000);
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "tt");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0x3000);
 	d = start(&t, 0, 0);
 	assert_int_equal(branch(d, 1), 0);
 	assert_int_equal(hwt_qry_event(d, &ev), -HWT_ERR_BAD_QUERY);
@@ -506,16 +322,16 @@ static void test_event_after_tnt(void **state)
 
 static void test_async_branch(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	int taken;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	tnt(&t, "!");
-	ipp(&t, HWT_PT_FUP, 0x1010);
-	ipp(&t, HWT_PT_TIP, 0x9000);
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "t");
+	tb_ip(&t, HWT_PT_FUP, 0x1010);
+	tb_ip(&t, HWT_PT_TIP, 0x9000);
 	d = start(&t, 0, 0);
 	assert_int_equal(branch(d, 1), HWT_STS_EVENT_PENDING);
 	assert_int_equal(expect_event(d, HWT_EV_ASYNC_BRANCH, &ev),
@@ -528,15 +344,15 @@ static void test_async_branch(void **state)
 
 static void test_async_disabled(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	ipp(&t, HWT_PT_FUP, 0x1010);
-	ipp_supp(&t, HWT_PT_TIP_PGD);
-	ipp(&t, HWT_PT_TIP_PGE, 0x2000);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_FUP, 0x1010);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	tb_ip(&t, HWT_PT_TIP_PGE, 0x2000);
 	d = start(&t, 0, 0);
 	expect_event(d, HWT_EV_ASYNC_DISABLED, &ev);
 	assert_int_equal(ev.u.async_disabled.at, 0x1010);
@@ -549,17 +365,17 @@ static void test_async_disabled(void **state)
 /* PIP and VMCS between FUP and TIP: async branch, VMCS, paging. */
 static void test_async_paging_vmcs(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	ipp(&t, HWT_PT_FUP, 0x1010);
-	pip(&t, 0xcafe000, 1);
-	vmcs(&t, 0xabc000);
-	ipp(&t, HWT_PT_TIP, 0x9000);
-	pip(&t, 0xbeef000, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_FUP, 0x1010);
+	tb_pip(&t, 0xcafe000, 1);
+	tb_vmcs(&t, 0xabc000);
+	tb_ip(&t, HWT_PT_TIP, 0x9000);
+	tb_pip(&t, 0xbeef000, 0);
 	d = start(&t, 0, 0);
 	expect_event(d, HWT_EV_ASYNC_BRANCH, &ev);
 	assert_int_equal(ev.u.async_branch.to, 0x9000);
@@ -579,18 +395,18 @@ static void test_async_paging_vmcs(void **state)
 /* MODE.Exec binds to the next TIP (after the TIP event itself). */
 static void test_mode_exec_tip(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	mode_exec(&t, HWT_PT_EXEC_CSD);
-	ipp(&t, HWT_PT_TIP, 0x8000);
+	tb_psbplus(&t, 0x1000);
+	tb_mode_exec(&t, HWT_PT_EXEC_CSD);
+	tb_ip(&t, HWT_PT_TIP, 0x8000);
 	/* The same mode again: nothing to report, the TIP stays a TIP. */
-	mode_exec(&t, HWT_PT_EXEC_CSD);
-	ipp(&t, HWT_PT_TIP, 0x8800);
+	tb_mode_exec(&t, HWT_PT_EXEC_CSD);
+	tb_ip(&t, HWT_PT_TIP, 0x8800);
 	d = start(&t, 0, 0);
 	assert_int_equal(hwt_qry_indirect_branch(d, &ip),
 			 HWT_STS_EVENT_PENDING);
@@ -606,16 +422,16 @@ static void test_mode_exec_tip(void **state)
 /* TIP.PGE: the enable first, then what binds to it. */
 static void test_tip_pge_mode(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
 	(void)state;
-	psb(&t);
-	psbend(&t);
-	mode_exec(&t, HWT_PT_EXEC_CSL);
-	ipp(&t, HWT_PT_TIP_PGE, 0x4000);
-	tnt(&t, ".");
+	tb_simple(&t, HWT_PT_PSB);
+	tb_simple(&t, HWT_PT_PSBEND);
+	tb_mode_exec(&t, HWT_PT_EXEC_CSL);
+	tb_ip(&t, HWT_PT_TIP_PGE, 0x4000);
+	tb_tnt(&t, "n");
 	d = start_n(&t, 0, 0, 1);
 	expect_event(d, HWT_EV_ENABLED, &ev);
 	assert_int_equal(ev.u.enabled.ip, 0x4000);
@@ -628,18 +444,18 @@ static void test_tip_pge_mode(void **state)
 
 static void test_tsx(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	mode_tsx(&t, HWT_PT_TSX_INTX);
-	ipp(&t, HWT_PT_FUP, 0x1100);
+	tb_psbplus(&t, 0x1000);
+	tb_mode_tsx(&t, HWT_PT_TSX_INTX);
+	tb_ip(&t, HWT_PT_FUP, 0x1100);
 	/* An abort: MODE.TSX, FUP, TIP is an async branch too. */
-	mode_tsx(&t, HWT_PT_TSX_ABORT);
-	ipp(&t, HWT_PT_FUP, 0x1200);
-	ipp(&t, HWT_PT_TIP, 0x1300);
+	tb_mode_tsx(&t, HWT_PT_TSX_ABORT);
+	tb_ip(&t, HWT_PT_FUP, 0x1200);
+	tb_ip(&t, HWT_PT_TIP, 0x1300);
 	d = start(&t, 0, 0);
 	expect_event(d, HWT_EV_TSX, &ev);
 	assert_int_equal(ev.u.tsx.ip, 0x1100);
@@ -657,20 +473,20 @@ static void test_tsx(void **state)
 
 static void test_ptw_exstop_mwait(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	ptw(&t, 0x42, 1);
-	ipp(&t, HWT_PT_FUP, 0x1004);
-	ptw(&t, 0x43, 0);
-	mwait(&t, 5, 1);
-	exstop(&t, 1);
-	ipp(&t, HWT_PT_FUP, 0x1008);
-	mwait(&t, 6, 0);
-	exstop(&t, 0);
+	tb_psbplus(&t, 0x1000);
+	tb_ptw(&t, 1, 0x42, 1);
+	tb_ip(&t, HWT_PT_FUP, 0x1004);
+	tb_ptw(&t, 1, 0x43, 0);
+	tb_mwait(&t, 5, 1);
+	tb_exstop(&t, 1);
+	tb_ip(&t, HWT_PT_FUP, 0x1008);
+	tb_mwait(&t, 6, 0);
+	tb_exstop(&t, 0);
 	d = start(&t, 0, 0);
 	expect_event(d, HWT_EV_PTWRITE, &ev);
 	assert_int_equal(ev.u.ptwrite.payload, 0x42);
@@ -699,17 +515,17 @@ static void test_ptw_exstop_mwait(void **state)
 
 static void test_ovf_fup(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	tsc(&t, 0x5000);
-	ovf(&t);
-	tsc(&t, 0x6000);
-	ipp(&t, HWT_PT_FUP, 0x2000);
-	tnt(&t, "!");
+	tb_psbplus(&t, 0x1000);
+	tb_tsc(&t, 0x5000);
+	tb_simple(&t, HWT_PT_OVF);
+	tb_tsc(&t, 0x6000);
+	tb_ip(&t, HWT_PT_FUP, 0x2000);
+	tb_tnt(&t, "t");
 	d = start(&t, 0, 0);
 	expect_event(d, HWT_EV_OVERFLOW, &ev);
 	assert_false(ev.ip_suppressed);
@@ -723,15 +539,15 @@ static void test_ovf_fup(void **state)
 
 static void test_ovf_disabled(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	ovf(&t);
-	pip(&t, 0x1000, 0);
-	ipp(&t, HWT_PT_TIP_PGE, 0x3000);
+	tb_psbplus(&t, 0x1000);
+	tb_simple(&t, HWT_PT_OVF);
+	tb_pip(&t, 0x1000, 0);
+	tb_ip(&t, HWT_PT_TIP_PGE, 0x3000);
 	d = start(&t, 0, 0);
 	expect_event(d, HWT_EV_OVERFLOW, &ev);
 	assert_true(ev.ip_suppressed);
@@ -744,17 +560,17 @@ static void test_ovf_disabled(void **state)
 /* An OVF may end PSB+; its events come first. */
 static void test_ovf_in_psb(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip;
 	int st;
 
 	(void)state;
-	psb(&t);
-	ipp(&t, HWT_PT_FUP, 0x1000);
-	ovf(&t);
-	ipp(&t, HWT_PT_FUP, 0x1500);
+	tb_simple(&t, HWT_PT_PSB);
+	tb_ip(&t, HWT_PT_FUP, 0x1000);
+	tb_simple(&t, HWT_PT_OVF);
+	tb_ip(&t, HWT_PT_FUP, 0x1500);
 	d = new_dec(&t, 0, 0);
 	st = hwt_qry_sync_forward(d, &ip);
 	assert_int_equal(st, HWT_STS_EVENT_PENDING);
@@ -769,15 +585,15 @@ static void test_ovf_in_psb(void **state)
 /* APL12: a FUP after OVF though tracing is disabled (TIP.PGE follows). */
 static void test_apl12(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	ovf(&t);
-	ipp(&t, HWT_PT_FUP, 0x2000);
-	ipp(&t, HWT_PT_TIP_PGE, 0x3000);
+	tb_psbplus(&t, 0x1000);
+	tb_simple(&t, HWT_PT_OVF);
+	tb_ip(&t, HWT_PT_FUP, 0x2000);
+	tb_ip(&t, HWT_PT_TIP_PGE, 0x3000);
 
 	d = start(&t, 0, 0);
 	expect_event(d, HWT_EV_OVERFLOW, &ev);
@@ -796,17 +612,17 @@ static void test_apl12(void **state)
 /* APL11: a TIP.PGD after OVF. */
 static void test_apl11(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip;
 	int st;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	ovf(&t);
-	ipp_supp(&t, HWT_PT_TIP_PGD);
-	ipp(&t, HWT_PT_TIP_PGE, 0x3000);
+	tb_psbplus(&t, 0x1000);
+	tb_simple(&t, HWT_PT_OVF);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	tb_ip(&t, HWT_PT_TIP_PGE, 0x3000);
 
 	d = new_dec(&t, 0, 0);
 	st = hwt_qry_sync_forward(d, &ip);
@@ -824,16 +640,16 @@ static void test_apl11(void **state)
 /* SKD010: the FUP after OVF was lost; resume at the next TIP. */
 static void test_skd010(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	int taken;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	ovf(&t);
-	ipp(&t, HWT_PT_TIP, 0x5000);
-	tnt(&t, "!");
+	tb_psbplus(&t, 0x1000);
+	tb_simple(&t, HWT_PT_OVF);
+	tb_ip(&t, HWT_PT_TIP, 0x5000);
+	tb_tnt(&t, "t");
 	d = start(&t, HWT_PT_ERRATUM_SKD010, 0);
 	expect_event(d, HWT_EV_OVERFLOW, &ev);
 	assert_false(ev.ip_suppressed);
@@ -846,14 +662,14 @@ static void test_skd010(void **state)
 /* BDM70: PSB+ while disabled may hold a FUP; a TIP.PGE tells. */
 static void test_bdm70(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	uint64_t ip;
 	int st;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	ipp(&t, HWT_PT_TIP_PGE, 0x2000);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_TIP_PGE, 0x2000);
 
 	d = new_dec(&t, 0, 0);
 	st = hwt_qry_sync_forward(d, &ip);
@@ -872,33 +688,30 @@ static void test_bdm70(void **state)
 
 static void test_standalone(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	struct hwt_pt_packet p;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	cbr(&t, 0x20);
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_PWRE;
+	tb_psbplus(&t, 0x1000);
+	tb_cbr(&t, 0x20);
+	p = tb_packet(HWT_PT_PWRE);
 	p.u.pwre.state = 2;
 	p.u.pwre.sub_state = 1;
 	p.u.pwre.hw = 1;
-	put(&t, &p);
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_PWRX;
+	tb_put(&t, &p);
+	p = tb_packet(HWT_PT_PWRX);
 	p.u.pwrx.last = 3;
 	p.u.pwrx.deepest = 4;
 	p.u.pwrx.wake = HWT_PT_PWRX_INT;
-	put(&t, &p);
-	memset(&p, 0, sizeof(p));
-	p.type = HWT_PT_MNT;
+	tb_put(&t, &p);
+	p = tb_packet(HWT_PT_MNT);
 	p.u.mnt = 0x1122334455667788ull;
-	put(&t, &p);
-	ipp_supp(&t, HWT_PT_TIP_PGD);
-	vmcs(&t, 0x5000);
-	stop(&t);
+	tb_put(&t, &p);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	tb_vmcs(&t, 0x5000);
+	tb_simple(&t, HWT_PT_STOP);
 	d = start(&t, 0, 0);
 	expect_event(d, HWT_EV_CBR, &ev);
 	assert_int_equal(ev.u.cbr.ratio, 0x20);
@@ -922,23 +735,23 @@ static void test_standalone(void **state)
 
 static void test_event_trace(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	evd(&t, 0 /* cr2 */, 0xdead000);
-	cfe(&t, 1 /* intr */, 14, 1);
-	ipp(&t, HWT_PT_FUP, 0x1010);
-	ipp(&t, HWT_PT_TIP, 0xf000);
-	cfe(&t, 2 /* iret */, 0, 1);
-	ipp(&t, HWT_PT_FUP, 0xf010);
-	ipp(&t, HWT_PT_TIP, 0x1010);
+	tb_psbplus(&t, 0x1000);
+	tb_evd(&t, 0 /* cr2 */, 0xdead000);
+	tb_cfe(&t, 1 /* intr */, 14, 1);
+	tb_ip(&t, HWT_PT_FUP, 0x1010);
+	tb_ip(&t, HWT_PT_TIP, 0xf000);
+	tb_cfe(&t, 2 /* iret */, 0, 1);
+	tb_ip(&t, HWT_PT_FUP, 0xf010);
+	tb_ip(&t, HWT_PT_TIP, 0x1010);
 	/* IF changes: an iflags event with event tracing. */
-	mode_exec(&t, HWT_PT_EXEC_CSL | HWT_PT_EXEC_IF);
-	ipp(&t, HWT_PT_TIP, 0x1020);
+	tb_mode_exec(&t, HWT_PT_EXEC_CSL | HWT_PT_EXEC_IF);
+	tb_ip(&t, HWT_PT_TIP, 0x1020);
 	/* Status events: enabled, exec mode, iflags. */
 	d = start_n(&t, 0, HWT_QRY_EVENT_TRACE, 3);
 	expect_event(d, HWT_EV_INTERRUPT, &ev);
@@ -969,7 +782,7 @@ static void test_event_trace(void **state)
 
 static void test_time(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip, now;
@@ -977,16 +790,16 @@ static void test_time(void **state)
 	int st;
 
 	(void)state;
-	psb(&t);
-	tsc(&t, 0x100000);
-	cbr(&t, 0x10);
-	ipp(&t, HWT_PT_FUP, 0x1000);
-	psbend(&t);
-	tnt(&t, "!");
-	tsc(&t, 0x200000);
-	ipp(&t, HWT_PT_TIP, 0x2000);
-	tsc(&t, 0x300000);
-	cbr(&t, 0x18);
+	tb_simple(&t, HWT_PT_PSB);
+	tb_tsc(&t, 0x100000);
+	tb_cbr(&t, 0x10);
+	tb_ip(&t, HWT_PT_FUP, 0x1000);
+	tb_simple(&t, HWT_PT_PSBEND);
+	tb_tnt(&t, "t");
+	tb_tsc(&t, 0x200000);
+	tb_ip(&t, HWT_PT_TIP, 0x2000);
+	tb_tsc(&t, 0x300000);
+	tb_cbr(&t, 0x18);
 	d = new_dec(&t, 0, 0);
 	assert_int_equal(hwt_qry_time(d, &now, NULL, NULL), -HWT_ERR_NO_TIME);
 	st = hwt_qry_sync_forward(d, &ip);
@@ -1022,7 +835,7 @@ static void test_time(void **state)
 
 static void test_errors_resync(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip, off;
@@ -1032,16 +845,16 @@ static void test_errors_resync(void **state)
 	(void)state;
 	/* A TNT while tracing is disabled, right after PSB+: the sync
 	 * fails, as it looks at the start of the trace. */
-	psb(&t);
-	psbend(&t);
-	tnt(&t, "!");
-	psbplus(&t, 0x7000);
-	tnt(&t, "!");
-	ipp_supp(&t, HWT_PT_TIP_PGD);
+	tb_simple(&t, HWT_PT_PSB);
+	tb_simple(&t, HWT_PT_PSBEND);
+	tb_tnt(&t, "t");
+	tb_psbplus(&t, 0x7000);
+	tb_tnt(&t, "t");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	bad = t.len;
-	tnt(&t, "!");
-	psbplus(&t, 0x8000);
-	tnt(&t, ".");
+	tb_tnt(&t, "t");
+	tb_psbplus(&t, 0x8000);
+	tb_tnt(&t, "n");
 	t.buf[t.len++] = 0x02;	/* a bad opcode, then the end */
 	t.buf[t.len++] = 0xff;
 
@@ -1077,23 +890,23 @@ static void test_errors_resync(void **state)
 /* A FUP with no IP known cannot be an async branch source. */
 static void test_fup_noip(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_decoder *d;
 	struct hwt_event ev;
 	uint64_t ip;
 	int st;
 
 	(void)state;
-	psb(&t);
-	psbend(&t);
-	ipp_supp(&t, HWT_PT_FUP);
+	tb_simple(&t, HWT_PT_PSB);
+	tb_simple(&t, HWT_PT_PSBEND);
+	tb_ip(&t, HWT_PT_FUP, 0);
 	d = new_dec(&t, 0, 0);
 	assert_int_equal(hwt_qry_sync_forward(d, &ip), -HWT_ERR_NOIP);
 	/* Later in the trace, the error waits for its turn. */
 	t.len = 0;
-	psbplus(&t, 0x1000);
-	ipp_supp(&t, HWT_PT_TIP_PGD);
-	ipp_supp(&t, HWT_PT_FUP);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	tb_ip(&t, HWT_PT_FUP, 0);
 	hwt_qry_delete(d);
 	d = start(&t, 0, 0);
 	st = expect_event(d, HWT_EV_DISABLED, &ev);
@@ -1105,15 +918,15 @@ static void test_fup_noip(void **state)
 /* The event decoder beneath: TNT and TIP are events there. */
 static void test_evt(void **state)
 {
-	struct trace t = { .len = 0 };
+	struct tb t = new_trace();
 	struct hwt_qry_config cfg;
 	struct hwt_evt_decoder *e, *snap;
 	struct hwt_event ev;
 
 	(void)state;
-	psbplus(&t, 0x1000);
-	tnt(&t, "!.");
-	ipp(&t, HWT_PT_TIP, 0x2000);
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "tn");
+	tb_ip(&t, HWT_PT_TIP, 0x2000);
 	hwt_qry_config_init(&cfg);
 	cfg.begin = t.buf;
 	cfg.end = t.buf + t.len;
