@@ -26,16 +26,18 @@ enum {
 	RETSTACK = 64,		/* as deep as the hardware's (and decoders') */
 	TNT_BATCH = 48,		/* pending TNT bits: 8 TNT-8 packets */
 	LOG_BYTES = 1 << 14,	/* exit log drained at 16 KiB: stays in L1 */
+	LOG_BYTES_DT = 1 << 18,	/* handed to the drain thread at 256 KiB */
 	/*
 	 * Only superblocks that can close a loop check for a full log
 	 * (vgpt_instr.c); the others rely on the scheduler: Valgrind leaves
 	 * translated code (and we drain, start_client_code) at the latest
 	 * after SCHEDULING_QUANTUM (100000) superblocks, each at most 24
-	 * bytes (7 to align, 16). The part beyond LOG_BYTES is touched only
+	 * bytes (7 to align, 16). The part beyond the limit is touched only
 	 * in that case.
 	 */
-	LOG_ROOM = LOG_BYTES + 24 * 100000 + 4096,
-	LOG_PAD = 16,		/* zeros after the records: the drain's loads */
+	LOG_ROOM = LOG_BYTES_DT + 24 * 100000 + 4096,
+	LOG_PAD = 16,		/* a fast record's zeros at the very end */
+	NLOGS = 3,		/* logs: written, drained, one spare */
 };
 
 /*
@@ -60,9 +62,12 @@ enum {
  *           Everything else: syscalls, redirections, side exits, more
  *           than 31 instructions.
  *
- * Inline and desc records start at a multiple of 8; the bytes skipped
- * to get there are zero, as is the log from the last record on, so the
- * drain reads words: fast records (then zeros), or an 8-byte record.
+ * Inline and desc records start at a multiple of 8. A fast record is
+ * written as 8 bytes, the record and zeros, so the bytes skipped to get
+ * to an 8-byte record are zero, as are those after the last record up to
+ * the next multiple of 8 (what comes after is not read), without ever
+ * clearing the log: the drain reads words, fast records (then zeros) or
+ * an 8-byte record.
  * --vgpt-truth and --vgpt-filter use desc records only (they need the
  * superblock of every record).
  */
@@ -194,12 +199,28 @@ extern struct vgpt_thread *vgpt_cur;	/* whose records the log holds */
 extern ULong vgpt_stat_bytes, vgpt_stat_made, vgpt_stat_lost;
 extern ULong vgpt_stat_threads;
 
-/* The exit log: written by translated code, read by vgpt_drain(). Where
- * the next record goes is in the running thread's guest state. */
-extern UChar vgpt_log[LOG_ROOM + LOG_PAD];
+/* The exit log: written by translated code, read by vgpt_drain() (or the
+ * drain thread, vgpt_dt.c). Where the next record goes and where the log
+ * is full are in the running thread's guest state. There are NLOGS of
+ * them (LOG_ROOM + LOG_PAD bytes each);
+ * the one written now is vgpt_log, full at vgpt_log_bytes. */
+extern UChar *vgpt_logs[NLOGS];
+extern UChar *vgpt_log;
+extern UInt vgpt_log_bytes;
 UChar *vgpt_log_get(ThreadId tid);
-void vgpt_log_set(ThreadId tid, UChar *p);
-Addr vgpt_log_target(ThreadId tid, Addr a);
+void vgpt_log_reset(ThreadId tid);	/* empty: at vgpt_log */
+UChar *vgpt_log_of(const UChar *p);	/* the log @p is in */
+/*
+ * The whole target of the log's last record, a return or indirect jump to
+ * @a (56 bits of it), the thread being at @ip: it is there, unless a
+ * signal stopped it in a later superblock (which the low 56 bits tell);
+ * only a non-canonical target loses bits, and nothing runs after a jump
+ * there: the fault at it is delivered (pre_deliver_signal drains).
+ */
+static inline Addr vgpt_log_target(Addr ip, Addr a)
+{
+	return (ip ^ a) << 8 ? a : ip;
+}
 
 /* vgpt_instr.c */
 IRSB *vgpt_instrument(VgCallbackClosure *closure, IRSB *in,
@@ -214,6 +235,16 @@ const struct vgpt_sbi *vgpt_sbi_find(Addr nraddr);
 
 /* vgpt_trace.c */
 void vgpt_drain(Addr ip);
+void vgpt_drain_log(struct vgpt_thread *t, const UChar *log,
+		    const UChar *end, Addr now, Addr ip);
+
+/* vgpt_dt.c: the drain thread */
+extern Bool vgpt_clo_drain_thread;
+extern ULong vgpt_stat_handed;		/* logs drained on the thread */
+void vgpt_dt_start(void);
+Bool vgpt_dt_hand_over(struct vgpt_thread *t, Addr ip);
+void vgpt_dt_wait_idle(void);
+void vgpt_dt_forked(void);
 struct vgpt_thread *vgpt_thread_new(ThreadId tid, Bool append);
 void vgpt_thread_end(struct vgpt_thread *t);
 void vgpt_thread_forget(struct vgpt_thread *t);

@@ -51,13 +51,16 @@
 #include "pub_tool_threadstate.h"
 #include "libvex_guest_offsets.h"
 
-UChar vgpt_log[LOG_ROOM + LOG_PAD];
+UChar *vgpt_logs[NLOGS];
+UChar *vgpt_log;
+UInt vgpt_log_bytes = LOG_BYTES;
 
 /*
  * The log position lives in the guest state's first shadow area (which
  * no other part of Valgrind uses without a tool that asks for it), at
  * offset 0: one %rbp-relative load and store per superblock, no 64-bit
- * address constants.
+ * address constants. The limit (where the log is full) is at offset 8:
+ * the logs take turns with the drain thread.
  */
 static Int pos_off = -1;	/* its guest state offset (IR Get/Put) */
 
@@ -69,23 +72,20 @@ UChar *vgpt_log_get(ThreadId tid)
 	return p;
 }
 
-void vgpt_log_set(ThreadId tid, UChar *p)
+void vgpt_log_reset(ThreadId tid)
 {
-	VG_(set_shadow_regs_area)(tid, 1, 0, sizeof(p), (const UChar *)&p);
+	UChar *p[2] = { vgpt_log, vgpt_log + vgpt_log_bytes };
+
+	VG_(set_shadow_regs_area)(tid, 1, 0, sizeof(p), (const UChar *)p);
 }
 
-/*
- * The whole target of the log's last record, a return or indirect jump
- * to @a (56 bits of it: vgpt.h). The thread is there, unless a signal
- * stopped it in a later superblock (which the low 56 bits tell); only a
- * non-canonical target loses bits, and nothing runs after a jump there:
- * the fault at it is delivered (pre_deliver_signal drains).
- */
-Addr vgpt_log_target(ThreadId tid, Addr a)
+UChar *vgpt_log_of(const UChar *p)
 {
-	Addr ip = VG_(get_IP)(tid);
-
-	return (ip ^ a) << 8 ? a : ip;
+	for (UInt i = 0; i < NLOGS; i++)
+		if (vgpt_logs[i] && p >= vgpt_logs[i] &&
+		    p <= vgpt_logs[i] + LOG_ROOM)
+			return vgpt_logs[i];
+	return NULL;
 }
 
 static VgHashTable *sbis;	/* struct vgpt_sbi by nraddr */
@@ -95,6 +95,8 @@ static Bool warned_cond_mid;
 void vgpt_instr_init(void)
 {
 	sbis = VG_(HT_construct)("vgpt.sbis");
+	vgpt_logs[0] = VG_(calloc)("vgpt.log", 1, LOG_ROOM + LOG_PAD);
+	vgpt_log = vgpt_logs[0];
 }
 
 const struct vgpt_sbi *vgpt_sbi_find(Addr nraddr)
@@ -122,10 +124,14 @@ void vgpt_discard(Addr orig_addr, VexGuestExtents vge)
 }
 
 /* Drain when the log is full (called from translated code at the start
- * of a superblock: the guest IP is its address). */
+ * of a superblock: the guest IP is its address), on the drain thread if
+ * it can. */
 static void log_full(void)
 {
-	vgpt_drain(VG_(get_IP)(VG_(get_running_tid)()));
+	Addr ip = VG_(get_IP)(VG_(get_running_tid)());
+
+	if (!vgpt_dt_hand_over(vgpt_cur, ip))
+		vgpt_drain(ip);
 }
 
 /* ------------------------------------------------------------------ */
@@ -214,11 +220,6 @@ static IRExpr *u64(ULong v)
 	return IRExpr_Const(IRConst_U64(v));
 }
 
-static IRExpr *ptr(const void *p)
-{
-	return u64((ULong)(HWord)p);
-}
-
 /* The fast record of an exit (vgpt.h), or 0: it needs a slow one. */
 static UChar fast_byte(const struct vgpt_xp *x)
 {
@@ -276,17 +277,20 @@ static void advance(IRSB *out, IRTemp p, ULong n)
 /* p = the log position, after draining a full log if @check. */
 static IRTemp log_prologue(IRSB *out, Bool check)
 {
-	IRTemp p0, full, p;
+	IRTemp p0, lim, full, p;
 	IRDirty *di;
 
 	p0 = tmp(out, IRExpr_Get(pos_off, Ity_I64));
 	if (!check)
 		return p0;
-	/* Not(p < limit): the limit fits an immediate that way round. */
-	full = tmp_ty(out, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(p0),
-						ptr(&vgpt_log[LOG_BYTES])));
+	/* Not(p < limit). */
+	lim = tmp(out, IRExpr_Get(pos_off + 8, Ity_I64));
+	full = tmp_ty(out, Ity_I1,
+		      IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(p0),
+				   IRExpr_RdTmp(lim)));
 	full = tmp_ty(out, Ity_I1, IRExpr_Unop(Iop_Not1, IRExpr_RdTmp(full)));
-	/* The helper changes the position and reads the guest IP. */
+	/* The helper changes the position and the limit, and reads the
+	 * guest IP. */
 	di = unsafeIRDirty_0_N(0, "vgpt_log_full",
 			       VG_(fnptr_to_fnentry)(&log_full),
 			       mkIRExprVec_0());
@@ -294,7 +298,7 @@ static IRTemp log_prologue(IRSB *out, Bool check)
 	di->nFxState = 2;
 	di->fxState[0].fx = Ifx_Modify;
 	di->fxState[0].offset = pos_off;
-	di->fxState[0].size = 8;
+	di->fxState[0].size = 16;
 	di->fxState[1].fx = Ifx_Read;
 	di->fxState[1].offset = OFFSET_amd64_RIP;
 	di->fxState[1].size = 8;
@@ -338,9 +342,8 @@ static void both_exits(IRSB *out, IRTemp p, const struct vgpt_xp *xs,
 	IRTemp r;
 
 	if (bs && bf) {
-		r = tmp_ty(out, Ity_I8, IRExpr_ITE(g,
-				IRExpr_Const(IRConst_U8(bs)),
-				IRExpr_Const(IRConst_U8(bf))));
+		/* 8 bytes: the fast record and zeros (vgpt.h). */
+		r = tmp(out, IRExpr_ITE(g, u64(bs), u64(bf)));
 		store(out, IRExpr_RdTmp(p), IRExpr_RdTmp(r));
 		advance(out, p, 1);
 	} else {
@@ -391,7 +394,7 @@ static void final_exit(IRSB *out, IRTemp p, const struct vgpt_xp *x,
 	IRTemp w;
 
 	if (b) {
-		store(out, IRExpr_RdTmp(p), IRExpr_Const(IRConst_U8(b)));
+		store(out, IRExpr_RdTmp(p), u64(b));
 		advance(out, p, 1);
 		return;
 	}

@@ -48,8 +48,23 @@ static void start_client_code(ThreadId tid, ULong blocks_done)
 	struct vgpt_thread *prev = cur_tid != VG_INVALID_THREADID ?
 				   vgpt_threads[cur_tid] : NULL;
 	Bool other_ran = tid != cur_tid;
+	UChar *pos;
 
 	(void)blocks_done;
+	/*
+	 * The same thread after a scheduling quantum (records in its log:
+	 * no syscall, signal or new code since the last drain, which would
+	 * have emptied it): its log goes on, drained when full. That keeps
+	 * the log within LOG_ROOM too (see there).
+	 */
+	pos = t ? vgpt_log_get(tid) : NULL;
+	if (!other_ran && t == vgpt_cur && pos > vgpt_log &&
+	    pos <= vgpt_log + LOG_ROOM) {
+		if (pos >= vgpt_log + vgpt_log_bytes &&
+		    !vgpt_dt_hand_over(t, VG_(get_IP)(tid)))
+			vgpt_drain(VG_(get_IP)(tid));
+		return;
+	}
 	vgpt_drain(prev ? VG_(get_IP)(cur_tid) : 0);
 	if (other_ran && prev)
 		vgpt_sb_line("switch %llu %d %d out", vgpt_icount,
@@ -68,7 +83,7 @@ static void start_client_code(ThreadId tid, ULong blocks_done)
 	vgpt_cur = t;
 	cur_tid = tid;
 	/* A new thread has a copy of its parent's position. */
-	vgpt_log_set(tid, vgpt_log);
+	vgpt_log_reset(tid);
 }
 
 static void end_thread(ThreadId tid)
@@ -169,7 +184,7 @@ static void pre_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
 	vgpt_drain(0);	/* a synchronous one stops a superblock midway */
 	/* The signal frame saves the log position (in the shadow state) and
 	 * the return from the handler restores it: an empty log. */
-	vgpt_log_set(tid, vgpt_log);
+	vgpt_log_reset(tid);
 	if (t)
 		vgpt_async(t, VG_(get_IP)(tid));
 }
@@ -188,8 +203,9 @@ static void atfork_child(ThreadId tid)
 	vgpt_cur = NULL;
 	cur_tid = VG_INVALID_THREADID;
 	ran = False;
-	VG_(memset)(vgpt_log, 0, sizeof(vgpt_log));
-	vgpt_log_set(tid, vgpt_log);
+	vgpt_dt_forked();
+	VG_(memset)(vgpt_log, 0, LOG_ROOM + LOG_PAD);
+	vgpt_log_reset(tid);
 	vgpt_sb_forget();
 	vgpt_sb_line("fork %llu %d %d", vgpt_icount, ppid, VG_(getpid)());
 }
@@ -244,6 +260,8 @@ static Bool process_cmd_line_option(const HChar *arg)
 
 	if VG_STR_CLO(arg, "--vgpt-out", vgpt_clo_out) {
 	} else if VG_BOOL_CLO(arg, "--vgpt-truth", vgpt_clo_truth) {
+	} else if VG_BOOL_CLO(arg, "--vgpt-drain-thread",
+			      vgpt_clo_drain_thread) {
 	} else if VG_STR_CLO(arg, "--vgpt-ring", v) {
 		if (!parse_size(v, &vgpt_clo_ring))
 			VG_(fmsg_bad_option)(arg, "a size: N[k|m|g]\n");
@@ -277,7 +295,9 @@ static void print_usage(void)
 "    --vgpt-ring=SIZE          keep only the last SIZE bytes of trace per\n"
 "                              thread, written when it ends [off]\n"
 "    --vgpt-psb=BYTES          trace bytes between PSB+ [4k]\n"
-"    --vgpt-filter=FUNC[@OBJ][,...]  trace only inside these functions\n");
+"    --vgpt-filter=FUNC[@OBJ][,...]  trace only inside these functions\n"
+"    --vgpt-drain-thread=yes|no  make packets on another CPU while the\n"
+"                              program runs (if there is one) [yes]\n");
 }
 
 static void print_debug_usage(void)
@@ -303,6 +323,7 @@ static void post_clo_init(void)
 	vgpt_threads = VG_(calloc)("vgpt.threads", VG_N_THREADS,
 				   sizeof(*vgpt_threads));
 	vgpt_instr_init();
+	vgpt_dt_start();
 	vgpt_sb_open(vgpt_continued);
 	vgpt_sb_line("comm %llu %d %d %s", vgpt_icount, VG_(getpid)(),
 		     VG_(gettid)(), VG_(args_the_exename));
@@ -330,6 +351,9 @@ static void fini(Int exitcode)
 			VG_(umsg)("vgpt: --vgpt-ring kept the last %llu of "
 				  "%llu bytes made\n", vgpt_stat_bytes,
 				  vgpt_stat_made);
+		if (vgpt_stat_handed)
+			VG_(umsg)("vgpt: %llu logs drained on another CPU\n",
+				  vgpt_stat_handed);
 		if (vgpt_stat_lost)
 			VG_(umsg)("vgpt: %llu bytes LOST (write errors)\n",
 				  vgpt_stat_lost);

@@ -27,6 +27,7 @@
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_threadstate.h"
 
@@ -598,9 +599,9 @@ static inline UInt tip_out(UChar *p, struct hwt_pt_last_ip *lip, Addr last,
 
 /*
  * The common case (no truth, no filter). Records of 8 bytes are aligned
- * to 8 (vgpt_instr.c) and the log is zero where nothing was written, so
- * it is read a word at a time: a word is 8 fast records or fewer then
- * zeros (fast_word), or an inline record (no descriptor; its TIP is
+ * to 8 and fast ones are followed by zeros (vgpt.h), so the log is read
+ * a word at a time: a word is 8 fast records or fewer then zeros
+ * (fast_word), or an inline record (no descriptor; its TIP is
  * encoded here), or a desc one (the general way). The position never
  * depends on what a word held (but for a desc record), so the loads run
  * ahead of the work. The output position, the pending TNT bits, the
@@ -608,7 +609,7 @@ static inline UInt tip_out(UChar *p, struct hwt_pt_last_ip *lip, Addr last,
  * packets would make the compiler reload them from *t otherwise.
  */
 static void drain_fast(struct vgpt_thread *t, const UChar *p,
-		       const UChar *end)
+		       const UChar *end, Addr now)
 {
 	UChar *buf = t->buf;
 	UInt len = t->len, lim = t->lim, ntnt = t->ntnt;
@@ -645,8 +646,8 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 			UInt bits, nbits;
 
 			ENABLE();
-			/* The log is zero from end on (vgpt_drain). */
-			if (*p & 1) {
+			/* Not past the end: what is there is stale. */
+			if (p < end && (*p & 1)) {
 				n += fast_words2(p - 8, &bits, &nbits);
 				p += 8;
 			} else {
@@ -680,7 +681,7 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 			continue;
 		case R_RET:
 			if (UNLIKELY(p == end))
-				a = vgpt_log_target(t->tid, a);
+				a = vgpt_log_target(now, a);
 			flow = a;
 			known = True;
 			if (!pop_if(t, a))
@@ -696,7 +697,7 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 			continue;
 		default:
 			if (UNLIKELY(p == end))
-				a = vgpt_log_target(t->tid, a);
+				a = vgpt_log_target(now, a);
 			flow = a;
 			known = True;
 			break;
@@ -717,29 +718,48 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 }
 
 /*
- * Turn the log into packets. @ip: where the flow of the thread whose
- * records these are is now (the next superblock), 0 if not known here.
+ * Turn the records of @t in @log (up to @end) into packets. @now: where the thread is (for the last record's target); @ip:
+ * where its flow is now (the next superblock), 0 if not known here.
+ * Here or on the drain thread.
  */
-void vgpt_drain(Addr ip)
+void vgpt_drain_log(struct vgpt_thread *t, const UChar *log,
+		    const UChar *end, Addr now, Addr ip)
 {
-	struct vgpt_thread *t = vgpt_cur;
-	const UChar *end = t ? vgpt_log_get(t->tid) : vgpt_log;
-
-	if (end != vgpt_log) {
-		tl_assert(end >= vgpt_log && end <= vgpt_log + LOG_ROOM && t);
-		vgpt_log_set(t->tid, vgpt_log);
+	if (end != log) {
 		if (vgpt_filtering || t->tbuf)
-			drain_slow(t, vgpt_log, end);
+			drain_slow(t, log, end);
 		else
-			drain_fast(t, vgpt_log, end);
-		/* Zero where nothing is written: see drain_fast. */
-		VG_(memset)(vgpt_log, 0, (SizeT)(end - vgpt_log));
+			drain_fast(t, log, end, now);
 	}
-	if (ip && t) {
+	if (ip) {
 		t->flow_ip = ip;
 		t->flow_known = True;
 		psb_if_due(t, ip);
 	}
+}
+
+/*
+ * Turn the log into packets, here and now (after what the drain thread
+ * has). @ip: where the flow of the thread whose records these are is now
+ * (the next superblock), 0 if not known here.
+ */
+void vgpt_drain(Addr ip)
+{
+	struct vgpt_thread *t = vgpt_cur;
+	UChar *end, *log;
+
+	vgpt_dt_wait_idle();
+	if (!t)
+		return;
+	end = vgpt_log_get(t->tid);
+	log = vgpt_log_of(end);
+	tl_assert(log);
+	/* Not the log being written: the position a signal frame saved
+	 * (an empty log, pre_deliver_signal) came back with the return from
+	 * the handler. */
+	tl_assert(log == vgpt_log || end == log);
+	vgpt_log_reset(t->tid);
+	vgpt_drain_log(t, log, end, VG_(get_IP)(t->tid), ip);
 }
 
 /* ------------------------------------------------------------------ */

@@ -133,19 +133,23 @@ check_streams() {
 
 # fast NAME CMD...: the run without the truth decodes to NAME's truth
 # (--vgpt-truth=yes makes every log record a slow one; deterministic CMD).
+# With the drain thread (where there is a second CPU) and without it.
 fast() {
-	local name=$1 main truth
+	local name=$1 main truth dt n
 	shift
-	record "$name-fast" --vgpt-truth=no -- "$@" || return
-	check
-	main=$(head -n 1 "$tmp/$name-fast.sb" | cut -d' ' -f3)
 	truth=$(ls "$tmp/$name".*.truth | head -n 1)
-	decode "$tmp/$name-fast" "$tmp/$name-fast.$main.pt" > "$tmp/$name-fast.flow"
-	if truth_cmp "$truth" "$tmp/$name-fast.flow" > "$tmp/$name-fast.cmp"; then
-		echo "$name without truth: $(cat "$tmp/$name-fast.cmp")"
-	else
-		fail "$name: the run without the truth decodes otherwise: $(cat "$tmp/$name-fast.cmp")"
-	fi
+	for dt in yes no; do
+		n=$name-fast-$dt
+		record "$n" --vgpt-truth=no --vgpt-drain-thread=$dt -- "$@" || return
+		check
+		main=$(head -n 1 "$tmp/$n.sb" | cut -d' ' -f3)
+		decode "$tmp/$n" "$tmp/$n.$main.pt" > "$tmp/$n.flow"
+		if truth_cmp "$truth" "$tmp/$n.flow" > "$tmp/$n.cmp"; then
+			echo "$name without truth, drain thread $dt: $(cat "$tmp/$n.cmp")"
+		else
+			fail "$name: the run without the truth (drain thread $dt) decodes otherwise: $(cat "$tmp/$n.cmp")"
+		fi
+	done
 }
 
 # mutant NAME FILTER...: a mutation that must be caught.

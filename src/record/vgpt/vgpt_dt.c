@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The drain thread: full exit logs turned into packets on another CPU
+ * while the program runs on.
+ *
+ * Valgrind runs one client thread at a time, so a second CPU idles, and
+ * the drain (vgpt_trace.c) is a third of the recording's time on programs
+ * with many indirect branches. When a log fills in translated code
+ * (log_full), it is handed to this thread, and the program goes on
+ * writing the next of NLOGS logs. Everything else that drains (syscalls,
+ * signals, thread switches, discarded translations, new code, the end)
+ * first waits until this thread is idle, then drains as before. So the
+ * encoder state (struct vgpt_thread, vgpt_icount, the files) is this
+ * thread's while it has work and the rest of vgpt's otherwise, and
+ * packets go out in the order of the records.
+ *
+ * The thread is a bare clone (Valgrind has no threads for tools) with its
+ * own stack, all signals blocked (the kernel delivers none to it), and
+ * its own descriptor table, every client descriptor closed in it before
+ * the client runs on: a client's dup2 cannot land on a trace file being
+ * written, and nothing the thread closes later can drop a client's
+ * record locks. Of Valgrind it calls only syscall wrappers and
+ * VG_(memset)/VG_(memcpy) (and VG_(umsg) on a write error). It sleeps on
+ * a futex when there is nothing to do, and so does the program when every
+ * log is taken.
+ *
+ * Used with more than one CPU, --vgpt-drain-thread=yes (the default), and
+ * neither --vgpt-truth nor --vgpt-filter (their drain is drain_slow's). A
+ * forked child starts its own; execve ends it (after a drain).
+ */
+#include "vgpt.h"
+
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcsignal.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
+
+/* Not in the tool headers (see vgpt_out.c). */
+extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2,
+			      RegWord a3, RegWord a4, RegWord a5, RegWord a6,
+			      RegWord a7, RegWord a8);
+/* The client's descriptors are those below it (Valgrind's own above). */
+extern Int VG_(fd_soft_limit);
+
+Bool vgpt_clo_drain_thread = True;
+ULong vgpt_stat_handed;
+
+enum {
+	DT_STACK = 256 << 10,
+	DT_SPIN = 100,		/* pauses before napping or sleeping */
+	DT_NAP = 50000,		/* ns: a nap of the drain thread ... */
+	DT_NAPS = 200,		/* ... so many before it sleeps (10 ms) */
+	FUTEX_WAIT_PRIVATE = 128,
+	FUTEX_WAKE_PRIVATE = 129,
+	CLOSE_RANGE_NR = 436,
+};
+
+/* A log handed over. */
+struct job {
+	struct vgpt_thread *t;
+	UChar *log;		/* vgpt_logs[@k] */
+	const UChar *end;
+	Addr ip;		/* where the thread is, its flow goes on */
+	UInt k;
+};
+
+static struct job jobs[NLOGS];	/* ring: job k is jobs[k % NLOGS] */
+static UInt tail;		/* jobs handed over (the program's) */
+static UInt head;		/* jobs done (the drain thread's) */
+static UInt busy[NLOGS];	/* the log is with the drain thread */
+static Int dt_sleeps;		/* the drain thread waits on @tail */
+static Int prog_waits;		/* the program waits on @head */
+static UInt ready;		/* the drain thread closed what it must */
+static Bool running;		/* there is a drain thread in this process */
+static UChar *stack;
+
+/* Start @fn on @top in a new thread with @flags (clone); it exits when
+ * @fn returns. Returns the thread's id or -errno. */
+Long vgpt_dt_clone(ULong flags, void *top, void (*fn)(void));
+__asm__(
+	".text\n"
+	".globl vgpt_dt_clone\n"
+	".type vgpt_dt_clone, @function\n"
+	"vgpt_dt_clone:\n"
+	"	subq $16, %rsi\n"
+	"	movq %rdx, (%rsi)\n"
+	"	xorl %edx, %edx\n"
+	"	xorl %r10d, %r10d\n"
+	"	xorl %r8d, %r8d\n"
+	"	movl $" VG_STRINGIFY(__NR_clone) ", %eax\n"
+	"	syscall\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	ret\n"
+	"1:	xorl %ebp, %ebp\n"
+	"	movq (%rsp), %rax\n"
+	"	call *%rax\n"
+	"	movl $" VG_STRINGIFY(__NR_exit) ", %eax\n"
+	"	xorl %edi, %edi\n"
+	"	syscall\n"
+	"	hlt\n"
+	".size vgpt_dt_clone, .-vgpt_dt_clone\n"
+	".previous\n");
+
+static void futex(UInt *word, Int op, UInt val)
+{
+	VG_(do_syscall)(__NR_futex, (RegWord)word, (RegWord)op, val, 0, 0, 0,
+			0, 0);
+}
+
+static inline void pause_cpu(void)
+{
+	__asm__ __volatile__("pause" ::: "memory");
+}
+
+/*
+ * Wait until *@word != @seen, spinning a little, then napping @naps
+ * times DT_NAP ns, then sleeping on the futex with *@flag set (the other
+ * side wakes whoever set it, after changing *@word: both sequentially
+ * consistent, so no wake is lost). The drain thread naps: a wake is a
+ * syscall on the program's time, a nap on this thread's.
+ */
+static void wait_change(UInt *word, UInt seen, Int *flag, UInt naps)
+{
+	struct vki_timespec nap = { 0, DT_NAP };
+
+	for (UInt i = 0; i < DT_SPIN; i++) {
+		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen)
+			return;
+		pause_cpu();
+	}
+	for (UInt i = 0; i < naps; i++) {
+		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen)
+			return;
+		VG_(do_syscall)(__NR_nanosleep, (RegWord)&nap, 0, 0, 0, 0, 0,
+				0, 0);
+	}
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == seen) {
+		__atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(word, __ATOMIC_SEQ_CST) == seen)
+			futex(word, FUTEX_WAIT_PRIVATE, seen);
+		__atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* *@word changed: wake its waiter, if it sleeps. */
+static void changed(UInt *word, UInt v, Int *flag)
+{
+	__atomic_store_n(word, v, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(flag, __ATOMIC_SEQ_CST))
+		futex(word, FUTEX_WAKE_PRIVATE, 1);
+}
+
+static void dt_main(void)
+{
+	UInt h = 0;
+
+	/* The copies of the client's descriptors (see above). */
+	if (sr_isError(VG_(do_syscall)(CLOSE_RANGE_NR, 0,
+				       (RegWord)VG_(fd_soft_limit) - 1, 0, 0,
+				       0, 0, 0, 0)))
+		for (Int fd = 0; fd < VG_(fd_soft_limit); fd++)
+			VG_(close)(fd);
+	__atomic_store_n(&ready, 1, __ATOMIC_SEQ_CST);
+	futex(&ready, FUTEX_WAKE_PRIVATE, 1);
+
+	for (;;) {
+		struct job *j;
+
+		wait_change(&tail, h, &dt_sleeps, DT_NAPS);
+		j = &jobs[h % NLOGS];
+		vgpt_drain_log(j->t, j->log, j->end, j->ip, j->ip);
+		__atomic_store_n(&busy[j->k], 0, __ATOMIC_RELEASE);
+		changed(&head, ++h, &prog_waits);
+	}
+}
+
+/* More than one CPU for this process? */
+static Bool cpus_to_spare(void)
+{
+	ULong mask[16];
+	SysRes r;
+	UInt n = 0;
+
+	VG_(memset)(mask, 0, sizeof(mask));
+	r = VG_(do_syscall)(__NR_sched_getaffinity, 0, sizeof(mask),
+			    (RegWord)mask, 0, 0, 0, 0, 0);
+	if (sr_isError(r))
+		return False;
+	for (UInt i = 0; i < 16; i++)
+		n += (UInt)__builtin_popcountll(mask[i]);
+	return n > 1;
+}
+
+/* A drain thread for this process, where it pays (see above). */
+void vgpt_dt_start(void)
+{
+	vki_sigset_t all, old;
+	Long tid;
+
+	running = False;
+	vgpt_log_bytes = LOG_BYTES;
+	if (!vgpt_clo_drain_thread || vgpt_clo_truth || vgpt_filtering ||
+	    !cpus_to_spare())
+		return;
+	for (UInt i = 0; i < NLOGS; i++) {
+		if (!vgpt_logs[i])
+			vgpt_logs[i] = VG_(calloc)("vgpt.log", 1,
+						   LOG_ROOM + LOG_PAD);
+		busy[i] = 0;
+	}
+	if (!stack)
+		stack = VG_(malloc)("vgpt.dt.stack", DT_STACK);
+	head = tail = 0;
+	ready = 0;
+	dt_sleeps = prog_waits = 0;
+
+	VG_(memset)(&all, 0xff, sizeof(all));
+	VG_(sigprocmask)(VKI_SIG_SETMASK, &all, &old);
+	tid = vgpt_dt_clone(VKI_CLONE_VM | VKI_CLONE_FS | VKI_CLONE_SIGHAND |
+			    VKI_CLONE_THREAD | VKI_CLONE_SYSVSEM,
+			    stack + DT_STACK, dt_main);
+	VG_(sigprocmask)(VKI_SIG_SETMASK, &old, NULL);
+	if (tid < 0)
+		return;		/* then the program drains */
+	while (!__atomic_load_n(&ready, __ATOMIC_SEQ_CST))
+		futex(&ready, FUTEX_WAIT_PRIVATE, 0);
+	running = True;
+	vgpt_log_bytes = LOG_BYTES_DT;
+}
+
+/*
+ * The log of @t is full: hand it to the drain thread (@ip: where the
+ * thread is, the superblock about to run) and go on in a free one.
+ * False if there is no drain thread for it: drain here.
+ */
+Bool vgpt_dt_hand_over(struct vgpt_thread *t, Addr ip)
+{
+	UChar *end, *log;
+	UInt k = 0;
+
+	if (!running || !t || t->tbuf || vgpt_filtering)
+		return False;
+	end = vgpt_log_get(t->tid);
+	log = vgpt_log_of(end);
+	tl_assert(log);
+	while (vgpt_logs[k] != log)
+		k++;
+	tl_assert(!busy[k]);
+	busy[k] = 1;
+	jobs[tail % NLOGS] = (struct job){ .t = t, .log = log, .end = end,
+					   .ip = ip, .k = k };
+	changed(&tail, tail + 1, &dt_sleeps);
+	vgpt_stat_handed++;
+
+	/* A free log: with NLOGS logs and a job per busy one, one is free
+	 * once the oldest job is done. */
+	for (;;) {
+		UInt h = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+
+		for (k = 0; k < NLOGS; k++)
+			if (!__atomic_load_n(&busy[k], __ATOMIC_ACQUIRE))
+				break;
+		if (k < NLOGS)
+			break;
+		wait_change(&head, h, &prog_waits, 0);
+	}
+	vgpt_log = vgpt_logs[k];
+	vgpt_log_reset(t->tid);
+	return True;
+}
+
+/* Everything handed over is drained (then the encoder state is ours). */
+void vgpt_dt_wait_idle(void)
+{
+	UInt t = tail, h;
+
+	if (!running)
+		return;
+	while ((h = __atomic_load_n(&head, __ATOMIC_ACQUIRE)) != t)
+		wait_change(&head, h, &prog_waits, 0);
+}
+
+/* In a forked child only the forking thread lives on (and the drain was
+ * idle: pre_syscall): a drain thread of its own. */
+void vgpt_dt_forked(void)
+{
+	if (running)
+		vgpt_dt_start();
+}
