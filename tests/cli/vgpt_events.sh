@@ -43,7 +43,9 @@ else
 fi
 
 # ---- threads
-record threads "$tmp/threads" && check_streams threads 5
+# (--fair-sched=yes: a thread that yields lets the next one run, so
+# the switches do not depend on the machine's load.)
+record threads --fair-sched=yes -- "$tmp/threads" && check_streams threads 5
 # A thread stops running (`out`, or its `exit`) and another runs (`in`) at
 # the same time; the next `out` is the latter's.
 cat > "$tmp/switch.awk" <<'EOF'
