@@ -235,6 +235,9 @@ const struct vgpt_sbi *vgpt_sbi_find(Addr nraddr);
 
 /* vgpt_trace.c */
 void vgpt_drain(Addr ip);
+/* Where the running thread resumes after a syscall whose log went to the
+ * drain thread (0: it did not, or something drained since). */
+extern Addr vgpt_resume_ip;
 void vgpt_drain_log(struct vgpt_thread *t, const UChar *log,
 		    const UChar *end, Addr now, Addr ip);
 

@@ -65,6 +65,13 @@ static void start_client_code(ThreadId tid, ULong blocks_done)
 			vgpt_drain(VG_(get_IP)(tid));
 		return;
 	}
+	/* Back from a syscall whose log went to the drain thread, where it
+	 * went in, nothing drained since: the drain thread has the flow. */
+	if (!other_ran && t == vgpt_cur && pos == vgpt_log &&
+	    vgpt_resume_ip && vgpt_resume_ip == VG_(get_IP)(tid)) {
+		vgpt_resume_ip = 0;
+		return;
+	}
 	vgpt_drain(prev ? VG_(get_IP)(cur_tid) : 0);
 	if (other_ran && prev)
 		vgpt_sb_line("switch %llu %d %d out", vgpt_icount,
@@ -142,24 +149,42 @@ static void pass_clock(void)
 
 static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 {
+	Bool fork = sysno == __NR_clone || sysno == __NR_fork ||
+		    sysno == __NR_vfork || sysno == __NR_clone3;
+	Bool exec = sysno == __NR_execve || sysno == __NR_execveat;
+	struct vgpt_thread *t = vgpt_threads[tid];
+	UChar *pos = t ? vgpt_log_get(tid) : NULL;
+	Addr ip = VG_(get_IP)(tid);
+
 	(void)nargs;
-	vgpt_drain(VG_(get_IP)(tid));
+	/*
+	 * The packets up to the syscall (its TIP.PGD) must come before
+	 * anything after it, but most syscalls need nothing more of them: a
+	 * log worth it goes to the drain thread, and the thread resumes at
+	 * @ip (start_client_code). (What the syscall does to the image,
+	 * the sideband or the threads drains first: vgpt_drain.)
+	 */
+	if (!fork && !exec && t == vgpt_cur && pos >= vgpt_log + LOG_BYTES &&
+	    pos <= vgpt_log + LOG_ROOM && vgpt_dt_hand_over(t, ip)) {
+		vgpt_resume_ip = ip;
+		return;
+	}
+	vgpt_drain(ip);
 	/* A child's sideband lines come after its parent's. */
-	if (sysno == __NR_clone || sysno == __NR_fork ||
-	    sysno == __NR_vfork || sysno == __NR_clone3)
+	if (fork)
 		vgpt_sb_flush();
-	if (sysno != __NR_execve && sysno != __NR_execveat)
+	if (!exec)
 		return;
 	/* The image goes away if this works: leave nothing buffered. */
 	vgpt_sb_line("exec %llu %d %s", vgpt_icount, VG_(getpid)(),
 		     sysno == __NR_execve ? (const HChar *)args[0] : "?");
 	for (ThreadId i = 0; i < VG_N_THREADS; i++) {
-		struct vgpt_thread *t = vgpt_threads[i];
+		struct vgpt_thread *u = vgpt_threads[i];
 
-		if (!t)
+		if (!u)
 			continue;
-		vgpt_thread_flush(t);
-		vgpt_thread_snapshot(t);
+		vgpt_thread_flush(u);
+		vgpt_thread_snapshot(u);
 	}
 	vgpt_sb_flush();
 	pass_clock();

@@ -32,6 +32,7 @@
 #include "pub_tool_threadstate.h"
 
 ULong vgpt_icount;
+Addr vgpt_resume_ip;
 struct vgpt_thread **vgpt_threads;
 struct vgpt_thread *vgpt_cur;
 ULong vgpt_stat_bytes, vgpt_stat_made, vgpt_stat_lost, vgpt_stat_threads;
@@ -630,6 +631,12 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 		    have = t->lip.have_ip; last = t->lip.ip; } while (0)
 #define ROOM() do { if (UNLIKELY(len >= lim)) { \
 		    SAVE(); out_room(t); LOAD(); } } while (0)
+/* The same where the flow's IP is known: a PSB+ there if one is due
+ * (else lim stays below len, and so out_room at every record, until the
+ * end of the drain). */
+#define ROOM_KNOWN() do { if (UNLIKELY(len >= lim)) { \
+		    SAVE(); out_room(t); psb_if_due(t, flow); LOAD(); } \
+		    } while (0)
 /* Tracing was off: the thread resumed at flow (start_client_code, after
  * a syscall). */
 #define ENABLE() do { if (UNLIKELY(!enabled)) { tl_assert(known); \
@@ -692,8 +699,8 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 				len += tnt_batch(buf + len, tnt);
 				tnt = 0;
 				ntnt = 0;
-				ROOM();
 			}
+			ROOM_KNOWN();
 			continue;
 		default:
 			if (UNLIKELY(p == end))
@@ -708,10 +715,11 @@ static void drain_fast(struct vgpt_thread *t, const UChar *p,
 		len += tip_out(buf + len, &t->lip, last, have, a);
 		last = a;
 		have = True;
-		ROOM();
+		ROOM_KNOWN();
 	}
 	SAVE();
 #undef ENABLE
+#undef ROOM_KNOWN
 #undef ROOM
 #undef SAVE
 #undef LOAD
@@ -749,6 +757,7 @@ void vgpt_drain(Addr ip)
 	UChar *end, *log;
 
 	vgpt_dt_wait_idle();
+	vgpt_resume_ip = 0;
 	if (!t)
 		return;
 	end = vgpt_log_get(t->tid);
