@@ -37,7 +37,7 @@ enum {
 	 */
 	LOG_ROOM = LOG_BYTES_DT + 24 * 100000 + 4096,
 	LOG_PAD = 16,		/* a fast record's zeros at the very end */
-	NLOGS = 3,		/* logs: written, drained, one spare */
+	NLOGS = 6,		/* logs: written, drained, spare */
 };
 
 /*

@@ -21,8 +21,11 @@
  * written, and nothing the thread closes later can drop a client's
  * record locks. Of Valgrind it calls only syscall wrappers and
  * VG_(memset)/VG_(memcpy) (and VG_(umsg) on a write error). It sleeps on
- * a futex when there is nothing to do, and so does the program when every
- * log is taken.
+ * a futex when there is nothing to do and is woken for DT_BATCH logs at a
+ * time (or when the program waits for it), so wakes are few: each is a
+ * syscall on the program's time, and on this project's VM (nested
+ * virtualisation) a costly one. The program sleeps too when every log is
+ * taken.
  *
  * Used with more than one CPU, --vgpt-drain-thread=yes (the default), and
  * neither --vgpt-truth nor --vgpt-filter (their drain is drain_slow's). A
@@ -50,9 +53,8 @@ ULong vgpt_stat_handed;
 
 enum {
 	DT_STACK = 256 << 10,
-	DT_SPIN = 100,		/* pauses before napping or sleeping */
-	DT_NAP = 50000,		/* ns: a nap of the drain thread ... */
-	DT_NAPS = 200,		/* ... so many before it sleeps (10 ms) */
+	DT_SPIN = 100,		/* pauses before sleeping */
+	DT_BATCH = NLOGS / 2,	/* logs waiting when the thread is woken */
 	FUTEX_WAIT_PRIVATE = 128,
 	FUTEX_WAKE_PRIVATE = 129,
 	CLOSE_RANGE_NR = 436,
@@ -117,26 +119,16 @@ static inline void pause_cpu(void)
 }
 
 /*
- * Wait until *@word != @seen, spinning a little, then napping @naps
- * times DT_NAP ns, then sleeping on the futex with *@flag set (the other
- * side wakes whoever set it, after changing *@word: both sequentially
- * consistent, so no wake is lost). The drain thread naps: a wake is a
- * syscall on the program's time, a nap on this thread's.
+ * Wait until *@word != @seen, spinning a little, then sleeping on the
+ * futex with *@flag set (the other side wakes whoever set it, after
+ * changing *@word: both sequentially consistent, so no wake is lost).
  */
-static void wait_change(UInt *word, UInt seen, Int *flag, UInt naps)
+static void wait_change(UInt *word, UInt seen, Int *flag)
 {
-	struct vki_timespec nap = { 0, DT_NAP };
-
 	for (UInt i = 0; i < DT_SPIN; i++) {
 		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen)
 			return;
 		pause_cpu();
-	}
-	for (UInt i = 0; i < naps; i++) {
-		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen)
-			return;
-		VG_(do_syscall)(__NR_nanosleep, (RegWord)&nap, 0, 0, 0, 0, 0,
-				0, 0);
 	}
 	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == seen) {
 		__atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
@@ -152,6 +144,13 @@ static void changed(UInt *word, UInt v, Int *flag)
 	__atomic_store_n(word, v, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(flag, __ATOMIC_SEQ_CST))
 		futex(word, FUTEX_WAKE_PRIVATE, 1);
+}
+
+/* Wake the drain thread if it sleeps (@tail is stored). */
+static void kick(void)
+{
+	if (__atomic_load_n(&dt_sleeps, __ATOMIC_SEQ_CST))
+		futex(&tail, FUTEX_WAKE_PRIVATE, 1);
 }
 
 static void dt_main(void)
@@ -170,7 +169,7 @@ static void dt_main(void)
 	for (;;) {
 		struct job *j;
 
-		wait_change(&tail, h, &dt_sleeps, DT_NAPS);
+		wait_change(&tail, h, &dt_sleeps);
 		j = &jobs[h % NLOGS];
 		vgpt_drain_log(j->t, j->log, j->end, j->ip, j->ip);
 		__atomic_store_n(&busy[j->k], 0, __ATOMIC_RELEASE);
@@ -253,7 +252,12 @@ Bool vgpt_dt_hand_over(struct vgpt_thread *t, Addr ip)
 	busy[k] = 1;
 	jobs[tail % NLOGS] = (struct job){ .t = t, .log = log, .end = end,
 					   .ip = ip, .k = k };
-	changed(&tail, tail + 1, &dt_sleeps);
+	/* Woken for a few logs at a time: a wake is a syscall on the
+	 * program's time (and, where the two threads share a CPU after
+	 * all, a switch). */
+	__atomic_store_n(&tail, tail + 1, __ATOMIC_SEQ_CST);
+	if (tail - __atomic_load_n(&head, __ATOMIC_ACQUIRE) >= DT_BATCH)
+		kick();
 	vgpt_stat_handed++;
 
 	/* A free log: with NLOGS logs and a job per busy one, one is free
@@ -266,7 +270,8 @@ Bool vgpt_dt_hand_over(struct vgpt_thread *t, Addr ip)
 				break;
 		if (k < NLOGS)
 			break;
-		wait_change(&head, h, &prog_waits, 0);
+		kick();
+		wait_change(&head, h, &prog_waits);
 	}
 	vgpt_log = vgpt_logs[k];
 	vgpt_log_reset(t->tid);
@@ -280,8 +285,10 @@ void vgpt_dt_wait_idle(void)
 
 	if (!running)
 		return;
+	if (__atomic_load_n(&head, __ATOMIC_ACQUIRE) != t)
+		kick();
 	while ((h = __atomic_load_n(&head, __ATOMIC_ACQUIRE)) != t)
-		wait_change(&head, h, &prog_waits, 0);
+		wait_change(&head, h, &prog_waits);
 }
 
 /* In a forked child only the forking thread lives on (and the drain was
