@@ -12,13 +12,17 @@
 # (bench/gen-text.awk, a seeded generator), a small pure-Python program
 # (python3 -S -E), a scripted sqlite3 session (:memory:).
 #
-# Prints, best of N rounds, user+sys CPU seconds (the primary figure: the
-# machine may be shared, wall clock is noisy) and wall seconds, the ratios
-# vgpt/native and vgpt/none for both, and vgpt's bits per instruction
-# (trace bytes * 8 / instructions, from its -v summary). Nothing here
-# asserts on timings.
+# Prints, best of N rounds, user+sys CPU seconds and wall seconds, the
+# ratios vgpt/native and vgpt/none for both, and vgpt's bits per
+# instruction (trace bytes * 8 / instructions, from its -v summary). With
+# a second CPU vgpt makes the packets on a thread of its own while the
+# program runs (src/record/vgpt/README.md, "The drain thread"): the wall
+# clock is the time the program takes to record, CPU seconds count that
+# thread too (--vgpt-drain-thread=no in VGPT_OPTS: one CPU). Wall clock
+# on a shared machine is noisy; nothing here asserts on timings.
 #
-# Environment: BENCH_RECORD_MB (default 4), BENCH_ROUNDS (3).
+# Environment: BENCH_RECORD_MB (default 4), BENCH_ROUNDS (3), VGPT_OPTS
+# (more vgpt options).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,7 +33,7 @@ while [[ $# -gt 0 ]]; do
 	case $1 in
 	--mb) mb=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
-	-h|--help) sed -n '3,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench-record: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -97,10 +101,11 @@ stdin=(/dev/null /dev/null /dev/null "$tmp/work.sql")
 # run MODE I: one timed run; prints "CPU WALL"
 run() {
 	local mode=$1 i=$2 pre=()
+	# shellcheck disable=SC2206 # VGPT_OPTS: words
 	case $mode in
 	none) pre=(valgrind -q --tool=none) ;;
 	vgpt) pre=(env VALGRIND_LIB="$vglib" valgrind -v --tool=vgpt
-		   --vgpt-out="$tmp/out") ;;
+		   --vgpt-out="$tmp/out" ${VGPT_OPTS:-}) ;;
 	esac
 	rm -f "$tmp"/out.*
 	# shellcheck disable=SC2086
