@@ -40,7 +40,8 @@ void help_record(void)
 {
 	printf(
 "usage: hwt record [-o FILE] [--source auto|valgrind|intel_pt] [-q]\n"
-"                  [--ring SIZE] [--filter FUNC[@IMAGE][,...]] -- CMD [ARGS]\n"
+"                  [--ring SIZE] [--filter FUNC[@IMAGE][,...]] [--one-cpu]\n"
+"                  -- CMD [ARGS]\n"
 "       hwt record -p PID ...            (trace unit only)\n"
 "       hwt record --vgpt-import PREFIX [-o FILE]\n"
 "\n"
@@ -62,6 +63,9 @@ void help_record(void)
 "                     or dies by a signal (snapshot mode)\n"
 "  --filter F         trace only inside the functions F: FUNC[@IMAGE],\n"
 "                     comma-separated\n"
+"  --one-cpu          the portable source: make the packets on the\n"
+"                     program's CPU (by default a second one, if there\n"
+"                     is one, makes them while the program runs)\n"
 "  -q, --quiet        no summary line\n"
 "  --vgpt-import P    convert the files of `valgrind --tool=vgpt\n"
 "                     --vgpt-out=P` (P.sb, P.TID.pt) instead of running\n"
@@ -82,7 +86,7 @@ struct record_opts {
 	const char *filter;
 	uint64_t ring;
 	long pid;
-	int quiet, truth;
+	int quiet, truth, one_cpu;
 	int argc;
 	char **argv;
 	int cmdline_argc;
@@ -177,7 +181,7 @@ static char *perf_filter(const char *spec)
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_SOURCE = 256, OPT_RING, OPT_FILTER, OPT_TRUTH,
-	       OPT_IMPORT, OPT_HELP };
+	       OPT_IMPORT, OPT_ONE_CPU, OPT_HELP };
 	static const struct option long_opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -186,6 +190,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "filter", required_argument, NULL, OPT_FILTER },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "vgpt-truth", no_argument, NULL, OPT_TRUTH },
+		{ "one-cpu", no_argument, NULL, OPT_ONE_CPU },
 		{ "vgpt-import", required_argument, NULL, OPT_IMPORT },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -234,6 +239,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_TRUTH:
 			o->truth = 1;
+			break;
+		case OPT_ONE_CPU:
+			o->one_cpu = 1;
 			break;
 		case OPT_IMPORT:
 			o->import = optarg;
@@ -506,6 +514,7 @@ static int run_vgpt(const struct record_opts *o)
 	r.ring = o->ring;
 	r.filter = o->filter;
 	r.truth = o->truth;
+	r.one_cpu = o->one_cpu;
 	if (rec_run(&r, &pid, &status))
 		return EXIT_FAILED;
 	lg = malloc(sizeof(*lg));

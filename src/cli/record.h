@@ -27,6 +27,7 @@ struct rec_run {
 	uint64_t ring;		/* --vgpt-ring, 0: off */
 	const char *filter;	/* --vgpt-filter, or NULL */
 	int truth;		/* --vgpt-truth=yes */
+	int one_cpu;		/* --vgpt-drain-thread=no */
 };
 
 /* Run the program under vgpt: its pid (Valgrind runs it in its own

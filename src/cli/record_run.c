@@ -118,6 +118,8 @@ int rec_run(const struct rec_run *r, pid_t *pid_out, int *status)
 	args[n++] = (char *)"--trace-children=yes";
 	if (r->truth)
 		args[n++] = (char *)"--vgpt-truth=yes";
+	if (r->one_cpu)
+		args[n++] = (char *)"--vgpt-drain-thread=no";
 	if (r->ring) {
 		snprintf(ring, sizeof(ring), "--vgpt-ring=%" PRIu64, r->ring);
 		args[n++] = ring;

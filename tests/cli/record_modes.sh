@@ -11,7 +11,9 @@
 #      one depth, and perf script --itrace=b lists the branches hwt lists;
 #  (3) --ring 8K: each thread's trace is at most 8 KiB, starts at a PSB,
 #      decodes without errors, and is exactly the end of the ground truth
-#      (tests/cli/vgpt/cmp.awk with suffix=N).
+#      (tests/cli/vgpt/cmp.awk with suffix=N);
+#  (4) hwt last in 4 KiB pieces prints what it prints for the whole trace;
+#  (5) --one-cpu records the branches the default run records.
 #
 #   bash tests/cli/record_modes.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" record_modes "$@"
@@ -169,6 +171,22 @@ if rec long -- ./prog 3000; then
 	elif ! cmp -s "$tmp/long.whole" "$tmp/long.pieces"; then
 		fail "hwt last in 4 KiB pieces differs from the whole stream"
 		diff "$tmp/long.whole" "$tmp/long.pieces" | head -n 5 >&2
+	fi
+fi
+
+# ---- (5) --one-cpu: the same branches, made on the program's CPU -----------
+
+# (The default may make the packets on another CPU, vgpt's drain thread.
+# The program is deterministic: both runs take the same branches.)
+if rec onecpu --one-cpu -- ./prog 3000 && [ -s "$tmp/long.data" ]; then
+	"$hwt" flow --branches "$tmp/long.data" 2>&1 | grep -v '^#' >"$tmp/long.br"
+	"$hwt" flow --branches "$tmp/onecpu.data" 2>&1 | grep -v '^#' >"$tmp/onecpu.br"
+	check
+	if [ "$(wc -l <"$tmp/onecpu.br")" -lt 100000 ]; then
+		fail "--one-cpu: fewer than 100000 branches: $(head -n 3 "$tmp/onecpu.br")"
+	elif ! cmp -s "$tmp/long.br" "$tmp/onecpu.br"; then
+		fail "--one-cpu: the branches differ from the default run's"
+		diff "$tmp/long.br" "$tmp/onecpu.br" | head -n 5 >&2
 	fi
 fi
 
