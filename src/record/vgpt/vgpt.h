@@ -209,7 +209,10 @@ extern UChar *vgpt_log;
 extern UInt vgpt_log_bytes;
 UChar *vgpt_log_get(ThreadId tid);
 void vgpt_log_reset(ThreadId tid);	/* empty: at vgpt_log */
-UChar *vgpt_log_of(const UChar *p);	/* the log @p is in */
+Int vgpt_log_index(const UChar *p);	/* of the log @p is in, or -1 */
+/* How far the position of @tid is into vgpt_log, or -1 if it is not in
+ * it (a position a signal frame saved, see vgpt_drain). */
+Long vgpt_log_used(ThreadId tid);
 /*
  * The whole target of the log's last record, a return or indirect jump to
  * @a (56 bits of it), the thread being at @ip: it is there, unless a
@@ -235,6 +238,7 @@ const struct vgpt_sbi *vgpt_sbi_find(Addr nraddr);
 
 /* vgpt_trace.c */
 void vgpt_drain(Addr ip);
+void vgpt_log_full(Addr ip);
 /* Where the running thread resumes after a syscall whose log went to the
  * drain thread (0: it did not, or something drained since). */
 extern Addr vgpt_resume_ip;

@@ -238,20 +238,17 @@ void vgpt_dt_start(void)
  */
 Bool vgpt_dt_hand_over(struct vgpt_thread *t, Addr ip)
 {
-	UChar *end, *log;
-	UInt k = 0;
+	const UChar *end;
+	Int k;
 
 	if (!running || !t || t->tbuf || vgpt_filtering)
 		return False;
 	end = vgpt_log_get(t->tid);
-	log = vgpt_log_of(end);
-	tl_assert(log);
-	while (vgpt_logs[k] != log)
-		k++;
-	tl_assert(!busy[k]);
+	k = vgpt_log_index(end);
+	tl_assert(k >= 0 && !busy[k]);
 	busy[k] = 1;
-	jobs[tail % NLOGS] = (struct job){ .t = t, .log = log, .end = end,
-					   .ip = ip, .k = k };
+	jobs[tail % NLOGS] = (struct job){ .t = t, .log = vgpt_logs[k],
+					   .end = end, .ip = ip, .k = (UInt)k };
 	/* Woken for a few logs at a time: a wake is a syscall on the
 	 * program's time (and, where the two threads share a CPU after
 	 * all, a switch). */

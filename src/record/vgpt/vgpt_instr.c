@@ -79,13 +79,20 @@ void vgpt_log_reset(ThreadId tid)
 	VG_(set_shadow_regs_area)(tid, 1, 0, sizeof(p), (const UChar *)p);
 }
 
-UChar *vgpt_log_of(const UChar *p)
+Int vgpt_log_index(const UChar *p)
 {
-	for (UInt i = 0; i < NLOGS; i++)
+	for (Int i = 0; i < NLOGS; i++)
 		if (vgpt_logs[i] && p >= vgpt_logs[i] &&
 		    p <= vgpt_logs[i] + LOG_ROOM)
-			return vgpt_logs[i];
-	return NULL;
+			return i;
+	return -1;
+}
+
+Long vgpt_log_used(ThreadId tid)
+{
+	UChar *p = vgpt_log_get(tid);
+
+	return p >= vgpt_log && p <= vgpt_log + LOG_ROOM ? p - vgpt_log : -1;
 }
 
 static VgHashTable *sbis;	/* struct vgpt_sbi by nraddr */
@@ -124,14 +131,10 @@ void vgpt_discard(Addr orig_addr, VexGuestExtents vge)
 }
 
 /* Drain when the log is full (called from translated code at the start
- * of a superblock: the guest IP is its address), on the drain thread if
- * it can. */
+ * of a superblock: the guest IP is its address). */
 static void log_full(void)
 {
-	Addr ip = VG_(get_IP)(VG_(get_running_tid)());
-
-	if (!vgpt_dt_hand_over(vgpt_cur, ip))
-		vgpt_drain(ip);
+	vgpt_log_full(VG_(get_IP)(VG_(get_running_tid)()));
 }
 
 /* ------------------------------------------------------------------ */

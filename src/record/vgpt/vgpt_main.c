@@ -48,7 +48,7 @@ static void start_client_code(ThreadId tid, ULong blocks_done)
 	struct vgpt_thread *prev = cur_tid != VG_INVALID_THREADID ?
 				   vgpt_threads[cur_tid] : NULL;
 	Bool other_ran = tid != cur_tid;
-	UChar *pos;
+	Long used;
 
 	(void)blocks_done;
 	/*
@@ -57,18 +57,16 @@ static void start_client_code(ThreadId tid, ULong blocks_done)
 	 * have emptied it): its log goes on, drained when full. That keeps
 	 * the log within LOG_ROOM too (see there).
 	 */
-	pos = t ? vgpt_log_get(tid) : NULL;
-	if (!other_ran && t == vgpt_cur && pos > vgpt_log &&
-	    pos <= vgpt_log + LOG_ROOM) {
-		if (pos >= vgpt_log + vgpt_log_bytes &&
-		    !vgpt_dt_hand_over(t, VG_(get_IP)(tid)))
-			vgpt_drain(VG_(get_IP)(tid));
+	used = t && t == vgpt_cur && !other_ran ? vgpt_log_used(tid) : -1;
+	if (used > 0) {
+		if (used >= vgpt_log_bytes)
+			vgpt_log_full(VG_(get_IP)(tid));
 		return;
 	}
 	/* Back from a syscall whose log went to the drain thread, where it
 	 * went in, nothing drained since: the drain thread has the flow. */
-	if (!other_ran && t == vgpt_cur && pos == vgpt_log &&
-	    vgpt_resume_ip && vgpt_resume_ip == VG_(get_IP)(tid)) {
+	if (used == 0 && vgpt_resume_ip &&
+	    vgpt_resume_ip == VG_(get_IP)(tid)) {
 		vgpt_resume_ip = 0;
 		return;
 	}
@@ -153,7 +151,6 @@ static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 		    sysno == __NR_vfork || sysno == __NR_clone3;
 	Bool exec = sysno == __NR_execve || sysno == __NR_execveat;
 	struct vgpt_thread *t = vgpt_threads[tid];
-	UChar *pos = t ? vgpt_log_get(tid) : NULL;
 	Addr ip = VG_(get_IP)(tid);
 
 	(void)nargs;
@@ -164,8 +161,8 @@ static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 	 * @ip (start_client_code). (What the syscall does to the image,
 	 * the sideband or the threads drains first: vgpt_drain.)
 	 */
-	if (!fork && !exec && t == vgpt_cur && pos >= vgpt_log + LOG_BYTES &&
-	    pos <= vgpt_log + LOG_ROOM && vgpt_dt_hand_over(t, ip)) {
+	if (!fork && !exec && t && t == vgpt_cur &&
+	    vgpt_log_used(tid) >= LOG_BYTES && vgpt_dt_hand_over(t, ip)) {
 		vgpt_resume_ip = ip;
 		return;
 	}

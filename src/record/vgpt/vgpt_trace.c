@@ -755,20 +755,30 @@ void vgpt_drain(Addr ip)
 {
 	struct vgpt_thread *t = vgpt_cur;
 	UChar *end, *log;
+	Int k;
 
 	vgpt_dt_wait_idle();
 	vgpt_resume_ip = 0;
 	if (!t)
 		return;
 	end = vgpt_log_get(t->tid);
-	log = vgpt_log_of(end);
-	tl_assert(log);
+	k = vgpt_log_index(end);
+	tl_assert(k >= 0);
+	log = vgpt_logs[k];
 	/* Not the log being written: the position a signal frame saved
 	 * (an empty log, pre_deliver_signal) came back with the return from
 	 * the handler. */
 	tl_assert(log == vgpt_log || end == log);
 	vgpt_log_reset(t->tid);
 	vgpt_drain_log(t, log, end, VG_(get_IP)(t->tid), ip);
+}
+
+/* The log of the running thread is full (@ip: as for vgpt_drain): to the
+ * drain thread, or drained here. */
+void vgpt_log_full(Addr ip)
+{
+	if (!vgpt_dt_hand_over(vgpt_cur, ip))
+		vgpt_drain(ip);
 }
 
 /* ------------------------------------------------------------------ */
