@@ -137,6 +137,14 @@ static inline __attribute__((always_inline)) void run_refill(struct run *r)
 	hwt_qry_direct_take_tnt_(&r->x);
 }
 
+/* Is the link of an exit @op a guess to check (returns and indirect
+ * branches: the last targets), not exact (conditional branches and
+ * fall-throughs)? */
+static inline int exit_guessed(unsigned op)
+{
+	return (op & HWT_BCO_EXIT) >= HWT_BCX_RETURN;
+}
+
 /* What run_step() did. */
 enum {
 	STEP_END,	/* no node known at @r->ip (state in @r) */
@@ -270,14 +278,14 @@ general:
 		r->slot = r->ip == nd->target;
 link:
 	k = nd->succ[r->slot];
-	if (k != HWT_BC_NO_NODE && ((op & HWT_BCO_EXIT) < HWT_BCX_RETURN ||
-				    r->nodes[k].ip == r->ip)) {
+	if (k != HWT_BC_NO_NODE &&
+	    (!exit_guessed(op) || r->nodes[k].ip == r->ip)) {
 		r->nd = &r->nodes[k];
 		return STEP_TURN;
 	}
 	/* An indirect branch's other recent target (its slot is always 0:
 	 * succ[1] keeps the one before). */
-	if ((op & HWT_BCO_EXIT) >= HWT_BCX_RETURN) {
+	if (exit_guessed(op)) {
 		k = nd->succ[1];
 		if (k != HWT_BC_NO_NODE && r->nodes[k].ip == r->ip) {
 			nd->succ[1] = nd->succ[0];
@@ -292,7 +300,7 @@ find:
 		return STEP_END;
 	if (from < r->d->bcache.npushes)
 		r->d->bcache.pushnode[from] = k;
-	if ((op & HWT_BCO_EXIT) >= HWT_BCX_RETURN)
+	if (exit_guessed(op))
 		nd->succ[1] = nd->succ[0];
 	nd->succ[r->slot] = k;
 	r->nd = &r->nodes[k];
