@@ -16,9 +16,10 @@
 # ratios vgpt/native and vgpt/none for both, and vgpt's bits per
 # instruction (trace bytes * 8 / instructions, from its -v summary). With
 # a second CPU vgpt makes the packets on a thread of its own while the
-# program runs (src/record/vgpt/README.md, "The drain thread"): the wall
-# clock is the time the program takes to record, CPU seconds count that
-# thread too (--vgpt-drain-thread=no in VGPT_OPTS: one CPU). Wall clock
+# program runs, where it measures that this is faster
+# (src/record/vgpt/README.md, "The drain thread"): the wall clock is the
+# time the program takes to record, CPU seconds count that thread too
+# (--vgpt-drain-thread=no or =yes in VGPT_OPTS: never or always). Wall clock
 # on a shared machine is noisy; nothing here asserts on timings.
 #
 # Environment: BENCH_RECORD_MB (default 4), BENCH_ROUNDS (3), VGPT_OPTS

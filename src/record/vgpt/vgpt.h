@@ -246,9 +246,17 @@ void vgpt_drain_log(struct vgpt_thread *t, const UChar *log,
 		    const UChar *end, Addr now, Addr ip);
 
 /* vgpt_dt.c: the drain thread */
-extern Bool vgpt_clo_drain_thread;
+enum { DT_NO, DT_AUTO, DT_YES };	/* --vgpt-drain-thread */
+extern Int vgpt_clo_drain_thread;
+extern ULong vgpt_clo_drain_window;	/* log bytes a measurement takes */
 extern ULong vgpt_stat_handed;		/* logs drained on the thread */
+extern ULong vgpt_stat_windows[2];	/* windows inline, on the thread */
+extern ULong vgpt_stat_rate[2];		/* their last cost (ticks/KiB) */
 void vgpt_dt_start(void);
+void vgpt_dt_syscall_begin(void);
+void vgpt_dt_syscall_end(void);
+void vgpt_dt_choose(void);
+void vgpt_dt_count_drained(Long bytes);
 Bool vgpt_dt_hand_over(struct vgpt_thread *t, Addr ip);
 void vgpt_dt_wait_idle(void);
 void vgpt_dt_forked(void);

@@ -27,7 +27,23 @@
  * virtualisation) a costly one. The program sleeps too when every log is
  * taken.
  *
- * Used with more than one CPU, --vgpt-drain-thread=yes (the default), and
+ * Whether it pays depends on the machine: the logs move from one CPU's
+ * cache to the other's, and the thread's wakes are interrupts to the
+ * program's CPU. On the VMs this project runs on, the same recording of
+ * sqlite3 took 2.3 s with the thread and 3.0 s without on one host, and
+ * 6 s with it and 3.7 s without on another (and on the second, a little
+ * under 3 s with it at times). So with --vgpt-drain-thread=auto (the
+ * default) the program measures what its log costs it, in time stamp
+ * counter ticks (the drain included when it drains in place, the waits
+ * for the thread when not; the time in syscalls left out), over windows
+ * of 8 MiB of log (fewer where the tests ask, --vgpt-drain-window: they
+ * check that switching loses nothing), and uses the
+ * cheaper way: the first windows alternate, then a window now and then
+ * tries the other way again: after PROBE_MIN windows, twice as many each
+ * time the other way stays dearer, up to PROBE_MAX (a probe that loses
+ * costs its window up to twice: about 1% of the time).
+ *
+ * Used with more than one CPU, --vgpt-drain-thread=auto or yes, and
  * neither --vgpt-truth nor --vgpt-filter (their drain is drain_slow's). A
  * forked child starts its own; execve ends it (after a drain).
  */
@@ -48,8 +64,11 @@ extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2,
 /* The client's descriptors are those below it (Valgrind's own above). */
 extern Int VG_(fd_soft_limit);
 
-Bool vgpt_clo_drain_thread = True;
+Int vgpt_clo_drain_thread = DT_AUTO;
+ULong vgpt_clo_drain_window = 8 << 20;
 ULong vgpt_stat_handed;
+ULong vgpt_stat_windows[2];
+ULong vgpt_stat_rate[2];
 
 enum {
 	DT_STACK = 256 << 10,
@@ -58,6 +77,9 @@ enum {
 	FUTEX_WAIT_PRIVATE = 128,
 	FUTEX_WAKE_PRIVATE = 129,
 	CLOSE_RANGE_NR = 436,
+	PROBE_FIRST = 4,	/* windows that alternate at the start */
+	PROBE_MIN = 8,		/* then the other way after this many, */
+	PROBE_MAX = 128,	/* doubling up to this many */
 };
 
 /* A log handed over. */
@@ -77,6 +99,20 @@ static Int dt_sleeps;		/* the drain thread waits on @tail */
 static Int prog_waits;		/* the program waits on @head */
 static UInt ready;		/* the drain thread closed what it must */
 static Bool running;		/* there is a drain thread in this process */
+static Bool use;		/* full logs go to it (else drained in place) */
+
+/* The measurement (DT_AUTO; see above). */
+static struct {
+	ULong t0;		/* ticks when the window began (0: not yet) */
+	ULong bytes;		/* log bytes in it */
+	ULong excluded;		/* ticks in syscalls in it */
+	ULong sys;		/* ticks when the syscall under way began */
+	ULong rate[2];		/* ticks per KiB [use], smoothed (0: none) */
+	UInt windows;		/* windows done */
+	UInt stay;		/* windows since the last probe */
+	UInt every;		/* windows between probes */
+	Bool probing;		/* the window under way is a probe */
+} ch;
 static UChar *stack;
 
 /* Start @fn on @top in a new thread with @flags (clone); it exits when
@@ -116,6 +152,30 @@ static void futex(UInt *word, Int op, UInt val)
 static inline void pause_cpu(void)
 {
 	__asm__ __volatile__("pause" ::: "memory");
+}
+
+static inline ULong ticks(void)
+{
+	UInt lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return (ULong)hi << 32 | lo;
+}
+
+static void wait_idle(void);
+
+/* Full logs go to the thread (@on) or are drained in place from now on
+ * (the running thread's log is empty). The logs still with the thread
+ * are drained first, so that the next window, in place, is not charged
+ * for them. */
+static void set_use(Bool on)
+{
+	if (!on)
+		wait_idle();
+	use = on;
+	vgpt_log_bytes = on ? LOG_BYTES_DT : LOG_BYTES;
+	if (vgpt_cur)
+		vgpt_log_reset(vgpt_cur->tid);
 }
 
 /*
@@ -202,7 +262,7 @@ void vgpt_dt_start(void)
 
 	running = False;
 	vgpt_log_bytes = LOG_BYTES;
-	if (!vgpt_clo_drain_thread || vgpt_clo_truth || vgpt_filtering ||
+	if (vgpt_clo_drain_thread == DT_NO || vgpt_clo_truth || vgpt_filtering ||
 	    !cpus_to_spare())
 		return;
 	for (UInt i = 0; i < NLOGS; i++) {
@@ -219,6 +279,7 @@ void vgpt_dt_start(void)
 
 	VG_(memset)(&all, 0xff, sizeof(all));
 	VG_(sigprocmask)(VKI_SIG_SETMASK, &all, &old);
+	VG_(memset)(&ch, 0, sizeof(ch));
 	tid = vgpt_dt_clone(VKI_CLONE_VM | VKI_CLONE_FS | VKI_CLONE_SIGHAND |
 			    VKI_CLONE_THREAD | VKI_CLONE_SYSVSEM,
 			    stack + DT_STACK, dt_main);
@@ -228,7 +289,81 @@ void vgpt_dt_start(void)
 	while (!__atomic_load_n(&ready, __ATOMIC_SEQ_CST))
 		futex(&ready, FUTEX_WAIT_PRIVATE, 0);
 	running = True;
+	use = True;
 	vgpt_log_bytes = LOG_BYTES_DT;
+}
+
+/* @bytes of log drained in place or handed over. */
+static void count(Long bytes)
+{
+	if (bytes > 0)
+		ch.bytes += (ULong)bytes;
+}
+
+/* The running thread enters a syscall (its log is drained or handed
+ * over): the time until it is back is not the recording's. */
+void vgpt_dt_syscall_begin(void)
+{
+	ch.sys = ticks();
+}
+
+void vgpt_dt_syscall_end(void)
+{
+	if (ch.sys)
+		ch.excluded += ticks() - ch.sys;
+	ch.sys = 0;
+	vgpt_dt_choose();
+}
+
+/*
+ * At the end of a window, choose (see above); only where the log of the
+ * thread that ran last is empty (just drained or handed over: not so
+ * after a syscall in which another thread ran), as a switch starts it
+ * again.
+ */
+void vgpt_dt_choose(void)
+{
+	ULong now, cost, *r;
+	Bool next, best;
+
+	if (!running || vgpt_clo_drain_thread != DT_AUTO ||
+	    ch.bytes < vgpt_clo_drain_window || !vgpt_cur ||
+	    vgpt_log_used(vgpt_cur->tid) != 0)
+		return;
+	now = ticks();
+	if (!ch.t0 || now - ch.t0 <= ch.excluded) {
+		ch.t0 = now;		/* no measure: start again */
+		ch.bytes = ch.excluded = 0;
+		return;
+	}
+	cost = (now - ch.t0 - ch.excluded) / (ch.bytes >> 10);
+	r = &ch.rate[use];
+	*r = *r ? (*r + cost) / 2 : cost;
+	vgpt_stat_windows[use]++;
+	vgpt_stat_rate[use] = *r;
+	ch.windows++;
+	best = ch.rate[1] < ch.rate[0];
+	if (ch.windows < PROBE_FIRST || !ch.rate[!use]) {
+		next = !use;
+	} else if (ch.probing) {
+		/* Back to the way that was dearer: probe sooner. */
+		next = best;
+		ch.probing = False;
+		ch.every = next == use ? PROBE_MIN :
+			   ch.every * 2 > PROBE_MAX ? PROBE_MAX : ch.every * 2;
+	} else if (best == use && ++ch.stay >= ch.every) {
+		next = !use;		/* the other way again, for a window */
+		ch.probing = True;
+		ch.stay = 0;
+	} else {
+		next = best;
+	}
+	if (!ch.every)
+		ch.every = PROBE_MIN;
+	if (next != use)
+		set_use(next);
+	ch.t0 = ticks();
+	ch.bytes = ch.excluded = 0;
 }
 
 /*
@@ -241,11 +376,12 @@ Bool vgpt_dt_hand_over(struct vgpt_thread *t, Addr ip)
 	const UChar *end;
 	Int k;
 
-	if (!running || !t || t->tbuf || vgpt_filtering)
+	if (!running || !use || !t || t->tbuf || vgpt_filtering)
 		return False;
 	end = vgpt_log_get(t->tid);
 	k = vgpt_log_index(end);
 	tl_assert(k >= 0 && !busy[k]);
+	count(end - vgpt_logs[k]);
 	busy[k] = 1;
 	jobs[tail % NLOGS] = (struct job){ .t = t, .log = vgpt_logs[k],
 					   .end = end, .ip = ip, .k = (UInt)k };
@@ -277,6 +413,16 @@ Bool vgpt_dt_hand_over(struct vgpt_thread *t, Addr ip)
 
 /* Everything handed over is drained (then the encoder state is ours). */
 void vgpt_dt_wait_idle(void)
+{
+	wait_idle();
+}
+
+void vgpt_dt_count_drained(Long bytes)
+{
+	count(bytes);
+}
+
+static void wait_idle(void)
 {
 	UInt t = tail, h;
 

@@ -145,7 +145,8 @@ static void pass_clock(void)
 	set_arg("--vgpt-out=", vgpt_path("--vgpt-out=%s", vgpt_clo_out));
 }
 
-static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
+static void pre_syscall_drain(ThreadId tid, UInt sysno, UWord *args,
+			      UInt nargs)
 {
 	Bool fork = sysno == __NR_clone || sysno == __NR_fork ||
 		    sysno == __NR_vfork || sysno == __NR_clone3;
@@ -187,9 +188,16 @@ static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 	pass_clock();
 }
 
+static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
+{
+	pre_syscall_drain(tid, sysno, args, nargs);
+	vgpt_dt_syscall_begin();
+}
+
 static void post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs,
 			 SysRes res)
 {
+	vgpt_dt_syscall_end();
 	(void)tid;
 	(void)sysno;
 	(void)args;
@@ -282,8 +290,19 @@ static Bool process_cmd_line_option(const HChar *arg)
 
 	if VG_STR_CLO(arg, "--vgpt-out", vgpt_clo_out) {
 	} else if VG_BOOL_CLO(arg, "--vgpt-truth", vgpt_clo_truth) {
-	} else if VG_BOOL_CLO(arg, "--vgpt-drain-thread",
-			      vgpt_clo_drain_thread) {
+	} else if VG_STR_CLO(arg, "--vgpt-drain-thread", v) {
+		if (!VG_(strcmp)(v, "auto"))
+			vgpt_clo_drain_thread = DT_AUTO;
+		else if (!VG_(strcmp)(v, "yes"))
+			vgpt_clo_drain_thread = DT_YES;
+		else if (!VG_(strcmp)(v, "no"))
+			vgpt_clo_drain_thread = DT_NO;
+		else
+			VG_(fmsg_bad_option)(arg, "auto, yes or no\n");
+	} else if VG_STR_CLO(arg, "--vgpt-drain-window", v) {
+		if (!parse_size(v, &vgpt_clo_drain_window) ||
+		    vgpt_clo_drain_window < (1 << 10))
+			VG_(fmsg_bad_option)(arg, "a size of 1k or more\n");
 	} else if VG_STR_CLO(arg, "--vgpt-ring", v) {
 		if (!parse_size(v, &vgpt_clo_ring))
 			VG_(fmsg_bad_option)(arg, "a size: N[k|m|g]\n");
@@ -376,6 +395,13 @@ static void fini(Int exitcode)
 		if (vgpt_stat_handed)
 			VG_(umsg)("vgpt: %llu logs drained on another CPU\n",
 				  vgpt_stat_handed);
+		if (vgpt_stat_windows[0] + vgpt_stat_windows[1])
+			VG_(umsg)("vgpt: drain thread used for %llu of %llu "
+				  "windows (cost, ticks per KiB of log: "
+				  "%llu in place, %llu on the thread)\n",
+				  vgpt_stat_windows[1],
+				  vgpt_stat_windows[0] + vgpt_stat_windows[1],
+				  vgpt_stat_rate[0], vgpt_stat_rate[1]);
 		if (vgpt_stat_lost)
 			VG_(umsg)("vgpt: %llu bytes LOST (write errors)\n",
 				  vgpt_stat_lost);

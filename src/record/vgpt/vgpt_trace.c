@@ -770,6 +770,7 @@ void vgpt_drain(Addr ip)
 	 * the handler. */
 	tl_assert(log == vgpt_log || end == log);
 	vgpt_log_reset(t->tid);
+	vgpt_dt_count_drained(end - log);
 	vgpt_drain_log(t, log, end, VG_(get_IP)(t->tid), ip);
 }
 
@@ -779,6 +780,7 @@ void vgpt_log_full(Addr ip)
 {
 	if (!vgpt_dt_hand_over(vgpt_cur, ip))
 		vgpt_drain(ip);
+	vgpt_dt_choose();
 }
 
 /* ------------------------------------------------------------------ */

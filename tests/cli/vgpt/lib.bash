@@ -133,14 +133,19 @@ check_streams() {
 
 # fast NAME CMD...: the run without the truth decodes to NAME's truth
 # (--vgpt-truth=yes makes every log record a slow one; deterministic CMD).
-# With the drain thread (where there is a second CPU) and without it.
+# With the drain thread (where there is a second CPU), without it, and
+# switching between the two after every log (auto, with windows too small
+# to hold one: where there is only one CPU, the same as no).
 fast() {
-	local name=$1 main truth dt n
+	local name=$1 main truth dt n opts
 	shift
 	truth=$(ls "$tmp/$name".*.truth | head -n 1)
-	for dt in yes no; do
+	for dt in yes no switch; do
 		n=$name-fast-$dt
-		record "$n" --vgpt-truth=no --vgpt-drain-thread=$dt -- "$@" || return
+		opts=(--vgpt-drain-thread="$dt")
+		[ "$dt" = switch ] &&
+			opts=(--vgpt-drain-thread=auto --vgpt-drain-window=1k)
+		record "$n" --vgpt-truth=no "${opts[@]}" -- "$@" || return
 		check
 		main=$(head -n 1 "$tmp/$n.sb" | cut -d' ' -f3)
 		decode "$tmp/$n" "$tmp/$n.$main.pt" > "$tmp/$n.flow"
