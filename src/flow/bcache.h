@@ -114,7 +114,10 @@ struct hwt_bc_memo {
 	uint16_t prev;		/* AFL previous location after (@m >= 2) */
 	uint16_t cell[HWT_BC_MEMO_BITS - 2];	/* edges of the others */
 	uint8_t m;		/* bits taken: blocks reached */
-	uint8_t pad[7];
+	uint8_t count;		/* times applied, @cell not yet in the map
+				 * (graph.c; 255: saturated; 0 outside a
+				 * fold) */
+	uint8_t pad[6];
 };
 
 struct hwt_bcache {

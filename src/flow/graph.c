@@ -477,31 +477,6 @@ int hwt_blk_fold_block(const struct hwt_blk_decoder *d,
 	return flags;
 }
 
-/*
- * A fold as a run makes it: the open canonical block (from node @first, or
- * the caller's as a node, with @n instructions; @total: those of the
- * blocks before), the count of ended ones and the map.
- */
-struct fold_run {
-	const struct hwt_bc_node *first;
-	uint64_t total, nblocks;
-	uint32_t n;
-	uint16_t prev;
-	uint8_t *map;
-};
-
-/* The block of node @nd opens a canonical block: the open one ends. */
-static inline __attribute__((always_inline)) void
-fold_open(struct fold_run *f, const struct hwt_bc_node *nd, int map)
-{
-	f->total += f->n;
-	f->nblocks += 1;
-	if (map)
-		f->prev = fold_edge(f->map, f->prev, f->first->loc);
-	f->first = nd;
-	f->n = nd->ninsn;
-}
-
 /* ------------------------------------------------------------------ */
 /* The fold's memo                                                     */
 /* ------------------------------------------------------------------ */
@@ -527,8 +502,44 @@ fold_open(struct fold_run *f, const struct hwt_bc_node *nd, int map)
  * in loops; not the few bits between indirect branches, which the hot
  * loop takes as fast), from nodes whose runs are longer than one block
  * (@nomemo). Bits left over are the hot loop's.
+ *
+ * The edges in @cell do not depend on anything before either, and an
+ * AFL counter saturates at 255, so where the counts end up does not
+ * depend on the order of the increments: min(255, their sum). So an
+ * entry applied again only counts (@count), and its cells go into the map
+ * once, @count at a time, when the fold returns (fold_memo_flush()) or
+ * the entry is made anew: hot loops cost one edge and a count per entry,
+ * not up to HWT_BC_MEMO_BITS edges.
  */
-enum { FOLD_MEMO_LOG2 = 12, FOLD_MEMO_MIN_BITS = 4 };
+enum { FOLD_MEMO_LOG2 = 12, FOLD_MEMO_MIN_BITS = 4, FOLD_DIRTY_MAX = 64 };
+
+/*
+ * A fold as a run makes it: the open canonical block (from node @first, or
+ * the caller's as a node, with @n instructions; @total: those of the
+ * blocks before), the count of ended ones and the map.
+ */
+struct fold_run {
+	const struct hwt_bc_node *first;
+	uint64_t total, nblocks;
+	uint32_t n;
+	uint16_t prev;
+	uint8_t *map;
+	/* Memo entries with a count (see fold_memo_apply()). */
+	struct hwt_bc_memo *dirty[FOLD_DIRTY_MAX];
+	unsigned ndirty;
+};
+
+/* The block of node @nd opens a canonical block: the open one ends. */
+static inline __attribute__((always_inline)) void
+fold_open(struct fold_run *f, const struct hwt_bc_node *nd, int map)
+{
+	f->total += f->n;
+	f->nblocks += 1;
+	if (map)
+		f->prev = fold_edge(f->map, f->prev, f->first->loc);
+	f->first = nd;
+	f->n = nd->ninsn;
+}
 
 static inline struct hwt_bc_memo *fold_memo_slot(struct hwt_bc_memo *memo,
 						 uint32_t key)
@@ -592,38 +603,58 @@ fold_memo_make(struct hwt_bc_memo *e, uint32_t key,
 					     (reached[j - 2]->loc >> 1));
 }
 
+/* The edges of @e's cells, @times each, into @map. */
+static void fold_memo_cells(uint8_t *map, const struct hwt_bc_memo *e,
+			    unsigned times)
+{
+	for (unsigned j = 0; j + 2 < e->m; j++) {
+		uint8_t *cell = &map[e->cell[j]];
+		unsigned v = *cell + times;
+
+		*cell = (uint8_t) (v > 0xff ? 0xff : v);
+	}
+}
+
+/* The counts of the entries @f applied go into the map (see above). */
+static void fold_memo_flush(struct fold_run *f)
+{
+	for (unsigned i = 0; i < f->ndirty; i++) {
+		struct hwt_bc_memo *e = f->dirty[i];
+
+		fold_memo_cells(f->map, e, e->count);
+		e->count = 0;
+	}
+	f->ndirty = 0;
+}
+
 /* Fold entry @e into @f: @e->m blocks, each a new canonical block. */
 static inline __attribute__((always_inline)) void
-fold_memo_apply(struct fold_run *f, const struct hwt_bc_memo *e,
+fold_memo_apply(struct fold_run *f, struct hwt_bc_memo *e,
 		const struct hwt_bc_node *end, int map)
 {
 	f->total += f->n + e->ninsn;
 	f->nblocks += e->m;
 	if (map) {
-		uint8_t *m = f->map;
 		uint16_t loc = f->first->loc;
 
-		(void) fold_edge(m, f->prev, loc);
-		switch (e->m) {
-		case 6:
-			(void) fold_edge(m, 0, e->cell[3]);
-			/* fall through */
-		case 5:
-			(void) fold_edge(m, 0, e->cell[2]);
-			/* fall through */
-		case 4:
-			(void) fold_edge(m, 0, e->cell[1]);
-			/* fall through */
-		case 3:
-			(void) fold_edge(m, 0, e->cell[0]);
-			/* fall through */
-		case 2:
-			(void) fold_edge(m, (uint16_t) (loc >> 1), e->loc1);
+		(void) fold_edge(f->map, f->prev, loc);
+		if (e->m >= 2) {
+			(void) fold_edge(f->map, (uint16_t) (loc >> 1),
+					 e->loc1);
 			f->prev = e->prev;
-			break;
-		default:
+		} else {
 			f->prev = (uint16_t) (loc >> 1);
-			break;
+		}
+		/* The cells: counted (255 is as good as more). */
+		if (e->m >= 3 && e->count < 0xff) {
+			if (e->count) {
+				e->count++;
+			} else if (f->ndirty < FOLD_DIRTY_MAX) {
+				e->count = 1;
+				f->dirty[f->ndirty++] = e;
+			} else {
+				fold_memo_cells(f->map, e, 1);
+			}
 		}
 	}
 	f->first = end;
@@ -658,8 +689,14 @@ fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
 		chunk |= 1u << c;
 		key = (uint32_t) (nd - r->nodes) << 7 | chunk;
 		e = fold_memo_slot(memo, key);
-		if (__builtin_expect(e->key != key, 0))
+		if (__builtin_expect(e->key != key, 0)) {
+			if (e->count) {
+				/* Still on the dirty list: harmless there
+				 * once its count is 0. */
+				fold_memo_cells(f->map, e, e->count);
+			}
 			fold_memo_make(e, key, r->nodes, nd, chunk, c);
+		}
 		/*
 		 * Taking the cache's last bit, run_step() asks whether the
 		 * status is clean: if that is not known here, it takes the
@@ -705,6 +742,7 @@ fold_run(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	shadow.mode = fold->block.mode;
 	f.first = &shadow;
 	f.map = fold->map;
+	f.ndirty = 0;
 	f.prev = fold->prev;
 	f.nblocks = fold->nblocks;
 	f.n = fold->open ? fold->block.ninsn : 0;
@@ -770,6 +808,8 @@ fold_run(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	node_block(speculative, nd, nd->ip, last);
 	status = 0;
 out:
+	if (map)
+		fold_memo_flush(&f);
 	fold->ninsn = f.total + f.n;
 	fold->nblocks = f.nblocks;
 	fold->prev = f.prev;
