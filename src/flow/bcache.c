@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <hwt/error.h>
 
@@ -22,10 +23,49 @@ static size_t bc_slot(const struct hwt_bcache *bc, uint64_t ip)
 	return (size_t) (ip ^ (ip >> 21) ^ (ip >> 42)) & bc->mask;
 }
 
+/*
+ * The entry table, zeroed. A big one is mapped with huge pages asked for
+ * (transparent huge pages in "madvise" mode, Debian's default): the table
+ * of a large image (python3's: 512 Ki slots, 16 MiB, after 16 MiB of the
+ * smaller ones it grew through) is thousands of first-touch page faults
+ * otherwise, a fifth of hwt coverage's time on python3 on a VM. (Measured
+ * with huge pages for all memory: 0.45 s -> 0.39 s.)
+ */
+enum { BC_TABLE_MAP = 1u << 21 };
+
+static struct hwt_bc_entry *bc_table_new(size_t n)
+{
+	size_t bytes = n * sizeof(struct hwt_bc_entry);
+	void *p;
+
+	if (bytes < BC_TABLE_MAP)
+		return calloc(n, sizeof(struct hwt_bc_entry));
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	(void) madvise(p, bytes, MADV_HUGEPAGE);	/* a hint */
+#endif
+	return p;
+}
+
+static void bc_table_free(struct hwt_bc_entry *t, size_t n)
+{
+	size_t bytes = n * sizeof(struct hwt_bc_entry);
+
+	if (!t)
+		return;
+	if (bytes < BC_TABLE_MAP)
+		free(t);
+	else
+		munmap(t, bytes);
+}
+
 int hwt_bcache_init(struct hwt_bcache *bc)
 {
 	memset(bc, 0, sizeof(*bc));
-	bc->slots = calloc(BC_INIT_SLOTS, sizeof(*bc->slots));
+	bc->slots = bc_table_new(BC_INIT_SLOTS);
 	if (!bc->slots)
 		return -HWT_ERR_NOMEM;
 	bc->mask = BC_INIT_SLOTS - 1;
@@ -47,7 +87,7 @@ static void bc_graph_clear(struct hwt_bcache *bc)
 
 void hwt_bcache_fini(struct hwt_bcache *bc)
 {
-	free(bc->slots);
+	bc_table_free(bc->slots, bc->slots ? bc->mask + 1 : 0);
 	bc->slots = NULL;
 	free(bc->secs);
 	bc->secs = NULL;
@@ -112,7 +152,7 @@ static int bc_grow(struct hwt_bcache *bc)
 		return 0;
 	}
 
-	slots = calloc(n, sizeof(*slots));
+	slots = bc_table_new(n);
 	if (!slots) {
 		/* Keep working with what we have: forget the entries. */
 		hwt_bcache_clear(bc);
@@ -127,7 +167,7 @@ static int bc_grow(struct hwt_bcache *bc)
 	for (i = 0; i < n; ++i)
 		if (old[i].ninsn)
 			bc_insert(bc, &old[i]);
-	free(old);
+	bc_table_free(old, n);
 	return 0;
 }
 
