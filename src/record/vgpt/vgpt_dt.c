@@ -162,8 +162,6 @@ static inline ULong ticks(void)
 	return (ULong)hi << 32 | lo;
 }
 
-static void wait_idle(void);
-
 /* Full logs go to the thread (@on) or are drained in place from now on
  * (the running thread's log is empty). The logs still with the thread
  * are drained first, so that the next window, in place, is not charged
@@ -171,7 +169,7 @@ static void wait_idle(void);
 static void set_use(Bool on)
 {
 	if (!on)
-		wait_idle();
+		vgpt_dt_wait_idle();
 	use = on;
 	vgpt_log_bytes = on ? LOG_BYTES_DT : LOG_BYTES;
 	if (vgpt_cur)
@@ -280,6 +278,7 @@ void vgpt_dt_start(void)
 	VG_(memset)(&all, 0xff, sizeof(all));
 	VG_(sigprocmask)(VKI_SIG_SETMASK, &all, &old);
 	VG_(memset)(&ch, 0, sizeof(ch));
+	ch.every = PROBE_MIN;
 	tid = vgpt_dt_clone(VKI_CLONE_VM | VKI_CLONE_FS | VKI_CLONE_SIGHAND |
 			    VKI_CLONE_THREAD | VKI_CLONE_SYSVSEM,
 			    stack + DT_STACK, dt_main);
@@ -358,8 +357,6 @@ void vgpt_dt_choose(void)
 	} else {
 		next = best;
 	}
-	if (!ch.every)
-		ch.every = PROBE_MIN;
 	if (next != use)
 		set_use(next);
 	ch.t0 = ticks();
@@ -411,18 +408,14 @@ Bool vgpt_dt_hand_over(struct vgpt_thread *t, Addr ip)
 	return True;
 }
 
-/* Everything handed over is drained (then the encoder state is ours). */
-void vgpt_dt_wait_idle(void)
-{
-	wait_idle();
-}
-
+/* @bytes of the running thread's log were drained in place. */
 void vgpt_dt_count_drained(Long bytes)
 {
 	count(bytes);
 }
 
-static void wait_idle(void)
+/* Everything handed over is drained (then the encoder state is ours). */
+void vgpt_dt_wait_idle(void)
 {
 	UInt t = tail, h;
 
