@@ -250,6 +250,7 @@ enum { DT_NO, DT_AUTO, DT_YES };	/* --vgpt-drain-thread */
 extern Int vgpt_clo_drain_thread;
 extern ULong vgpt_clo_drain_window;	/* log bytes a measurement takes */
 extern ULong vgpt_stat_handed;		/* logs drained on the thread */
+extern ULong vgpt_stat_full_waits;	/* ... the program waited for a free log */
 extern ULong vgpt_stat_windows[2];	/* windows inline, on the thread */
 extern ULong vgpt_stat_rate[2];		/* their last cost (ticks/KiB) */
 void vgpt_dt_start(void);

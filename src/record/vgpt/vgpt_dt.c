@@ -67,6 +67,7 @@ extern Int VG_(fd_soft_limit);
 Int vgpt_clo_drain_thread = DT_AUTO;
 ULong vgpt_clo_drain_window = 8 << 20;
 ULong vgpt_stat_handed;
+ULong vgpt_stat_full_waits;
 ULong vgpt_stat_windows[2];
 ULong vgpt_stat_rate[2];
 
@@ -112,6 +113,7 @@ static struct {
 	UInt stay;		/* windows since the last probe */
 	UInt every;		/* windows between probes */
 	Bool probing;		/* the window under way is a probe */
+	Bool last;		/* the way of the last window */
 } ch;
 static UChar *stack;
 
@@ -337,7 +339,15 @@ void vgpt_dt_choose(void)
 	}
 	cost = (now - ch.t0 - ch.excluded) / (ch.bytes >> 10);
 	r = &ch.rate[use];
-	*r = *r ? (*r + cost) / 2 : cost;
+	/* The first window of a way replaces its rate, which is old (the
+	 * program may be elsewhere now); the next ones are smoothed, a
+	 * window that costs more than twice the rate (the host was busy)
+	 * counted as twice. */
+	if (!*r || ch.last != use)
+		*r = cost;
+	else
+		*r = (*r + (cost > 2 * *r ? 2 * *r : cost)) / 2;
+	ch.last = use;
 	vgpt_stat_windows[use]++;
 	vgpt_stat_rate[use] = *r;
 	ch.windows++;
@@ -355,12 +365,37 @@ void vgpt_dt_choose(void)
 		ch.probing = True;
 		ch.stay = 0;
 	} else {
+		/* The way in use got dearer: where the other stays dearer,
+		 * this one is probed soon. */
 		next = best;
+		if (next != use) {
+			ch.every = PROBE_MIN;
+			ch.stay = 0;
+		}
 	}
 	if (next != use)
 		set_use(next);
 	ch.t0 = ticks();
 	ch.bytes = ch.excluded = 0;
+}
+
+/*
+ * Make @n bytes at @p (a multiple of 8) this CPU's before translated code
+ * writes them: the drain thread read them last, so every cache line of
+ * the log is elsewhere, and translated code asks for them one store at a
+ * time as it goes, each a wait of up to a cross-CPU round trip (on the
+ * AMD host under nested virtualisation this project runs on, 450-540 ns)
+ * that fills the store buffer. A string store asks for them all at once.
+ * sqlite3 with the thread: 6-7 s -> 2.9-3.4 s here (in place: 3.6 s).
+ */
+static void claim(UChar *p, ULong n)
+{
+	ULong words = n / 8;
+
+	__asm__ __volatile__("rep stosq"
+			     : "+D"(p), "+c"(words)
+			     : "a"(0ULL)
+			     : "memory");
 }
 
 /*
@@ -400,10 +435,12 @@ Bool vgpt_dt_hand_over(struct vgpt_thread *t, Addr ip)
 				break;
 		if (k < NLOGS)
 			break;
+		vgpt_stat_full_waits++;
 		kick();
 		wait_change(&head, h, &prog_waits);
 	}
 	vgpt_log = vgpt_logs[k];
+	claim(vgpt_log, vgpt_log_bytes);
 	vgpt_log_reset(t->tid);
 	return True;
 }

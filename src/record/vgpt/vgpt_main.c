@@ -393,8 +393,9 @@ static void fini(Int exitcode)
 				  "%llu bytes made\n", vgpt_stat_bytes,
 				  vgpt_stat_made);
 		if (vgpt_stat_handed)
-			VG_(umsg)("vgpt: %llu logs drained on another CPU\n",
-				  vgpt_stat_handed);
+			VG_(umsg)("vgpt: %llu logs drained on another CPU "
+				  "(%llu times the program waited for one)\n",
+				  vgpt_stat_handed, vgpt_stat_full_waits);
 		if (vgpt_stat_windows[0] + vgpt_stat_windows[1])
 			VG_(umsg)("vgpt: drain thread used for %llu of %llu "
 				  "windows (cost, ticks per KiB of log: "
