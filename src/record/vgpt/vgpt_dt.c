@@ -326,7 +326,7 @@ void vgpt_dt_syscall_end(void)
 void vgpt_dt_choose(void)
 {
 	ULong now, cost, *r;
-	Bool next, best;
+	Bool next, best, dearer;
 
 	if (!running || vgpt_clo_drain_thread != DT_AUTO ||
 	    ch.bytes < vgpt_clo_drain_window || !vgpt_cur ||
@@ -352,13 +352,15 @@ void vgpt_dt_choose(void)
 	}
 	ch.spike = False;
 	/* The first window of a way replaces its rate, which is old (the
-	 * program may be elsewhere now); the next ones are smoothed. */
-	*r = !*r || ch.last != use ? cost : (*r + cost) / 2;
+	 * program may be elsewhere now); the next ones count a quarter. */
+	*r = !*r || ch.last != use ? cost : (3 * *r + cost) / 4;
 	ch.last = use;
 	vgpt_stat_windows[use]++;
 	vgpt_stat_rate[use] = *r;
 	ch.windows++;
 	best = ch.rate[1] < ch.rate[0];
+	/* Rates within an eighth of each other are the same to the noise. */
+	dearer = ch.rate[use] > ch.rate[!use] + ch.rate[!use] / 8;
 	if (ch.windows < PROBE_FIRST || !ch.rate[!use]) {
 		next = !use;
 	} else if (ch.probing) {
@@ -367,18 +369,19 @@ void vgpt_dt_choose(void)
 		ch.probing = False;
 		ch.every = next == use ? PROBE_MIN :
 			   ch.every * 2 > PROBE_MAX ? PROBE_MAX : ch.every * 2;
-	} else if (best == use && ++ch.stay >= ch.every) {
-		next = !use;		/* the other way again, for a window */
-		ch.probing = True;
-		ch.stay = 0;
+	} else if (!dearer) {
+		next = use;
+		if (++ch.stay >= ch.every) {
+			next = !use;	/* the other way again, for a window */
+			ch.probing = True;
+			ch.stay = 0;
+		}
 	} else {
 		/* The way in use got dearer: where the other stays dearer,
 		 * this one is probed soon. */
-		next = best;
-		if (next != use) {
-			ch.every = PROBE_MIN;
-			ch.stay = 0;
-		}
+		next = !use;
+		ch.every = PROBE_MIN;
+		ch.stay = 0;
 	}
 	if (next != use)
 		set_use(next);
