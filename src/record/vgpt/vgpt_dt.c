@@ -28,20 +28,24 @@
  * taken.
  *
  * Whether it pays depends on the machine: the logs move from one CPU's
- * cache to the other's, and the thread's wakes are interrupts to the
+ * cache to the other's (the program claims each free log before it
+ * writes it, claim()), and the thread's wakes are interrupts to the
  * program's CPU. On the VMs this project runs on, the same recording of
- * sqlite3 took 2.3 s with the thread and 3.0 s without on one host, and
- * 6 s with it and 3.7 s without on another (and on the second, a little
- * under 3 s with it at times). So with --vgpt-drain-thread=auto (the
- * default) the program measures what its log costs it, in time stamp
- * counter ticks (the drain included when it drains in place, the waits
- * for the thread when not; the time in syscalls left out), over windows
- * of 8 MiB of log (fewer where the tests ask, --vgpt-drain-window: they
- * check that switching loses nothing), and uses the
- * cheaper way: the first windows alternate, then a window now and then
- * tries the other way again: after PROBE_MIN windows, twice as many each
- * time the other way stays dearer, up to PROBE_MAX (a probe that loses
- * costs its window up to twice: about 1% of the time).
+ * sqlite3 took 2.3 s with the thread and 3.0 s without on one host; on
+ * another 2.9-3.4 s with it and 3.6 s without (6-7 s with it before the
+ * claim). So with --vgpt-drain-thread=auto (the default) the program
+ * measures what its log costs it, in time stamp counter ticks (the drain
+ * included when it drains in place, the waits for the thread when not;
+ * the time in syscalls left out), over windows of 8 MiB of log (fewer
+ * where the tests ask, --vgpt-drain-window: they check that switching
+ * loses nothing), and uses the cheaper way: the first windows alternate,
+ * then a window now and then tries the other way again: after PROBE_MIN
+ * windows, twice as many each time the other way stays dearer, up to
+ * PROBE_MAX (a probe that loses costs its window up to twice: about 1%
+ * of the time). The host's noise is kept out of the rates (vgpt_dt_choose):
+ * a lone window at over twice its way's rate is dropped, later windows
+ * count a quarter, and the way in use is left only when it costs an
+ * eighth more than the other.
  *
  * Used with more than one CPU, --vgpt-drain-thread=auto or yes, and
  * neither --vgpt-truth nor --vgpt-filter (their drain is drain_slow's). A
