@@ -14,7 +14,7 @@
 # each decoded, with the same images, by
 #   hwt ptxed --block-decoder --quiet   (one thread, every block made)
 #   hwt flow --stat, hwt flow --stat -j2
-#   hwt coverage                         (AFL-style edge map)
+#   hwt coverage, hwt coverage -j2       (AFL-style edge map)
 #   libipt 2.1.2's block decoder         (bench/flow/ipt_blk.c, pt_blk_*)
 # Prints per run the best wall clock of N (and the user+sys CPU time of
 # that run), MB/s of trace and instructions/s (the instruction count is
@@ -152,6 +152,8 @@ bench() {
 		"$(measure "$rounds" "$hwt" flow --stat -j2 "$@" "$trace")" "$bytes" "$insn" "$ref"
 	row "hwt coverage" \
 		"$(measure "$rounds" "$hwt" coverage "$@" "$trace")" "$bytes" "$insn" "$ref"
+	row "hwt coverage -j2" \
+		"$(measure "$rounds" "$hwt" coverage -j2 "$@" "$trace")" "$bytes" "$insn" "$ref"
 	[[ -n $ref ]] && row "libipt pt_blk (ipt_blk)" "$ref" "$bytes" "$insn" "$ref"
 	return 0
 }
