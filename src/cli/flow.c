@@ -646,15 +646,16 @@ static struct hwt_blk_decoder *new_decoder(const struct flow *fl)
 
 /*
  * Decode segment @s with @reuse, a decoder of this thread's that decoded
- * other segments before (its block cache is as good for this one), or
- * NULL. The first segment always gets a new decoder: it starts with a
- * search for the first PSB from the start of the trace.
+ * other segments before (@fresh: none yet; its block cache is as good for
+ * this one), or NULL. The first segment gets a new decoder, or a fresh
+ * one: it starts with a search for the first PSB from the start of the
+ * trace.
  */
 static void decode_segment(struct flow *fl, struct seg *s,
-			   struct hwt_blk_decoder *reuse)
+			   struct hwt_blk_decoder *reuse, int fresh)
 {
 	const struct flow_options *opt = fl->opt;
-	struct hwt_blk_decoder *dec = s->first ? NULL : reuse;
+	struct hwt_blk_decoder *dec = s->first && !fresh ? NULL : reuse;
 	struct hwt_block block, *batch = NULL;
 	struct hwt_event ev;
 	struct hwt_blk_end end;
@@ -845,6 +846,7 @@ static void *worker(void *arg)
 	/* One decoder for all the segments of this thread: the block cache
 	 * is the same work for each (hwt_blk_sync_set() keeps it). */
 	struct hwt_blk_decoder *dec = new_decoder(pool->fl);
+	int fresh = 1;
 	size_t k;
 
 	for (;;) {
@@ -860,7 +862,10 @@ static void *worker(void *arg)
 		k = pool->next++;
 		pthread_mutex_unlock(&pool->lock);
 
-		decode_segment(pool->fl, &pool->segs[k], dec);
+		decode_segment(pool->fl, &pool->segs[k], dec, fresh);
+		/* (A cache warmed up once, not once more for the first
+		 * segment: a decoder is as good as new before its first.) */
+		fresh = 0;
 
 		pthread_mutex_lock(&pool->lock);
 		pool->segs[k].done = 1;
@@ -968,7 +973,7 @@ static int run(struct flow *fl, struct totals *t, struct cli_out *out)
 
 		cli_out_fini(&s->out);
 		s->out = *out;
-		decode_segment(fl, s, NULL);
+		decode_segment(fl, s, NULL, 0);
 		*out = s->out;
 		s->out.buf = NULL;
 		s->out.len = 0;
@@ -995,7 +1000,7 @@ static int run(struct flow *fl, struct totals *t, struct cli_out *out)
 		ret = -1;
 		/* Decode here instead. */
 		for (size_t k = 0; k < pool.nsegs; k++)
-			decode_segment(fl, &pool.segs[k], NULL),
+			decode_segment(fl, &pool.segs[k], NULL, 0),
 				pool.segs[k].done = 1;
 	}
 	for (size_t k = 0; k < pool.nsegs; k++) {
@@ -1167,7 +1172,7 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		s.cont = !s.first;
 		s.begin = 0;
 		s.end = trace->last ? 0 : trace->cut;
-		decode_segment(fl, &s, NULL);
+		decode_segment(fl, &s, NULL, 0);
 	}
 	*out = s.out;
 	s.out.buf = NULL;

@@ -18,6 +18,10 @@ enum {
 	BC_MAX_PUSHES = 1u << 20
 };
 
+/* A link (bcache.h) holds a node index in 28 bits. */
+_Static_assert(((uint64_t) BC_MAX_NODES << 4) < HWT_BC_NO_NODE,
+	       "node index too wide for a link");
+
 static size_t bc_slot(const struct hwt_bcache *bc, uint64_t ip)
 {
 	return (size_t) (ip ^ (ip >> 21) ^ (ip >> 42)) & bc->mask;

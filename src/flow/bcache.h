@@ -79,6 +79,14 @@ enum hwt_bc_exit {
 
 #define HWT_BC_NO_NODE UINT32_MAX
 
+/*
+ * A link to node @k: its index and its @op, which graph.c's run branches
+ * on as soon as the node before is loaded, not after this one is (where
+ * the branch is mispredicted, a cache miss sooner). HWT_BC_NO_NODE: none.
+ */
+#define HWT_BC_LINK_OP 0xfu
+#define HWT_BC_LINK_NODE(link) ((link) >> 4)
+
 /* A walk through the cache from @ip; see above. */
 struct hwt_bc_node {
 	uint64_t ip;		/* key */
@@ -87,7 +95,8 @@ struct hwt_bc_node {
 	uint64_t next;		/* HWT_BCX_COND: not taken; _NONE: go on */
 	uint32_t ninsn;
 	uint32_t push;		/* return addresses: hwt_bcache.pushes[push..] */
-	uint32_t succ[2];	/* the next node last time (not taken, taken) */
+	uint32_t succ[2];	/* the next node last time (not taken, taken),
+				 * as a link (below) */
 	uint16_t npush;
 	uint8_t mode;		/* of the block */
 	uint8_t iclass;		/* of the block */
@@ -97,6 +106,12 @@ struct hwt_bc_node {
 	uint8_t nomemo;		/* graph.c's fold memo does not pay here */
 	uint8_t pad[6];		/* a power of two indexes fast */
 };
+
+static inline uint32_t hwt_bc_link(const struct hwt_bc_node *nodes,
+				   uint32_t k)
+{
+	return k << 4 | (nodes[k].op & HWT_BC_LINK_OP);
+}
 
 /*
  * The fold's memo (graph.c): what a run of conditional branches through
