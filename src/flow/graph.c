@@ -570,8 +570,12 @@ static struct hwt_bc_memo *fold_memo_get(struct hwt_bcache *bc)
 	if (!bc->memo) {
 		bc->memo = calloc((size_t) 1 << FOLD_MEMO_LOG2,
 				  sizeof(*bc->memo));
-		if (bc->memo)
+		if (bc->memo) {
 			bc->memo_mask = (1u << FOLD_MEMO_LOG2) - 1;
+			hwt_bcache_touch(bc->memo, ((size_t) 1 <<
+						    FOLD_MEMO_LOG2) *
+						   sizeof(*bc->memo));
+		}
 	}
 	return bc->memo;
 }
