@@ -149,10 +149,10 @@ struct hwt_bcache {
 	uint32_t *nidx;		/* node index or HWT_BC_NO_NODE */
 	uint32_t nmask;
 	uint64_t *pushes;
-	/* The node at each return address in @pushes, where known: a
-	 * return's target found once per call site (graph.c), not looked
-	 * up each time (HWT_BC_NO_NODE, or stale after the graph starts
-	 * over: check the node's IP). */
+	/* A link (above) to the node at each return address in @pushes,
+	 * where known: a return's target found once per call site
+	 * (graph.c), not looked up each time (HWT_BC_NO_NODE, or stale
+	 * after the graph starts over: check the node's IP). */
 	uint32_t *pushnode;
 	uint32_t npushes, pushes_cap;
 

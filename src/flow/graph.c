@@ -237,7 +237,7 @@ run_step(struct run *r, int *status)
 			break;
 		/* The node at the call site's return address. */
 		if (from < r->d->bcache.npushes) {
-			k = r->d->bcache.pushnode[from];
+			k = HWT_BC_LINK_NODE(r->d->bcache.pushnode[from]);
 			if (k < r->d->bcache.nnodes &&
 			    r->nodes[k].ip == r->ip) {
 				r->nd = &r->nodes[k];
@@ -303,7 +303,7 @@ find:
 	if (k == HWT_BC_NO_NODE)
 		return STEP_END;
 	if (from < r->d->bcache.npushes)
-		r->d->bcache.pushnode[from] = k;
+		r->d->bcache.pushnode[from] = hwt_bc_link(r->nodes, k);
 	if (exit_guessed(op))
 		nd->succ[1] = nd->succ[0];
 	nd->succ[r->slot] = hwt_bc_link(r->nodes, k);

@@ -187,15 +187,16 @@ h_return:
 	(void) retstack_pop(rs, &r.ip);
 	from = rs->from[rs->top];
 	if (from < bc->npushes) {
-		k = bc->pushnode[from];
-		if (k < bc->nnodes && r.nodes[k].ip == r.ip)
-			FOLD_TURN(hwt_bc_link(r.nodes, k), 0, 0);
+		link = bc->pushnode[from];
+		if (HWT_BC_LINK_NODE(link) < bc->nnodes &&
+		    r.nodes[HWT_BC_LINK_NODE(link)].ip == r.ip)
+			FOLD_TURN(link, 0, 0);
 	}
 	k = hwt_bcache_node_find(bc, r.ip);
 	if (k == HWT_BC_NO_NODE)
 		goto done;
 	if (from < bc->npushes)
-		bc->pushnode[from] = k;
+		bc->pushnode[from] = hwt_bc_link(r.nodes, k);
 	nd->succ[1] = nd->succ[0];
 	nd->succ[0] = hwt_bc_link(r.nodes, k);
 	FOLD_TURN(nd->succ[0], 0, 0);
