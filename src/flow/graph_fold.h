@@ -53,10 +53,16 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	struct run r;
 	struct hwt_bc_memo *memo = fold_memo_get(&d->bcache);
 	uint32_t k, link, from;
+	/* The TNT cache, @r's, in registers here: written back (FOLD_PUT())
+	 * for what takes @r, read again (FOLD_GET()) after. */
+	uint64_t tnt, index;
+	unsigned slot;
 	int step, err, status = 0;
 
 	speculative = d->speculative;
 	run_init(&r, d, node);
+	tnt = r.tnt;
+	index = r.index;
 	memset(&shadow, 0, sizeof(shadow));
 	shadow.loc = blk_afl_loc(fold->block.ip);
 	shadow.mode = fold->block.mode;
@@ -82,6 +88,15 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 		f.n = nd->ninsn;
 	}
 
+#define FOLD_PUT() (r.tnt = tnt, r.index = index)
+#define FOLD_GET() (tnt = r.tnt, index = r.index)
+/* The TNT cache's next bits from the next packet, a TNT (run_refill()). */
+#define FOLD_REFILL()							\
+	do {								\
+		tnt = r.x.val;						\
+		index = r.x.top;					\
+		hwt_qry_direct_take_tnt_(&r.x);				\
+	} while (0)
 /* On to the handler of node @r.nd, whose op is @op: the likely ones
  * first, each place its own branches (each predicted on its own). */
 #define FOLD_GO(op)							\
@@ -119,35 +134,37 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 
 h_cond:
 	/* The hot case: a bit of the cache that is not its last. */
-	if (__builtin_expect(r.index > 1, 1)) {
-		r.slot = (r.tnt & r.index) != 0;
-		link = nd->succ[r.slot];
+	if (__builtin_expect(index > 1, 1)) {
+		slot = (tnt & index) != 0;
+		link = nd->succ[slot];
 		if (__builtin_expect(link == HWT_BC_NO_NODE, 0))
 			goto h_slow;
-		r.index >>= 1;
+		index >>= 1;
 		r.nd = &r.nodes[HWT_BC_LINK_NODE(link)];
 		fold_open(&f, r.nd, map);
 		FOLD_GO(link & HWT_BC_LINK_OP);
 	}
-	if (!r.index) {
+	if (!index) {
 		if (r.x.kind != HWT_QRY_DX_TNT)
 			goto h_slow;
 		/* The memo (see above), where a conditional branch refills
 		 * the TNT cache with enough bits for it to pay. */
 		if (r.x.top >= 1u << (FOLD_MEMO_MIN_BITS - 1) && memo &&
 		    !nd->nomemo) {
+			FOLD_PUT();
 			fold_memo_run(&r, &f, memo, map);
+			FOLD_GET();
 			FOLD_GO(r.nd->op);
 		}
-		run_refill(&r);
+		FOLD_REFILL();
 	}
-	r.slot = (r.tnt & r.index) != 0;
-	link = nd->succ[r.slot];
+	slot = (tnt & index) != 0;
+	link = nd->succ[slot];
 	/* (Taking the last bit, the status is asked.) */
 	if (link == HWT_BC_NO_NODE ||
-	    (r.index == 1 && r.x.kind == HWT_QRY_DX_OTHER))
+	    (index == 1 && r.x.kind == HWT_QRY_DX_OTHER))
 		goto h_slow;
-	r.index >>= 1;
+	index >>= 1;
 	FOLD_TURN(link, 0, 0);
 
 h_call:
@@ -170,20 +187,20 @@ h_none:
 	FOLD_TURN(link, nd->op & HWT_BCO_RUNS_ON, 1);
 
 h_return:
-	if (!r.index) {
+	if (!index) {
 		/* No TNT: blk_take_exit() takes a TIP. */
 		if (r.x.kind == HWT_QRY_DX_TIP)
 			goto h_tip;
 		if (r.x.kind != HWT_QRY_DX_TNT)
 			goto h_slow;
-		run_refill(&r);
+		FOLD_REFILL();
 	}
 	/* A compressed return, as blk_take_exit(), to the node at the call
 	 * site's return address where it is known. */
-	if (!(r.tnt & r.index) || rs->top == rs->bottom ||
-	    (r.index == 1 && r.x.kind == HWT_QRY_DX_OTHER))
+	if (!(tnt & index) || rs->top == rs->bottom ||
+	    (index == 1 && r.x.kind == HWT_QRY_DX_OTHER))
 		goto h_slow;
-	r.index >>= 1;
+	index >>= 1;
 	(void) retstack_pop(rs, &r.ip);
 	from = rs->from[rs->top];
 	if (from < bc->npushes) {
@@ -207,8 +224,9 @@ h_indirect:
 h_tip:
 	r.ip = r.x.val;
 	hwt_qry_direct_take_tip_(&r.x);
-	if (__builtin_expect(!r.index, 0) && r.x.kind == HWT_QRY_DX_OTHER) {
+	if (__builtin_expect(!index, 0) && r.x.kind == HWT_QRY_DX_OTHER) {
 		/* An event or the end may be next. */
+		FOLD_PUT();
 		run_put(&r);
 		err = node_status_empty(r.d);
 		if (err) {
@@ -216,6 +234,7 @@ h_tip:
 			goto stop;
 		}
 		run_get(&r);
+		FOLD_GET();
 	}
 	/* The last targets, a guess to check. */
 	link = nd->succ[0];
@@ -238,7 +257,9 @@ h_tip:
 
 h_slow:
 	/* Anything else: the reference. */
+	FOLD_PUT();
 	step = run_step(&r, &status);
+	FOLD_GET();
 	if (__builtin_expect(step == STEP_NEXT, 1)) {
 		fold_open(&f, r.nd, map);
 		FOLD_GO(r.nd->op);
@@ -252,6 +273,9 @@ h_slow:
 
 #undef FOLD_TURN
 #undef FOLD_GO
+#undef FOLD_REFILL
+#undef FOLD_GET
+#undef FOLD_PUT
 
 stop:
 	/* @status: 1 (the status is not clean) or an error; state in @d. */
@@ -261,6 +285,8 @@ stop:
 	goto out;
 done:
 	/* No node at @r.ip, or come back: state in @r. */
+	r.tnt = tnt;
+	r.index = index;
 	run_put(&r);
 	node_block(speculative, nd, nd->ip, last);
 	status = 0;
