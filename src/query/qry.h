@@ -68,13 +68,37 @@ struct hwt_qry_direct {
  * stay before @pos until the packet after them is taken). Anything that is
  * not a well-formed TNT or TIP, or too close to the end, is OTHER.
  */
+/*
+ * A TNT-8 by its byte: its bits below the stop bit (first highest) in
+ * the low byte, the index of the first bit (the stop bit's value / 4) in
+ * the high one; for the even bytes from 4 on only. A load, where the
+ * arithmetic took eight instructions a packet (python3: 3% of hwt
+ * coverage's).
+ */
+#define HWT_QRY_TNT8_STOP(b) ((b) >= 128 ? 128 : (b) >= 64 ? 64 :	\
+			      (b) >= 32 ? 32 : (b) >= 16 ? 16 :		\
+			      (b) >= 8 ? 8 : 4)
+#define HWT_QRY_TNT8(b)							\
+	(uint16_t) ((((b) >> 1) & ((HWT_QRY_TNT8_STOP(b) >> 1) - 1)) |	\
+		    ((HWT_QRY_TNT8_STOP(b) >> 2) << 8))
+#define HWT_QRY_TNT8_4(b) HWT_QRY_TNT8(b), HWT_QRY_TNT8((b) + 1),	\
+	HWT_QRY_TNT8((b) + 2), HWT_QRY_TNT8((b) + 3)
+#define HWT_QRY_TNT8_16(b) HWT_QRY_TNT8_4(b), HWT_QRY_TNT8_4((b) + 4),	\
+	HWT_QRY_TNT8_4((b) + 8), HWT_QRY_TNT8_4((b) + 12)
+#define HWT_QRY_TNT8_64(b) HWT_QRY_TNT8_16(b), HWT_QRY_TNT8_16((b) + 16), \
+	HWT_QRY_TNT8_16((b) + 32), HWT_QRY_TNT8_16((b) + 48)
+
 static inline __attribute__((always_inline)) void
 hwt_qry_direct_parse_(struct hwt_qry_direct *x)
 {
+	static const uint16_t tnt8[256] = {
+		HWT_QRY_TNT8_64(0), HWT_QRY_TNT8_64(64),
+		HWT_QRY_TNT8_64(128), HWT_QRY_TNT8_64(192)
+	};
 	static const int8_t ipc_size[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
 	const uint8_t *p = x->pos;
 	uint64_t v, mask;
-	unsigned b, stop;
+	unsigned b;
 	int n;
 
 	for (;;) {
@@ -82,10 +106,9 @@ hwt_qry_direct_parse_(struct hwt_qry_direct *x)
 			break;
 		b = *p;
 		if (__builtin_expect(!(b & 1) && b > 2, 1)) {
-			/* TNT-8: the bits below the stop bit, first highest. */
-			stop = 1u << (31 - __builtin_clz(b));
-			x->val = (b >> 1) & ((stop >> 1) - 1);
-			x->top = stop >> 2;
+			/* TNT-8 */
+			x->val = tnt8[b] & 0xff;
+			x->top = tnt8[b] >> 8;
 			x->after = p + 1;
 			x->kind = HWT_QRY_DX_TNT;
 			return;
