@@ -402,12 +402,9 @@ void hwt_blk_fold_init(struct hwt_blk_fold *fold, uint8_t *map)
 	fold->map = map;
 }
 
-/* The edge into a block at AFL location @loc; the new previous one. */
-static inline __attribute__((always_inline)) uint16_t
-fold_edge(uint8_t *map, uint16_t prev, uint16_t loc)
+/* One more hit of the edge at @cell, saturating. */
+static inline __attribute__((always_inline)) void fold_hit(uint8_t *cell)
 {
-	uint8_t *cell = &map[loc ^ prev];
-
 #if defined(__x86_64__) || defined(__i386__)
 	/* Carry if below 255, added: two instructions where the C below
 	 * takes five, once a block (about 3% of hwt coverage's time on
@@ -416,6 +413,13 @@ fold_edge(uint8_t *map, uint16_t prev, uint16_t loc)
 #else
 	*cell = (uint8_t) (*cell + (*cell != 0xff));
 #endif
+}
+
+/* The edge into a block at AFL location @loc; the new previous one. */
+static inline __attribute__((always_inline)) uint16_t
+fold_edge(uint8_t *map, uint16_t prev, uint16_t loc)
+{
+	fold_hit(&map[loc ^ prev]);
 	return (uint16_t) (loc >> 1);
 }
 
@@ -533,7 +537,9 @@ struct fold_run {
 	const struct hwt_bc_node *first;
 	uint64_t total, nblocks;
 	uint32_t n;
-	uint16_t prev;
+	/* @first's AFL location and the previous one, as plain words (they
+	 * are a block's work: no conversions, no loads through @first). */
+	unsigned loc, prev;
 	uint8_t *map;
 	struct fold_dirty *dl;
 };
@@ -552,9 +558,12 @@ fold_open(struct fold_run *f, const struct hwt_bc_node *nd, int map)
 {
 	f->total += f->n;
 	f->nblocks += 1;
-	if (map)
-		f->prev = fold_edge(f->map, f->prev, f->first->loc);
+	if (map) {
+		fold_hit(&f->map[f->loc ^ f->prev]);
+		f->prev = f->loc >> 1;
+	}
 	f->first = nd;
+	f->loc = nd->loc;
 	f->n = nd->ninsn;
 }
 
@@ -656,15 +665,12 @@ fold_memo_apply(struct fold_run *f, struct hwt_bc_memo *e,
 	f->total += f->n + e->ninsn;
 	f->nblocks += e->m;
 	if (map) {
-		uint16_t loc = f->first->loc;
-
-		(void) fold_edge(f->map, f->prev, loc);
+		fold_hit(&f->map[f->loc ^ f->prev]);
 		if (e->m >= 2) {
-			(void) fold_edge(f->map, (uint16_t) (loc >> 1),
-					 e->loc1);
+			fold_hit(&f->map[e->loc1 ^ (f->loc >> 1)]);
 			f->prev = e->prev;
 		} else {
-			f->prev = (uint16_t) (loc >> 1);
+			f->prev = f->loc >> 1;
 		}
 		/* The cells: counted (255 is as good as more). */
 		if (e->m >= 3 && e->count < 0xff) {
@@ -679,6 +685,7 @@ fold_memo_apply(struct fold_run *f, struct hwt_bc_memo *e,
 		}
 	}
 	f->first = end;
+	f->loc = end->loc;
 	f->n = end->ninsn;
 }
 

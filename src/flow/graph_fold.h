@@ -67,6 +67,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	shadow.loc = blk_afl_loc(fold->block.ip);
 	shadow.mode = fold->block.mode;
 	f.first = &shadow;
+	f.loc = shadow.loc;
 	f.map = fold->map;
 	dl.n = 0;
 	f.dl = &dl;
@@ -85,6 +86,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 		fold_open(&f, nd, map);
 	} else {
 		f.first = nd;
+		f.loc = nd->loc;
 		f.n = nd->ninsn;
 	}
 
@@ -295,7 +297,7 @@ out:
 		fold_memo_flush(f.map, &dl);
 	fold->ninsn = f.total + f.n;
 	fold->nblocks = f.nblocks;
-	fold->prev = f.prev;
+	fold->prev = (uint16_t) f.prev;
 	if (f.first != &shadow) {
 		memset(&fold->block, 0, sizeof(fold->block));
 		fold->block.ip = f.first->ip;
