@@ -174,7 +174,10 @@ h_call:
 	link = nd->succ[0];
 	if (__builtin_expect(link == HWT_BC_NO_NODE, 0))
 		goto h_slow;
-	{
+	if (__builtin_expect(nd->npush == 1, 1)) {
+		/* A call: one return address. */
+		retstack_push_from(rs, bc->pushes[nd->push], nd->push);
+	} else {
 		const uint64_t *p = &bc->pushes[nd->push];
 
 		for (unsigned i = 0; i < nd->npush; ++i)

@@ -96,6 +96,11 @@ hwt_qry_direct_parse_(struct hwt_qry_direct *x)
 		HWT_QRY_TNT8_64(128), HWT_QRY_TNT8_64(192)
 	};
 	static const int8_t ipc_size[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+	/* The bits of the last IP a TIP replaces, by its IP compression. */
+	static const uint64_t ipc_mask[8] = {
+		0, 0xffffull, 0xffffffffull, ~0ull, 0xffffffffffffull, 0,
+		~0ull, 0
+	};
 	const uint8_t *p = x->pos;
 	uint64_t v, mask;
 	unsigned b;
@@ -127,7 +132,7 @@ hwt_qry_direct_parse_(struct hwt_qry_direct *x)
 				v = (uint64_t) ((int64_t) (v << 16) >> 16);
 				mask = ~0ull;
 			} else {
-				mask = ~0ull >> (64 - 8 * n);
+				mask = ipc_mask[b >> 5];
 			}
 			x->val = (x->lip & ~mask) | (v & mask);
 			x->after = p + 1 + n;
