@@ -147,6 +147,14 @@ static inline int exit_guessed(unsigned op)
 	return (op & HWT_BCO_EXIT) >= HWT_BCX_RETURN;
 }
 
+/* A new last target @link of the return or indirect branch at @nd: the
+ * one before is kept as the other guess (succ[1]). */
+static inline void node_guess_new(struct hwt_bc_node *nd, uint32_t link)
+{
+	nd->succ[1] = nd->succ[0];
+	nd->succ[0] = link;
+}
+
 /* What run_step() did. */
 enum {
 	STEP_END,	/* no node known at @r->ip (state in @r) */
@@ -292,8 +300,7 @@ link:
 		k = nd->succ[1];
 		if (k != HWT_BC_NO_NODE &&
 		    r->nodes[HWT_BC_LINK_NODE(k)].ip == r->ip) {
-			nd->succ[1] = nd->succ[0];
-			nd->succ[0] = k;
+			node_guess_new(nd, k);
 			r->nd = &r->nodes[HWT_BC_LINK_NODE(k)];
 			return STEP_TURN;
 		}
@@ -305,8 +312,9 @@ find:
 	if (from < r->d->bcache.npushes)
 		r->d->bcache.pushnode[from] = hwt_bc_link(r->nodes, k);
 	if (exit_guessed(op))
-		nd->succ[1] = nd->succ[0];
-	nd->succ[r->slot] = hwt_bc_link(r->nodes, k);
+		node_guess_new(nd, hwt_bc_link(r->nodes, k));
+	else
+		nd->succ[r->slot] = hwt_bc_link(r->nodes, k);
 	r->nd = &r->nodes[k];
 	return STEP_TURN;
 }

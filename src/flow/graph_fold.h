@@ -217,11 +217,11 @@ h_return:
 	k = hwt_bcache_node_find(bc, r.ip);
 	if (k == HWT_BC_NO_NODE)
 		goto done;
+	link = hwt_bc_link(r.nodes, k);
 	if (from < bc->npushes)
-		bc->pushnode[from] = hwt_bc_link(r.nodes, k);
-	nd->succ[1] = nd->succ[0];
-	nd->succ[0] = hwt_bc_link(r.nodes, k);
-	FOLD_TURN(nd->succ[0], 0, 0);
+		bc->pushnode[from] = link;
+	node_guess_new(nd, link);
+	FOLD_TURN(link, 0, 0);
 
 h_indirect:
 	if (r.x.kind != HWT_QRY_DX_TIP)
@@ -249,16 +249,15 @@ h_tip:
 	link = nd->succ[1];
 	if (link != HWT_BC_NO_NODE &&
 	    r.nodes[HWT_BC_LINK_NODE(link)].ip == r.ip) {
-		nd->succ[1] = nd->succ[0];
-		nd->succ[0] = link;
+		node_guess_new(nd, link);
 		FOLD_TURN(link, 0, 0);
 	}
 	k = hwt_bcache_node_find(bc, r.ip);
 	if (k == HWT_BC_NO_NODE)
 		goto done;
-	nd->succ[1] = nd->succ[0];
-	nd->succ[0] = hwt_bc_link(r.nodes, k);
-	FOLD_TURN(nd->succ[0], 0, 0);
+	link = hwt_bc_link(r.nodes, k);
+	node_guess_new(nd, link);
+	FOLD_TURN(link, 0, 0);
 
 h_slow:
 	/* Anything else: the reference. */
@@ -276,12 +275,6 @@ h_slow:
 	FOLD_TURN(hwt_bc_link(r.nodes, (uint32_t) (r.nd - r.nodes)),
 		  nd->op & HWT_BCO_RUNS_ON, 1);
 
-#undef FOLD_TURN
-#undef FOLD_GO
-#undef FOLD_REFILL
-#undef FOLD_GET
-#undef FOLD_PUT
-
 stop:
 	/* @status: 1 (the status is not clean) or an error; state in @d. */
 	node_block(speculative, nd, nd->ip, last);
@@ -290,8 +283,7 @@ stop:
 	goto out;
 done:
 	/* No node at @r.ip, or come back: state in @r. */
-	r.tnt = tnt;
-	r.index = index;
+	FOLD_PUT();
 	run_put(&r);
 	node_block(speculative, nd, nd->ip, last);
 	status = 0;
@@ -314,5 +306,10 @@ out:
 	fold->runs_on = (nd->op & HWT_BCO_RUNS_ON) != 0;
 	fold->next = nd->next;
 	return status;
+#undef FOLD_TURN
+#undef FOLD_GO
+#undef FOLD_REFILL
+#undef FOLD_GET
+#undef FOLD_PUT
 }
 

@@ -63,12 +63,6 @@ struct hwt_qry_direct {
 };
 
 /*
- * Parse the packet at @x->pos into @x->kind (and @val, @top, @after), as
- * hwt_evt_cur_next_fast_() and the last-IP update do (PADs skipped: they
- * stay before @pos until the packet after them is taken). Anything that is
- * not a well-formed TNT or TIP, or too close to the end, is OTHER.
- */
-/*
  * A TNT-8 by its byte: its bits below the stop bit (first highest) in
  * the low byte, the index of the first bit (the stop bit's value / 4) in
  * the high one; for the even bytes from 4 on only. A load, where the
@@ -88,6 +82,12 @@ struct hwt_qry_direct {
 #define HWT_QRY_TNT8_64(b) HWT_QRY_TNT8_16(b), HWT_QRY_TNT8_16((b) + 16), \
 	HWT_QRY_TNT8_16((b) + 32), HWT_QRY_TNT8_16((b) + 48)
 
+/*
+ * Parse the packet at @x->pos into @x->kind (and @val, @top, @after), as
+ * hwt_evt_cur_next_fast_() and the last-IP update do (PADs skipped: they
+ * stay before @pos until the packet after them is taken). Anything that is
+ * not a well-formed TNT or TIP, or too close to the end, is OTHER.
+ */
 static inline __attribute__((always_inline)) void
 hwt_qry_direct_parse_(struct hwt_qry_direct *x)
 {
@@ -96,7 +96,8 @@ hwt_qry_direct_parse_(struct hwt_qry_direct *x)
 		HWT_QRY_TNT8_64(128), HWT_QRY_TNT8_64(192)
 	};
 	static const int8_t ipc_size[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
-	/* The bits of the last IP a TIP replaces, by its IP compression. */
+	/* The bits of the last IP a TIP replaces, by its IP compression
+	 * (all of them where it is sign-extended from 48 bits). */
 	static const uint64_t ipc_mask[8] = {
 		0, 0xffffull, 0xffffffffull, ~0ull, 0xffffffffffffull, 0,
 		~0ull, 0
@@ -128,12 +129,9 @@ hwt_qry_direct_parse_(struct hwt_qry_direct *x)
 				return;
 			}
 			v = hwt_evt_le64_(p + 1);
-			if (b >> 5 == HWT_PT_IPC_SEXT48) {
+			if (b >> 5 == HWT_PT_IPC_SEXT48)
 				v = (uint64_t) ((int64_t) (v << 16) >> 16);
-				mask = ~0ull;
-			} else {
-				mask = ipc_mask[b >> 5];
-			}
+			mask = ipc_mask[b >> 5];
 			x->val = (x->lip & ~mask) | (v & mask);
 			x->after = p + 1 + n;
 			x->kind = HWT_QRY_DX_TIP;
