@@ -33,7 +33,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 		[HWT_BCX_INDIRECT] = &&h_indirect,
 		[HWT_BCX_COND | HWT_BCO_PUSH] = &&h_slow,
 		[HWT_BCX_RETURN | HWT_BCO_PUSH] = &&h_slow,
-		[HWT_BCX_INDIRECT | HWT_BCO_PUSH] = &&h_icall,
+		[HWT_BCX_INDIRECT | HWT_BCO_PUSH] = &&h_slow,
 		[HWT_BCX_COND | HWT_BCO_RUNS_ON] = &&h_slow,
 		[HWT_BCX_RETURN | HWT_BCO_RUNS_ON] = &&h_slow,
 		[HWT_BCX_INDIRECT | HWT_BCO_RUNS_ON] = &&h_slow,
@@ -113,21 +113,6 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 			goto h_return;					\
 		goto *handler[op_];					\
 	} while (0)
-/* Node @nd's return addresses onto the stack. */
-#define FOLD_PUSH()							\
-	do {								\
-		if (__builtin_expect(nd->npush == 1, 1)) {		\
-			/* A call: one return address. */		\
-			retstack_push_from(rs, bc->pushes[nd->push],	\
-					   nd->push);			\
-		} else {						\
-			const uint64_t *p_ = &bc->pushes[nd->push];	\
-									\
-			for (unsigned i_ = 0; i_ < nd->npush; ++i_)	\
-				retstack_push_from(rs, p_[i_],		\
-						   nd->push + i_);	\
-		}							\
-	} while (0)
 /* A turn ends through @link: fold the block of its node, unless the fold
  * must return (@count: code that needs no trace may loop, so such turns
  * are counted, and the fold comes back now and then; the others take
@@ -189,17 +174,16 @@ h_call:
 	link = nd->succ[0];
 	if (__builtin_expect(link == HWT_BC_NO_NODE, 0))
 		goto h_slow;
-	FOLD_PUSH();
-	FOLD_TURN(link, nd->op & HWT_BCO_RUNS_ON, 1);
+	if (__builtin_expect(nd->npush == 1, 1)) {
+		/* A call: one return address. */
+		retstack_push_from(rs, bc->pushes[nd->push], nd->push);
+	} else {
+		const uint64_t *p = &bc->pushes[nd->push];
 
-h_icall:
-	/* A walk with pushes and an indirect branch at its end: an
-	 * indirect call, mostly (2.6% of python3's blocks, 8% of the
-	 * synthetic trace's). Pushes first, as run_step(). */
-	if (r.x.kind != HWT_QRY_DX_TIP)
-		goto h_slow;
-	FOLD_PUSH();
-	goto h_tip;
+		for (unsigned i = 0; i < nd->npush; ++i)
+			retstack_push_from(rs, p[i], nd->push + i);
+	}
+	FOLD_TURN(link, nd->op & HWT_BCO_RUNS_ON, 1);
 
 h_none:
 	link = nd->succ[0];
@@ -323,7 +307,6 @@ out:
 	fold->next = nd->next;
 	return status;
 #undef FOLD_TURN
-#undef FOLD_PUSH
 #undef FOLD_GO
 #undef FOLD_REFILL
 #undef FOLD_GET
