@@ -11,6 +11,9 @@
 #                   crashes) with hwt record; show hwt calls and hwt last
 #   make example-pt decode a hand-made trace (examples/calls.asm)
 #   make deps       apt-get install what is missing (Debian bookworm)
+#   make pgo        train the profile the library is built with again
+#                   (bench/pgo-train.sh; with gcc, `make` does it once, when
+#                   it configures build/; PGO=0: without)
 
 BUILD        ?= build
 GENERATOR    ?= $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
@@ -18,6 +21,8 @@ CMAKE_FLAGS  ?=
 WERROR       ?= ON
 FUZZ_SECONDS ?= 20
 JOBS         ?= $(shell nproc)
+PGO          ?= 1
+PGO_BUILD    = $(BUILD)-pgo
 
 # Debian packages needed to build and test; checked with dpkg before apt-get.
 DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
@@ -25,14 +30,23 @@ DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
            libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev libzstd-dev \
            linux-perf valgrind gzip xz-utils python3 sqlite3
 
-.PHONY: all check asan fuzz bench libipt-suite deps clean configure example example-pt
+.PHONY: all check asan fuzz bench libipt-suite deps clean configure example example-pt pgo
 
 all: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 configure:
-	@test -f $(BUILD)/CMakeCache.txt || \
-	  cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DHWT_WERROR=$(WERROR) $(CMAKE_FLAGS)
+	@test -f $(BUILD)/CMakeCache.txt || { \
+	  profile=$(if $(filter 1,$(PGO)),$$(bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS))) && \
+	  cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DHWT_WERROR=$(WERROR) \
+	    -DHWT_PGO_PROFILE=$$profile $(CMAKE_FLAGS); }
+
+# Train again and rebuild the library with the new profile.
+pgo: deps
+	profile=$$(bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS)) && \
+	  cmake -S . -B $(BUILD) -DHWT_PGO_PROFILE=$$profile && \
+	  cmake --build $(BUILD) --target clean && \
+	  cmake --build $(BUILD) -j $(JOBS)
 
 check: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -43,7 +57,7 @@ check: all
 VGPT_PLAIN = $(wildcard $(CURDIR)/build/vgpt/vgpt-amd64-linux)
 asan: deps
 	HWT_VGPT_LIB=$(if $(VGPT_PLAIN),$(CURDIR)/build/vgpt) \
-	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DHWT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang" check
+	$(MAKE) BUILD=build-asan PGO=0 CMAKE_FLAGS="-DHWT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang" check
 
 fuzz: deps
 	@test -f build-fuzz/CMakeCache.txt || \
@@ -103,4 +117,4 @@ deps:
 	fi
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-pgo build-asan build-fuzz

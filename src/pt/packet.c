@@ -43,7 +43,7 @@ static inline uint64_t load_le(const uint8_t *p, unsigned n)
 	case 2: { uint16_t x; memcpy(&x, p, 2); return x; }
 	case 4: { uint32_t x; memcpy(&x, p, 4); return x; }
 	case 8: memcpy(&v, p, 8); return v;
-	default: memcpy(&v, p, n); return v;
+	default: memcpy(&v, p, n & 7); return v;	/* 3, 5, 6 or 7 */
 	}
 #else
 	for (unsigned i = 0; i < n; i++)
