@@ -41,12 +41,15 @@ configure:
 	  cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DHWT_WERROR=$(WERROR) \
 	    -DHWT_PGO_PROFILE=$$profile $(CMAKE_FLAGS); }
 
-# Train again and rebuild the library with the new profile.
+# Train again and rebuild the library with the new profile (a build/ not
+# configured yet: make all, which trains first).
 pgo: deps
-	profile=$$(bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS)) && \
+	@if test -f $(BUILD)/CMakeCache.txt; then \
+	  profile=$$(bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS)) && \
 	  cmake -S . -B $(BUILD) -DHWT_PGO_PROFILE=$$profile && \
 	  cmake --build $(BUILD) --target clean && \
-	  cmake --build $(BUILD) -j $(JOBS)
+	  cmake --build $(BUILD) -j $(JOBS); \
+	else $(MAKE) all; fi
 
 check: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
