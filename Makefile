@@ -37,7 +37,7 @@ all: deps configure
 
 configure:
 	@test -f $(BUILD)/CMakeCache.txt || { \
-	  profile=$(if $(filter 1,$(PGO)),$$(bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS))) && \
+	  profile=$(if $(filter 1,$(PGO)),$$(bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS) $(WERROR))) && \
 	  cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DHWT_WERROR=$(WERROR) \
 	    -DHWT_PGO_PROFILE=$$profile $(CMAKE_FLAGS); }
 
@@ -45,7 +45,7 @@ configure:
 # configured yet: make all, which trains first).
 pgo: deps
 	@if test -f $(BUILD)/CMakeCache.txt; then \
-	  profile=$$(bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS)) && \
+	  profile=$$(bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS) $(WERROR)) && \
 	  cmake -S . -B $(BUILD) -DHWT_PGO_PROFILE=$$profile && \
 	  cmake --build $(BUILD) --target clean && \
 	  cmake --build $(BUILD) -j $(JOBS); \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# bench/pgo-train.sh DIR [GENERATOR] [JOBS]: the profile `make` builds the
+# bench/pgo-train.sh DIR [GENERATOR] [JOBS] [WERROR]: the profile `make` builds the
 # library with (profile-guided optimisation, gcc only).
 #
 # Builds hwt and gen_flow instrumented (-fprofile-generate) into DIR, runs
@@ -9,13 +9,16 @@
 # loops, indirect branches at random; not one of bench/run-flow.sh's
 # traces), and leaves the profile in DIR/profile, named by object path
 # relative to the build directory (-fprofile-prefix-path), so that the
-# build in another directory finds it (CMake's HWT_PGO_PROFILE).
+# build in another directory finds it (CMake's HWT_PGO_PROFILE). WERROR
+# (ON or OFF, default ON): this build is the one whose warnings are errors
+# (the build with the profile has gcc's notes on a stale profile).
 # Prints the profile's directory, or nothing if the compiler is not gcc.
 set -euo pipefail
 
 dir=$1
 gen=${2:-$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")}
 jobs=${3:-$(nproc)}
+werror=${4:-ON}
 cc=${CC:-cc}
 
 if ! "$cc" --version 2>/dev/null | grep -q "Free Software Foundation"; then
@@ -27,7 +30,7 @@ dir=$(cd "$dir" && pwd)
 profile=$dir/profile
 rm -rf "$profile"
 cmake -S "$(dirname "$0")/.." -B "$dir" -G "$gen" -DHWT_BENCH=ON \
-	-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" \
+	-DHWT_WERROR="$werror" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" \
 	-DHWT_PGO_PROFILE= \
 	"-DCMAKE_C_FLAGS=-fprofile-generate=$profile -fprofile-prefix-path=$dir -fprofile-update=atomic" \
 	-DCMAKE_EXE_LINKER_FLAGS=-fprofile-generate \
