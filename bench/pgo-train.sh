@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# bench/pgo-train.sh DIR [GENERATOR] [JOBS] [WERROR]: the profile `make` builds the
-# library with (profile-guided optimisation, gcc only).
+# bench/pgo-train.sh DIR [GENERATOR] [JOBS] [WERROR]: the profile `make`
+# builds the library with (profile-guided optimisation, gcc only).
 #
 # Builds hwt and gen_flow instrumented (-fprofile-generate) into DIR, runs
 # the decoder's hot paths on a synthetic trace (gen_flow: calls, returns,
