@@ -24,12 +24,8 @@ static int cur_short(struct cur *c, size_t want)
 			hwt_pd_feature_name(c->feat), want, c->n - c->pos);
 }
 
-/* On a short section @v is 0, not left as it was: with -O3, gcc cannot
- * tell that pdr_fail() returns non-zero and warns of its callers'
- * values as maybe not set. */
 static int cur_u32(struct cur *c, uint32_t *v)
 {
-	*v = 0;
 	if (c->n - c->pos < 4)
 		return cur_short(c, 4);
 	*v = pdr_u32(c->p + c->pos);
@@ -39,7 +35,6 @@ static int cur_u32(struct cur *c, uint32_t *v)
 
 static int cur_u64(struct cur *c, uint64_t *v)
 {
-	*v = 0;
 	if (c->n - c->pos < 8)
 		return cur_short(c, 8);
 	*v = pdr_u64(c->p + c->pos);

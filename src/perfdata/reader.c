@@ -36,8 +36,7 @@
  */
 #define PD_SECTION_MAX	(256ull << 20)
 
-int pdr_fail(struct hwt_pd_reader *r, int code, uint64_t off,
-	     const char *fmt, ...)
+void pdr_failf(struct hwt_pd_reader *r, uint64_t off, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -47,7 +46,6 @@ int pdr_fail(struct hwt_pd_reader *r, int code, uint64_t off,
 	va_end(ap);
 	snprintf(r->errmsg, sizeof(r->errmsg), "%s: offset 0x%llx: %s",
 		 r->name, (unsigned long long)off, msg);
-	return -code;
 }
 
 /* ---- byte source ---------------------------------------------------- */

@@ -112,9 +112,14 @@ static inline uint64_t pdr_u64(const uint8_t *p)
 	return v;
 }
 
-/* Record the message "NAME: offset 0x..: ..." and return -@code. */
-int pdr_fail(struct hwt_pd_reader *r, int code, uint64_t off,
-	     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Record the message "NAME: offset 0x..: ..." and return -@code: a
+ * macro, so that callers see the value returned (a constant, mostly) and
+ * gcc knows their error paths return non-zero (no maybe-uninitialized
+ * warnings for outputs set only on success). */
+void pdr_failf(struct hwt_pd_reader *r, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define pdr_fail(r, code, off, ...) \
+	(pdr_failf((r), (off), __VA_ARGS__), -(code))
 
 /* Add an attr (copied from @attr_bytes, @attr_len bytes as in the file). */
 int pdr_add_attr(struct hwt_pd_reader *r, const uint8_t *attr_bytes,

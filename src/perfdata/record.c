@@ -35,7 +35,6 @@ static int body_str(struct hwt_pd_reader *r, const struct hwt_pd_record *rec,
 {
 	size_t len = b->n > at ? b->n - at : 0;
 
-	*out = NULL;	/* (gcc -O3 cannot tell that pdr_fail() is non-zero) */
 	if (len > max)
 		len = max;
 	if (!len || !memchr(b->p + at, 0, len))
