@@ -23,6 +23,7 @@ FUZZ_SECONDS ?= 20
 JOBS         ?= $(shell nproc)
 PGO          ?= 1
 PGO_BUILD    = $(BUILD)-pgo
+PGO_TRAIN    = bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS) $(WERROR)
 
 # Debian packages needed to build and test; checked with dpkg before apt-get.
 DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
@@ -37,7 +38,7 @@ all: deps configure
 
 configure:
 	@test -f $(BUILD)/CMakeCache.txt || { \
-	  profile=$(if $(filter 1,$(PGO)),$$(bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS) $(WERROR))) && \
+	  profile=$(if $(filter 1,$(PGO)),$$($(PGO_TRAIN))) && \
 	  cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DHWT_WERROR=$(WERROR) \
 	    -DHWT_PGO_PROFILE=$$profile $(CMAKE_FLAGS); }
 
@@ -45,7 +46,7 @@ configure:
 # configured yet: make all, which trains first).
 pgo: deps
 	@if test -f $(BUILD)/CMakeCache.txt; then \
-	  profile=$$(bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS) $(WERROR)) && \
+	  profile=$$($(PGO_TRAIN)) && \
 	  cmake -S . -B $(BUILD) -DHWT_PGO_PROFILE=$$profile && \
 	  cmake --build $(BUILD) --target clean && \
 	  cmake --build $(BUILD) -j $(JOBS); \
