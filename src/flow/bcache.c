@@ -18,8 +18,9 @@ enum {
 	BC_MAX_PUSHES = 1u << 20
 };
 
-/* A link (bcache.h) holds a node index in 28 bits. */
-_Static_assert(((uint64_t) BC_MAX_NODES << 4) < HWT_BC_NO_NODE,
+/* A link (bcache.h) holds a node's offset in 32 bits. */
+_Static_assert(((uint64_t) BC_MAX_NODES << HWT_BC_LINK_SHIFT) <
+	       HWT_BC_NO_NODE,
 	       "node index too wide for a link");
 
 static size_t bc_slot(const struct hwt_bcache *bc, uint64_t ip)

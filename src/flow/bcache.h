@@ -80,12 +80,17 @@ enum hwt_bc_exit {
 #define HWT_BC_NO_NODE UINT32_MAX
 
 /*
- * A link to node @k: its index and its @op, which graph.c's run branches
- * on as soon as the node before is loaded, not after this one is (where
- * the branch is mispredicted, a cache miss sooner). HWT_BC_NO_NODE: none.
+ * A link to node @k: its byte offset in the array of nodes, and in the
+ * offset's low bits (nodes are 64 bytes) its @op, which graph.c's run
+ * branches on as soon as the node before is loaded, not after this one
+ * is (where the branch is mispredicted, a cache miss sooner). An offset,
+ * not an index, so that the next node is one add from the load of the
+ * link (hwt_bc_link_to()): on a hot path that is a chain of such loads.
+ * HWT_BC_NO_NODE: none.
  */
+#define HWT_BC_LINK_SHIFT 6
 #define HWT_BC_LINK_OP 0xfu
-#define HWT_BC_LINK_NODE(link) ((link) >> 4)
+#define HWT_BC_LINK_NODE(link) ((link) >> HWT_BC_LINK_SHIFT)
 
 /* A walk through the cache from @ip; see above. */
 struct hwt_bc_node {
@@ -107,10 +112,21 @@ struct hwt_bc_node {
 	uint8_t pad[6];		/* a power of two indexes fast */
 };
 
+_Static_assert(sizeof(struct hwt_bc_node) == 1u << HWT_BC_LINK_SHIFT,
+	       "a link is a node's offset with its op in the low bits");
+
 static inline uint32_t hwt_bc_link(const struct hwt_bc_node *nodes,
 				   uint32_t k)
 {
-	return k << 4 | (nodes[k].op & HWT_BC_LINK_OP);
+	return k << HWT_BC_LINK_SHIFT | (nodes[k].op & HWT_BC_LINK_OP);
+}
+
+/* The node of @link (not HWT_BC_NO_NODE). */
+static inline struct hwt_bc_node *hwt_bc_link_to(struct hwt_bc_node *nodes,
+						 uint32_t link)
+{
+	return (struct hwt_bc_node *) ((char *) nodes +
+				       (link & ~HWT_BC_LINK_OP));
 }
 
 /*

@@ -193,7 +193,7 @@ run_step(struct run *r, int *status)
 		r->index >>= 1;
 		k = nd->succ[r->slot];
 		if (__builtin_expect(k != HWT_BC_NO_NODE, 1)) {
-			r->nd = &r->nodes[HWT_BC_LINK_NODE(k)];
+			r->nd = hwt_bc_link_to(r->nodes, k);
 			return STEP_NEXT;
 		}
 		r->ip = r->slot ? nd->target : nd->next;
@@ -214,7 +214,7 @@ run_step(struct run *r, int *status)
 		k = nd->succ[0];
 		if (__builtin_expect(k == HWT_BC_NO_NODE, 0))
 			goto find;
-		r->nd = &r->nodes[HWT_BC_LINK_NODE(k)];
+		r->nd = hwt_bc_link_to(r->nodes, k);
 		return STEP_TURN;
 	case HWT_BCX_COND:
 		if (!r->index) {
@@ -290,8 +290,8 @@ link:
 	k = nd->succ[r->slot];
 	if (k != HWT_BC_NO_NODE &&
 	    (!exit_guessed(op) ||
-	     r->nodes[HWT_BC_LINK_NODE(k)].ip == r->ip)) {
-		r->nd = &r->nodes[HWT_BC_LINK_NODE(k)];
+	     hwt_bc_link_to(r->nodes, k)->ip == r->ip)) {
+		r->nd = hwt_bc_link_to(r->nodes, k);
 		return STEP_TURN;
 	}
 	/* An indirect branch's other recent target (its slot is always 0:
@@ -299,9 +299,9 @@ link:
 	if (exit_guessed(op)) {
 		k = nd->succ[1];
 		if (k != HWT_BC_NO_NODE &&
-		    r->nodes[HWT_BC_LINK_NODE(k)].ip == r->ip) {
+		    hwt_bc_link_to(r->nodes, k)->ip == r->ip) {
 			node_guess_new(nd, k);
-			r->nd = &r->nodes[HWT_BC_LINK_NODE(k)];
+			r->nd = hwt_bc_link_to(r->nodes, k);
 			return STEP_TURN;
 		}
 	}

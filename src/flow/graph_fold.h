@@ -43,7 +43,9 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	};
 	/* The caller's open block, as a node (its location and mode). */
 	struct hwt_bc_node shadow;
-	struct hwt_bc_node *nd;
+	/* The node whose exit is taken, and the next one (@r.nd, kept here
+	 * and written back with the TNT cache). */
+	struct hwt_bc_node *nd, *nx;
 	struct blk_retstack *rs = &d->retstack;
 	const struct hwt_bcache *bc = &d->bcache;
 	struct fold_run f;
@@ -77,7 +79,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	f.total = fold->ninsn - f.n;
 
 	/* The first block joins the caller's open one, or opens one. */
-	nd = r.nd;
+	nd = nx = r.nd;
 	if (fold->open && fold->runs_on && fold->next == nd->ip &&
 	    fold->block.speculative == speculative &&
 	    fold->block.mode == nd->mode) {
@@ -90,8 +92,8 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 		f.n = nd->ninsn;
 	}
 
-#define FOLD_PUT() (r.tnt = tnt, r.index = index)
-#define FOLD_GET() (tnt = r.tnt, index = r.index)
+#define FOLD_PUT() (r.tnt = tnt, r.index = index, r.nd = nx)
+#define FOLD_GET() (tnt = r.tnt, index = r.index, nx = r.nd)
 /* The TNT cache's next bits from the next packet, a TNT (run_refill()). */
 #define FOLD_REFILL()							\
 	do {								\
@@ -104,7 +106,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 #define FOLD_GO(op)							\
 	do {								\
 		unsigned op_ = (op);					\
-		nd = r.nd;						\
+		nd = nx;						\
 		if (op_ == HWT_BCX_COND)				\
 			goto h_cond;					\
 		if (op_ == HWT_BCX_INDIRECT)				\
@@ -120,19 +122,19 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 #define FOLD_TURN(link, runs_on, count)					\
 	do {								\
 		uint32_t l_ = (link);					\
-		r.nd = &r.nodes[HWT_BC_LINK_NODE(l_)];			\
+		nx = hwt_bc_link_to(r.nodes, l_);			\
 		if ((count) && __builtin_expect(!--turns, 0)) {		\
-			r.ip = r.nd->ip;				\
+			r.ip = nx->ip;					\
 			goto done;					\
 		}							\
-		if ((runs_on) && r.nd->mode == f.first->mode)		\
-			f.n += r.nd->ninsn;				\
+		if ((runs_on) && nx->mode == f.first->mode)		\
+			f.n += nx->ninsn;				\
 		else							\
-			fold_open(&f, r.nd, map);			\
+			fold_open(&f, nx, map);				\
 		FOLD_GO(l_ & HWT_BC_LINK_OP);				\
 	} while (0)
 
-	FOLD_GO(r.nd->op);
+	FOLD_GO(nx->op);
 
 h_cond:
 	/* The hot case: a bit of the cache that is not its last. */
@@ -142,8 +144,8 @@ h_cond:
 		if (__builtin_expect(link == HWT_BC_NO_NODE, 0))
 			goto h_slow;
 		index >>= 1;
-		r.nd = &r.nodes[HWT_BC_LINK_NODE(link)];
-		fold_open(&f, r.nd, map);
+		nx = hwt_bc_link_to(r.nodes, link);
+		fold_open(&f, nx, map);
 		FOLD_GO(link & HWT_BC_LINK_OP);
 	}
 	if (!index) {
@@ -156,7 +158,7 @@ h_cond:
 			FOLD_PUT();
 			fold_memo_run(&r, &f, memo, map);
 			FOLD_GET();
-			FOLD_GO(r.nd->op);
+			FOLD_GO(nx->op);
 		}
 		FOLD_REFILL();
 	}
@@ -211,7 +213,7 @@ h_return:
 	if (from < bc->npushes) {
 		link = bc->pushnode[from];
 		if (HWT_BC_LINK_NODE(link) < bc->nnodes &&
-		    r.nodes[HWT_BC_LINK_NODE(link)].ip == r.ip)
+		    hwt_bc_link_to(r.nodes, link)->ip == r.ip)
 			FOLD_TURN(link, 0, 0);
 	}
 	k = hwt_bcache_node_find(bc, r.ip);
@@ -244,11 +246,11 @@ h_tip:
 	/* The last targets, a guess to check. */
 	link = nd->succ[0];
 	if (link != HWT_BC_NO_NODE &&
-	    r.nodes[HWT_BC_LINK_NODE(link)].ip == r.ip)
+	    hwt_bc_link_to(r.nodes, link)->ip == r.ip)
 		FOLD_TURN(link, 0, 0);
 	link = nd->succ[1];
 	if (link != HWT_BC_NO_NODE &&
-	    r.nodes[HWT_BC_LINK_NODE(link)].ip == r.ip) {
+	    hwt_bc_link_to(r.nodes, link)->ip == r.ip) {
 		node_guess_new(nd, link);
 		FOLD_TURN(link, 0, 0);
 	}
@@ -265,14 +267,14 @@ h_slow:
 	step = run_step(&r, &status);
 	FOLD_GET();
 	if (__builtin_expect(step == STEP_NEXT, 1)) {
-		fold_open(&f, r.nd, map);
-		FOLD_GO(r.nd->op);
+		fold_open(&f, nx, map);
+		FOLD_GO(nx->op);
 	}
 	if (step == STEP_STATUS)
 		goto stop;
 	if (step == STEP_END)
 		goto done;
-	FOLD_TURN(hwt_bc_link(r.nodes, (uint32_t) (r.nd - r.nodes)),
+	FOLD_TURN(hwt_bc_link(r.nodes, (uint32_t) (nx - r.nodes)),
 		  nd->op & HWT_BCO_RUNS_ON, 1);
 
 stop:
