@@ -140,7 +140,8 @@ static inline struct hwt_bc_node *hwt_bc_link_to(struct hwt_bc_node *nodes,
 struct hwt_bc_memo {
 	uint32_t key;		/* node << 7 | bits (stop bit above); 0: free */
 	uint32_t end;		/* the node reached */
-	uint32_t ninsn;		/* of the blocks between the first and it */
+	uint32_t ninsn;		/* of the blocks between the first and the
+				 * open one */
 	uint16_t loc1;		/* AFL location of the first block reached */
 	uint16_t prev;		/* AFL previous location after (@m >= 2) */
 	uint16_t cell[HWT_BC_MEMO_BITS - 2];	/* edges of the others */
@@ -148,7 +149,11 @@ struct hwt_bc_memo {
 	uint8_t count;		/* times applied, @cell not yet in the map
 				 * (graph.c; 255: saturated; 0 outside a
 				 * fold) */
-	uint8_t pad[6];
+	uint16_t nopen;		/* if @open is not @end: instructions of
+				 * the open block, from node @open (the
+				 * last block reached) to @end, which it
+				 * runs on into */
+	uint32_t open;
 };
 
 struct hwt_bcache {

@@ -518,8 +518,12 @@ int hwt_blk_fold_block(const struct hwt_blk_decoder *d,
  * instructions of the blocks in between, and the edges that do not
  * depend on the blocks before: the first two do (the open canonical
  * block's location, and the previous one's), the others are in @cell.
- * Links of conditional branches never change once known, so neither does
- * an entry; the table is emptied with the graph (bcache.c).
+ * A block reached that runs on without trace into the next node (a
+ * direct jump, mostly) takes that node into it, as the fold's h_none
+ * does, and the run goes on from there: in xz's trace, such nodes ended
+ * a third of the runs. Links of conditional branches and of such nodes
+ * never change once known, so neither does an entry; the table is
+ * emptied with the graph (bcache.c).
  *
  * The memo costs a lookup in a table that does not stay in the cache, so
  * it is only asked where it pays: where a conditional branch refills the
@@ -534,9 +538,17 @@ int hwt_blk_fold_block(const struct hwt_blk_decoder *d,
  * entry applied again only counts (@count), and its cells go into the map
  * once, @count at a time, when the fold returns (fold_memo_flush()) or
  * the entry is made anew: hot loops cost one edge and a count per entry,
- * not up to HWT_BC_MEMO_BITS edges.
+ * not up to HWT_BC_MEMO_BITS edges. Up to FOLD_DIRTY_MAX entries are
+ * counted so in one fold; beyond, each application puts its cells in
+ * the map (64 was too few for gzip's loops once the runs went on through
+ * direct jumps: 5% of its time).
  */
-enum { FOLD_MEMO_LOG2 = 12, FOLD_MEMO_MIN_BITS = 4, FOLD_DIRTY_MAX = 64 };
+enum {
+	FOLD_MEMO_LOG2 = 12,
+	FOLD_MEMO_MIN_BITS = 4,
+	FOLD_MEMO_RUNS_ON = 8,
+	FOLD_DIRTY_MAX = 256
+};
 
 /*
  * A fold as a run makes it: the open canonical block (from node @first, or
@@ -602,6 +614,10 @@ static struct hwt_bc_memo *fold_memo_get(struct hwt_bcache *bc)
 /*
  * Make entry @e for @key: from node @first (a conditional branch, pushing
  * nothing) with the @c bits of @chunk (first highest), through the links.
+ * A block reached may run on into the next node without trace (a node of
+ * HWT_BCX_NONE | HWT_BCO_RUNS_ON, as the fold's h_none takes it): that
+ * node is part of the same canonical block, and the run goes on from it,
+ * FOLD_MEMO_RUNS_ON such nodes at most (code without trace may loop).
  */
 static void __attribute__((noinline))
 fold_memo_make(struct hwt_bc_memo *e, uint32_t key,
@@ -609,8 +625,9 @@ fold_memo_make(struct hwt_bc_memo *e, uint32_t key,
 	       unsigned chunk, unsigned c)
 {
 	const struct hwt_bc_node *reached[HWT_BC_MEMO_BITS];
+	uint32_t ninsn[HWT_BC_MEMO_BITS];
 	const struct hwt_bc_node *nd = first;
-	unsigned m = 0, j;
+	unsigned m = 0, j, ons = 0;
 
 	memset(e, 0, sizeof(*e));
 	e->key = key;
@@ -623,7 +640,28 @@ fold_memo_make(struct hwt_bc_memo *e, uint32_t key,
 			break;
 		}
 		nd = &nodes[HWT_BC_LINK_NODE(k)];
-		reached[m++] = nd;
+		reached[m] = nd;
+		ninsn[m++] = nd->ninsn;
+		while (nd->op == (HWT_BCX_NONE | HWT_BCO_RUNS_ON) &&
+		       ons < FOLD_MEMO_RUNS_ON) {
+			const struct hwt_bc_node *on;
+
+			k = nd->succ[0];
+			if (k == HWT_BC_NO_NODE) {
+				/* Made again until it is known (the
+				 * fold's h_none learns it, after this
+				 * entry). */
+				e->key = 0;
+				break;
+			}
+			on = &nodes[HWT_BC_LINK_NODE(k)];
+			if (on->mode != reached[m - 1]->mode ||
+			    ninsn[m - 1] + on->ninsn > UINT16_MAX)
+				break;
+			ninsn[m - 1] += on->ninsn;
+			nd = on;
+			++ons;
+		}
 	}
 	e->m = (uint8_t) m;
 	e->end = (uint32_t) (nd - nodes);
@@ -633,9 +671,12 @@ fold_memo_make(struct hwt_bc_memo *e, uint32_t key,
 		first->nomemo = 1;
 	if (!m)
 		return;
+	e->open = (uint32_t) (reached[m - 1] - nodes);
+	if (e->open != e->end)
+		e->nopen = (uint16_t) ninsn[m - 1];
 	e->loc1 = reached[0]->loc;
 	for (j = 0; j + 1 < m; j++)
-		e->ninsn += reached[j]->ninsn;
+		e->ninsn += ninsn[j];
 	if (m >= 2)
 		e->prev = (uint16_t) (reached[m - 2]->loc >> 1);
 	for (j = 2; j < m; j++)
@@ -667,9 +708,12 @@ static void fold_memo_flush(uint8_t *map, struct fold_dirty *dl)
 	dl->n = 0;
 }
 
-/* Fold entry @e into @f: @e->m blocks, each a new canonical block. */
+/* Fold entry @e into @f: @e->m blocks, each a new canonical block, the
+ * last one still open: from node @end, or from @e->open (of @nodes) if it
+ * runs on into @end. */
 static inline __attribute__((always_inline)) void
 fold_memo_apply(struct fold_run *f, struct hwt_bc_memo *e,
+		const struct hwt_bc_node *nodes,
 		const struct hwt_bc_node *end, int map)
 {
 	f->total += f->n + e->ninsn;
@@ -694,9 +738,14 @@ fold_memo_apply(struct fold_run *f, struct hwt_bc_memo *e,
 			}
 		}
 	}
-	f->first = end;
-	f->loc = end->loc;
-	f->n = end->ninsn;
+	if (__builtin_expect(e->open == e->end, 1)) {
+		f->first = end;
+		f->n = end->ninsn;
+	} else {
+		f->first = &nodes[e->open];
+		f->n = e->nopen;
+	}
+	f->loc = f->first->loc;
 }
 
 /*
@@ -743,7 +792,7 @@ fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
 			return;
 		r->index >>= e->m;
 		r->nd = &r->nodes[e->end];
-		fold_memo_apply(f, e, r->nd, map);
+		fold_memo_apply(f, e, r->nodes, r->nd, map);
 		if (ends)
 			return;
 		nd = r->nd;

@@ -41,7 +41,7 @@
 /* The program                                                         */
 /* ------------------------------------------------------------------ */
 
-enum { T_FALL, T_JCC, T_IJMP, T_CALL, T_ICALL, T_RET, T_LOOP };
+enum { T_FALL, T_JCC, T_IJMP, T_CALL, T_ICALL, T_RET, T_LOOP, T_JMP };
 
 #define NFUNCS 40
 #define MAXBLK 8
@@ -65,7 +65,7 @@ struct prog {
 	size_t len_a, len_b;
 };
 
-static const uint8_t term_len[] = { 0, 6, 2, 5, 2, 1, 5 };
+static const uint8_t term_len[] = { 0, 6, 2, 5, 2, 1, 5, 5 };
 
 /* Function 0 loops calling level 1; levels go 1..3; section by parity. */
 static void build(struct prog *p, struct rng *r)
@@ -94,13 +94,16 @@ static void build(struct prog *p, struct rng *r)
 			} else if (!f) {
 				bl->term = T_CALL;
 			} else {
+				/* (A direct jump: a node that runs on into
+				 * the next block, as the memo takes them.) */
 				static const unsigned pick[] = {
-					T_JCC, T_JCC, T_FALL, T_IJMP, T_CALL,
-					T_ICALL, T_JCC
+					T_JCC, T_JCC, T_FALL, T_IJMP, T_JMP,
+					T_CALL, T_ICALL, T_JCC
 				};
-				bl->term = pick[rndn(r, leaf ? 4 : 7)];
+				bl->term = pick[rndn(r, leaf ? 5 : 8)];
 			}
-			if (bl->term == T_JCC || bl->term == T_IJMP)
+			if (bl->term == T_JCC || bl->term == T_IJMP ||
+			    bl->term == T_JMP)
 				bl->tgt = k + 1 + rndn(r, p->f[f].n - k - 1);
 			if (bl->term == T_CALL || bl->term == T_ICALL) {
 				/* A function one level down. */
@@ -149,6 +152,11 @@ static void build(struct prog *p, struct rng *r)
 			case T_LOOP:
 				t[0] = 0xe9;
 				dst = p->b[p->f[f].first].addr;
+				t += 1;
+				break;
+			case T_JMP:
+				t[0] = 0xe9;
+				dst = p->b[p->f[f].first + bl->tgt].addr;
 				t += 1;
 				break;
 			case T_ICALL:
@@ -409,6 +417,9 @@ static void run_prog(const struct prog *p, struct trace *t, size_t size,
 			break;
 		case T_LOOP:
 			b = 0;
+			break;
+		case T_JMP:
+			b = bl->tgt;
 			break;
 		}
 	}
