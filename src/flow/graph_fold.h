@@ -7,8 +7,8 @@
 /*
  * hwt_blk_fold_next() from node @node, with a map or without (FOLD_MAP).
  *
- * Each turn takes the exit of node @r.nd and folds the next block, as
- * hwt_blk_fold_block() would: a new canonical block, unless @r.nd runs on
+ * Each turn takes the exit of node @nd and folds the next block, as
+ * hwt_blk_fold_block() would: a new canonical block, unless @nd runs on
  * into it (only a block without trace at its end can). The turns are
  * threaded: a handler per kind of node (its @op) takes the usual cases
  * and goes straight on to the next node's handler, chosen by the op in
@@ -101,7 +101,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 		index = r.x.top;					\
 		hwt_qry_direct_take_tnt_(&r.x);				\
 	} while (0)
-/* On to the handler of node @r.nd, whose op is @op: the likely ones
+/* On to the handler of node @nx, whose op is @op: the likely ones
  * first, each place its own branches (each predicted on its own). */
 #define FOLD_GO(op)							\
 	do {								\
