@@ -333,42 +333,15 @@ node_block(uint8_t speculative, const struct hwt_bc_node *nd, uint64_t ip,
 	block->speculative = speculative;
 }
 
-/*
- * Blocks from graph nodes into @blocks[*@k ...], starting at @node.
- * Returns 0 when the next block needs the general path (or @max blocks
- * are done), else the status of the last block.
- */
-static int blk_run(struct hwt_blk_decoder *d, struct hwt_block *blocks,
-		   size_t max, size_t *k, uint32_t node)
-{
-	const uint8_t speculative = d->speculative;
-	struct hwt_block *block;
-	struct run r;
-	size_t i = *k;
-	int step, status = 0;
-
-	run_init(&r, d, node);
-	for (;;) {
-		block = &blocks[i++];
-		node_block(speculative, r.nd, r.nd->ip, block);
-		step = run_step(&r, &status);
-		if (__builtin_expect(step == STEP_STATUS, 0)) {
-			*k = i;
-			/* Anything but 0 ends the run, but so may 0 (with an
-			 * event in progress, bound later). */
-			return status < 0 ? status : blk_after_block(d, block);
-		}
-		if (step == STEP_END)
-			break;
-		if (i == max) {
-			r.ip = r.nd->ip;
-			break;
-		}
-	}
-	run_put(&r);
-	*k = i;
-	return 0;
-}
+/* blk_run(): the batch's run, the fold's loop (graph_fold.h) making a
+ * block of every node. */
+#define FOLD_BLOCKS 1
+#define FOLD_MAP 0
+#define FOLD_RUN blk_run
+#include "flow/graph_fold.h"
+#undef FOLD_MAP
+#undef FOLD_RUN
+#undef FOLD_BLOCKS
 
 int hwt_blk_next_batch(struct hwt_blk_decoder *d, struct hwt_block *blocks,
 		       size_t max, size_t *n)
@@ -802,6 +775,7 @@ fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
 
 /* fold_run_map() and fold_run_nomap(): the fold's loop, with the map and
  * without (a computed goto keeps it from being inlined with a constant). */
+#define FOLD_BLOCKS 0
 #define FOLD_MAP 1
 #define FOLD_RUN fold_run_map
 #include "flow/graph_fold.h"
@@ -812,6 +786,7 @@ fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
 #include "flow/graph_fold.h"
 #undef FOLD_MAP
 #undef FOLD_RUN
+#undef FOLD_BLOCKS
 
 int hwt_blk_fold_next(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 		      struct hwt_block *last)
