@@ -214,15 +214,23 @@ hwt_bcache_secof(const struct hwt_bcache *bc, const struct hwt_bc_entry *e)
 	return &bc->secs[e->sec];
 }
 
+/*
+ * The home slot of @ip in an entry table of @mask + 1 slots. Nearby code
+ * gets nearby slots (cache lines are shared by the instructions of a
+ * block); high bits spread far-apart modules. (A multiplicative hash was
+ * no faster: python3 coverage 350 -> 353 ms, min of 7.)
+ */
+static inline size_t hwt_bcache_slot_(uint64_t ip, size_t mask)
+{
+	return (size_t) (ip ^ (ip >> 21) ^ (ip >> 42)) & mask;
+}
+
 /* The entry at @ip, or NULL. */
 static inline const struct hwt_bc_entry *
 hwt_bcache_lookup(const struct hwt_bcache *bc, uint64_t ip)
 {
-	size_t i;
+	size_t i = hwt_bcache_slot_(ip, bc->mask);
 
-	/* Nearby code gets nearby slots (cache lines are shared by the
-	 * instructions of a block); high bits spread far-apart modules. */
-	i = (size_t) (ip ^ (ip >> 21) ^ (ip >> 42)) & bc->mask;
 	for (;;) {
 		const struct hwt_bc_entry *e = &bc->slots[i];
 

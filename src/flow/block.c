@@ -923,7 +923,7 @@ static int blk_exit_uncached(struct hwt_blk_decoder *d, struct hwt_block *block)
 static inline const struct hwt_bc_entry *
 bc_find(const struct hwt_bc_entry *slots, size_t mask, uint64_t ip)
 {
-	size_t i = (size_t) (ip ^ (ip >> 21) ^ (ip >> 42)) & mask;
+	size_t i = hwt_bcache_slot_(ip, mask);
 
 	for (;;) {
 		const struct hwt_bc_entry *e = &slots[i];
