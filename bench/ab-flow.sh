@@ -46,7 +46,7 @@ while [[ $# -gt 0 ]]; do
 	--mode) mode=${2:-}; shift 2 ;;
 	--trace) names+=("${2:-}"); shift 2 ;;
 	--build) build=${2:-}; shift 2 ;;
-	-h|--help) sed -n '3,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option $1 (see --help)" ;;
 	*) break ;;
 	esac
