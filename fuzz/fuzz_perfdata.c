@@ -13,6 +13,8 @@
  *  - errors name an offset; after one, next() returns 0;
  *  - a second pass after rewind gives the same records (unless attrs or
  *    ids arrived as records: then the second pass knows them earlier).
+ *
+ * The same bytes are also read as a raw sideband stream (run_raw).
  */
 #include <hwt/perfdata.h>
 
@@ -195,6 +197,43 @@ static void run(int fd, uint64_t size, int seekable)
 	hwt_pd_close(r);
 }
 
+/*
+ * The same bytes as a raw sideband stream (hwt_pd_open_raw_fd) with
+ * sample_type @st.
+ */
+static void run_raw(int fd, uint64_t st, uint64_t size)
+{
+	struct hwt_pd_reader *r = NULL;
+	struct hwt_pd_record rec;
+	uint64_t prev_end = 0;
+	char err[512] = "";
+	size_t n = 0;
+	int ret;
+
+	ret = hwt_pd_open_raw_fd(&r, fd, st, err, sizeof(err));
+	if (ret < 0) {
+		CHECK(!r);
+		CHECK(strstr(err, "offset 0x"));
+		return;
+	}
+	while ((ret = hwt_pd_next(r, &rec)) > 0) {
+		CHECK(n++ < MAX_RECORDS);
+		CHECK(!rec.compressed);
+		CHECK(rec.file_offset >= prev_end);
+		CHECK(rec.file_offset + rec.size <= size);
+		prev_end = rec.file_offset + rec.size;
+		touch(rec.raw, rec.size);
+		if (rec.type == PERF_RECORD_MMAP || rec.type == PERF_RECORD_MMAP2)
+			check_rec_str(&rec, rec.u.mmap.filename);
+		if (rec.type == PERF_RECORD_COMM)
+			check_rec_str(&rec, rec.u.comm.comm);
+	}
+	if (ret < 0)
+		CHECK(strstr(hwt_pd_errmsg(r), "offset 0x"));
+	CHECK(hwt_pd_nattrs(r) == 1);
+	hwt_pd_close(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int mfd = -1;
@@ -207,6 +246,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(ftruncate(mfd, 0) == 0);
 	CHECK(pwrite(mfd, data, size, 0) == (ssize_t)size);
 	run(mfd, size, 1);
+	/* Raw: the layouts the seeds have, and one picked by the first
+	 * byte from the trailer's fields, so that every layout is tried. */
+	{
+		static const uint64_t fields[] = {
+			PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+			PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+			PERF_SAMPLE_IDENTIFIER,
+		};
+		uint64_t st = 0;
+
+		for (size_t i = 0; size && i < 6; i++)
+			if (data[0] & (1u << i))
+				st |= fields[i];
+		run_raw(mfd, 0, size);
+		run_raw(mfd, PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				     PERF_SAMPLE_IDENTIFIER, size);
+		run_raw(mfd, st, size);
+	}
 
 	/* the pipe path, for what fits in a pipe without a second thread */
 	if (size <= 65536 && pipe(fds) == 0) {

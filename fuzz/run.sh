@@ -5,9 +5,9 @@
 #   bash fuzz/run.sh BUILD_FUZZ_DIR SECONDS
 #
 # Each fuzz_NAME starts from its seed corpus fuzz/corpus/NAME/ plus every
-# *.pt file below the directories listed (colon-separated) in
-# $HWT_FUZZ_EXTRA_SEEDS (CI points it at the traces libipt's pttc suite
-# generates). Corpora are copied to a scratch directory, so the repository
+# *.pt file (*.sb for fuzz_cli_sideband) below the directories listed
+# (colon-separated) in $HWT_FUZZ_EXTRA_SEEDS (CI points it at the traces
+# and sideband files libipt's pttc suite generates). Corpora are copied to a scratch directory, so the repository
 # is never modified; new inputs found stay there. Exits non-zero if any
 # target crashes or fails a check; the scratch directory (with the crash
 # artifacts) is then kept and named.
@@ -49,6 +49,9 @@ for t in "${targets[@]}"; do
 	mkdir -p "$work/corpus" "$work/artifacts"
 
 	nseeds=0
+	# The sideband target reads pttc's sideband files, the rest traces.
+	pattern='*.pt'
+	[ "$short" = cli_sideband ] && pattern='*.sb'
 	if [ -d "$here/corpus/$short" ]; then
 		cp -- "$here/corpus/$short"/* "$work/corpus/" 2>/dev/null
 	fi
@@ -65,7 +68,7 @@ for t in "${targets[@]}"; do
 			while IFS= read -r -d '' f; do
 				nseeds=$((nseeds + 1))
 				cp -- "$f" "$work/corpus/extra-$nseeds-$(basename "$f")"
-			done < <(find "$dir" -type f -name '*.pt' -print0)
+			done < <(find "$dir" -type f -name "$pattern" -print0)
 		done
 	fi
 	total=$(find "$work/corpus" -type f | wc -l)

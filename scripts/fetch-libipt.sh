@@ -179,7 +179,10 @@ fetch() {
 
 build() {
 	local b=$DIR/build
-	if [[ -x $b/bin/pttc && -x $b/bin/ptdump ]]; then
+	# Built with perf_event sideband (pttc's @sb directives, ptdump's
+	# --pevent); an older build without it is built again.
+	if [[ -x $b/bin/pttc && -x $b/bin/ptdump ]] &&
+		grep -qx 'PEVENT:BOOL=ON' "$b/CMakeCache.txt" 2>/dev/null; then
 		log "pttc and ptdump already built in $b/bin"
 		return 0
 	fi
@@ -191,7 +194,8 @@ build() {
 		! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$(readlink -f "$DIR/src")" \
 			"$b/CMakeCache.txt" && rm -rf "$b"
 	cmake -S "$DIR/src" -B "$b" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-		-DPTTC=ON -DPTDUMP=ON -DPTXED=OFF -DPTUNIT=OFF -DMAN=OFF >&2
+		-DPTTC=ON -DPTDUMP=ON -DPTXED=OFF -DPTUNIT=OFF -DMAN=OFF \
+		-DSIDEBAND=ON -DPEVENT=ON >&2
 	cmake --build "$b" -j "$(nproc 2>/dev/null || echo 2)" >&2
 	[[ -x $b/bin/pttc && -x $b/bin/ptdump ]] || die "build did not produce pttc/ptdump"
 	log "built $b/bin/pttc and $b/bin/ptdump"

@@ -3,9 +3,10 @@
 #
 # scripts/libipt-suite.sh [OPTIONS] BUILD_DIR [TEST...]
 #
-# Run libipt's pttc test suite (test/src/*.ptt) against hwt: libipt's pttc
-# assembles each .ptt into a trace plus expected tool output (one .exp per
-# tool and per `cpu' directive), libipt's script/test.bash runs the tool and
+# Run libipt's pttc test suite (test/src/*.ptt, and test/pevent/src/*.ptt
+# with perf_event sideband) against hwt: libipt's pttc assembles each .ptt
+# into a trace, sideband files and expected tool output (one .exp per tool
+# and per `cpu' directive), libipt's script/test.bash runs the tool and
 # diffs. We count the results per expectation ourselves: an expectation
 # passed iff test.bash removed its .diff. Only ptdump expectations count
 # unless --ptxed is given (`make libipt-suite' gives it).
@@ -130,21 +131,24 @@ else
 	ptxed_args="-k 5 $tool_timeout true"
 fi
 
-# The tests to run.
+# The tests to run: the suite's own and those with perf_event sideband.
+# Only files that exist: a name without glob characters stays itself.
+ptt_dirs=("$libipt_dir/src/test/src" "$libipt_dir/src/test/pevent/src")
 ptts=()
-if [[ $# -eq 0 ]]; then
-	ptts=("$libipt_dir"/src/test/src/*.ptt)
-else
-	shopt -s nullglob
-	for t in "$@"; do
-		t=${t%.ptt}
+shopt -s nullglob
+for t in "${@:-*}"; do
+	t=${t%.ptt}
+	m=()
+	for d in "${ptt_dirs[@]}"; do
 		# shellcheck disable=SC2206 # $t is a glob on purpose
-		m=("$libipt_dir"/src/test/src/$t.ptt)
-		[[ ${#m[@]} -gt 0 ]] || die "no test matches $t"
-		ptts+=("${m[@]}")
+		for f in "$d"/$t.ptt; do
+			[[ -f $f ]] && m+=("$f")
+		done
 	done
-	shopt -u nullglob
-fi
+	[[ ${#m[@]} -gt 0 ]] || die "no test matches $t"
+	ptts+=("${m[@]}")
+done
+shopt -u nullglob
 
 rm -rf "$work"
 mkdir -p "$work"

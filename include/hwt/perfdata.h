@@ -367,6 +367,22 @@ int hwt_pd_open(struct hwt_pd_reader **r, const char *path,
 int hwt_pd_open_fd(struct hwt_pd_reader **r, int fd, char *err, size_t errlen);
 void hwt_pd_close(struct hwt_pd_reader *r);
 
+/*
+ * A raw stream of perf records without a file header: what the kernel
+ * wrote to a perf_event ring buffer, as libipt's pevent sideband files
+ * (perf-read-sideband.bash, pttc) hold it. Every record has the
+ * sample_id_all trailer laid out by @sample_type (PERF_SAMPLE_*); the one
+ * attr is made from it. The records are [@begin, @end) of the file (@end
+ * 0: to its end); file_offset is the offset in the file. Records of
+ * perf's own types (64 and up) count as unknown. Errors as hwt_pd_open().
+ */
+int hwt_pd_open_raw(struct hwt_pd_reader **r, const char *path,
+		    uint64_t sample_type, uint64_t begin, uint64_t end,
+		    char *err, size_t errlen);
+/* The same from an open regular file (not closed by the reader). */
+int hwt_pd_open_raw_fd(struct hwt_pd_reader **r, int fd, uint64_t sample_type,
+		       char *err, size_t errlen);
+
 const struct hwt_pd_info *hwt_pd_get_info(const struct hwt_pd_reader *r);
 size_t hwt_pd_nattrs(const struct hwt_pd_reader *r);
 const struct hwt_pd_attr *hwt_pd_get_attr(const struct hwt_pd_reader *r,

@@ -93,8 +93,6 @@ int cli_ipt_parse_cpu(const char *prog, const char *arg,
 int cli_ipt_get_arg(const char *prog, const char *option, const char *arg,
 		    uint64_t max, uint64_t *value);
 
-/* --sb, --sb:*, --pevent, --pevent:*: sideband, not supported yet. */
-int cli_ipt_is_sideband_option(const char *arg);
 /*
  * ptxed's text of @ev, without the brackets, offset and time: "enabled",
  * "exec mode: 64-bit", ... (@print_ip: ptxed's --event:ip). Writes at

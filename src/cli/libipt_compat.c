@@ -336,10 +336,3 @@ int cli_ipt_get_arg(const char *prog, const char *option, const char *arg,
 	}
 	return 0;
 }
-
-/* The sideband options of libipt's tools, which hwt does not take yet. */
-int cli_ipt_is_sideband_option(const char *arg)
-{
-	return !strcmp(arg, "--sb") || !strncmp(arg, "--sb:", 5) ||
-	       !strcmp(arg, "--pevent") || !strncmp(arg, "--pevent:", 9);
-}

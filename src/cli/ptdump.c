@@ -17,6 +17,7 @@
 #include <hwt/pt.h>
 
 #include "cli/cli.h"
+#include "cli/ipt_sb.h"
 
 #ifndef HWT_VERSION
 #define HWT_VERSION "0.1.0"
@@ -254,6 +255,7 @@ struct ptdump {
 	uint64_t shown_tsc;	/* for --time-delta */
 	uint64_t shown_fcr;
 	int in_psb;
+	struct cli_sb *sb;	/* --pevent sideband, or NULL */
 
 	struct out out;
 };
@@ -591,6 +593,13 @@ static void track_timing(struct ptdump *pd, struct line *line,
 		return;
 	}
 	show_timing(pd, line, offset);
+	if (pd->sb) {
+		uint64_t tsc;
+
+		/* Without time yet, records of time 0 are due. */
+		(void)hwt_time_query_tsc(&pd->time, &tsc, NULL, NULL);
+		cli_sb_dump(pd->sb, tsc);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -990,13 +999,13 @@ static void print_help(const char *name)
 	       "  --mtc-freq <n>            set the MTC frequency (IA32_RTIT_CTL[17:14]) to <n>.\n"
 	       "  --nom-freq <n>            set the nominal frequency (MSR_PLATFORM_INFO[15:8]) to <n>.\n"
 	       "  --cpuid-0x15.eax          set the value of cpuid[0x15].eax.\n"
-	       "  --cpuid-0x15.ebx          set the value of cpuid[0x15].ebx.\n"
-	       "  <ptfile>[:<from>[-<to>]]  load the processor trace data from <ptfile>;\n"
+	       "  --cpuid-0x15.ebx          set the value of cpuid[0x15].ebx.\n");
+	cli_sb_help(0, 26);
+	printf("  <ptfile>[:<from>[-<to>]]  load the processor trace data from <ptfile>;\n"
 	       "                            an optional offset or range can be given.\n"
 	       "\n"
 	       "Unlike libipt's ptdump, PEBS block packets (bbp, bip, bep) are\n"
-	       "shown rather than reported as unknown opcodes. Sideband options\n"
-	       "(--sb:*, --pevent*) are not supported yet.\n");
+	       "shown rather than reported as unknown opcodes.\n");
 }
 
 void help_ptdump(void)
@@ -1091,7 +1100,8 @@ static int number_option(const char *prog, const char *name,
 }
 
 /* Returns 0 to go on, 1 for done (help, version), -1 for an error. */
-static int parse_args(int argc, char **argv, struct ptdump_options *opt)
+static int parse_args(int argc, char **argv, struct ptdump_options *opt,
+		      struct cli_sb *sb)
 {
 	const char *prog = argv[0];
 	enum flag flag;
@@ -1136,10 +1146,13 @@ static int parse_args(int argc, char **argv, struct ptdump_options *opt)
 		} else if (!strcmp(arg, "--cpu")) {
 			if (cli_ipt_parse_cpu(prog, argv[++idx], &opt->cpu))
 				return -1;
-		} else if (cli_ipt_is_sideband_option(arg)) {
-			fprintf(stderr, "%s: %s: sideband is not supported "
-				"yet.\n", prog, arg);
-			return -1;
+		} else if ((matched = cli_sb_option(sb, prog, argc, argv,
+						    &idx)) != 0) {
+			if (matched < 0)
+				return -1;
+			/* Records are placed by the trace's time. */
+			if (cli_sb_active(sb))
+				opt->track_time = 1;
 		} else {
 			if (number_option(prog, arg, argv[idx + 1], opt,
 					  &matched))
@@ -1155,6 +1168,16 @@ static int parse_args(int argc, char **argv, struct ptdump_options *opt)
 	return 0;
 }
 
+/* Sideband lines go out between packet lines, in order. */
+static void sb_write(void *ctx, const char *text, size_t len)
+{
+	struct out *out = ctx;
+
+	out_flush(out);
+	if (fwrite(text, 1, len, stdout) != len)
+		out->failed = 1;
+}
+
 int cmd_ptdump(int argc, char **argv)
 {
 	struct ptdump_options opt;
@@ -1165,21 +1188,30 @@ int cmd_ptdump(int argc, char **argv)
 	memset(&opt, 0, sizeof(opt));
 	opt.show_offset = 1;
 
-	ret = parse_args(argc, argv, &opt);
-	if (ret)
-		return ret > 0 ? 0 : 1;
-	if (!opt.file) {
-		fprintf(stderr, "%s: No processor trace file specified.\n",
-			argv[0]);
-		return 1;
-	}
-
 	pd = calloc(1, sizeof(*pd));
-	if (!pd) {
+	if (!pd || !(pd->sb = cli_sb_new(NULL, 0, sb_write, &pd->out))) {
 		fprintf(stderr, "%s: out of memory.\n", argv[0]);
+		free(pd);
 		return 1;
 	}
 	pd->opt = &opt;
+	ret = parse_args(argc, argv, &opt, pd->sb);
+	if (!ret && !opt.file) {
+		fprintf(stderr, "%s: No processor trace file specified.\n",
+			argv[0]);
+		ret = -1;
+	}
+	if (ret) {
+		cli_sb_delete(pd->sb);
+		free(pd);
+		return ret > 0 ? 0 : 1;
+	}
+	if (cli_sb_active(pd->sb)) {
+		cli_sb_start(pd->sb);
+	} else {
+		cli_sb_delete(pd->sb);
+		pd->sb = NULL;
+	}
 
 	if (opt.cpu.vendor) {
 		err = hwt_pt_cpu_errata(&opt.cpu, &pd->errata);
@@ -1191,6 +1223,7 @@ int cmd_ptdump(int argc, char **argv)
 
 	if (cli_input_open(&in, opt.file, argv[0]) < 0) {
 		out_flush(&pd->out);
+		cli_sb_delete(pd->sb);
 		free(pd);
 		return 1;
 	}
@@ -1206,6 +1239,8 @@ int cmd_ptdump(int argc, char **argv)
 		tracking_reset(pd);
 		if (dump(pd) < 0)
 			ret = 1;
+		else if (pd->sb)
+			cli_sb_dump(pd->sb, UINT64_MAX);
 		hwt_pkt_decoder_delete(pd->decoder);
 	}
 
@@ -1216,6 +1251,7 @@ int cmd_ptdump(int argc, char **argv)
 		ret = 1;
 	}
 	cli_input_close(&in);
+	cli_sb_delete(pd->sb);
 	free(pd);
 	return ret;
 }

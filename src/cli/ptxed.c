@@ -21,6 +21,7 @@
 #include <hwt/pt.h>
 
 #include "cli/cli.h"
+#include "cli/ipt_sb.h"
 
 #ifndef HWT_VERSION
 #define HWT_VERSION "0.1.0"
@@ -53,6 +54,7 @@ struct ptxed {
 	struct hwt_image *image;
 	struct hwt_blk_decoder *dec;
 	struct cli_disasm *dis;
+	struct cli_sb *sb;		/* --pevent sideband, or NULL */
 	struct cli_out out;
 	uint64_t ninsn, nblocks;
 	uint64_t time;			/* tsc of the last event */
@@ -392,11 +394,9 @@ static int drain_events(struct ptxed *px, int status)
 		if (status < 0)
 			return status;
 		px->time = ev.tsc;
-		if (opt->quiet || ev.status_update)
-			continue;
+		if (!opt->quiet && !ev.status_update) {
+			cli_ipt_event(text, sizeof(text), &ev, opt->event_ip);
 
-		cli_ipt_event(text, sizeof(text), &ev, opt->event_ip);
-		{
 			char *p = cli_out_reserve(&px->out, 64 + sizeof(text));
 
 			*p++ = '[';
@@ -416,6 +416,9 @@ static int drain_events(struct ptxed *px, int status)
 			*p++ = '\n';
 			cli_out_commit(&px->out, p);
 		}
+		/* Every event, status updates too: they carry the time. */
+		if (px->sb)
+			cli_sb_event(px->sb, &ev);
 	}
 	return status;
 }
@@ -549,8 +552,9 @@ static void print_help(const char *name)
 	       "  --block:show-blocks                  show blocks in the output.\n"
 	       "  --block:end-on-call                  set the end-on-call block decoder flag.\n"
 	       "  --block:end-on-jump                  set the end-on-jump block decoder flag.\n"
-	       "  --block:keep-tcal-on-ovf             preserve timing calibration on overflow.\n"
-	       "\n"
+	       "  --block:keep-tcal-on-ovf             preserve timing calibration on overflow.\n");
+	cli_sb_help(1, 37);
+	printf("\n"
 	       "You must specify at least one binary or ELF file (--raw|--elf).\n"
 	       "You must specify exactly one processor trace file (--pt).\n"
 	       "\n"
@@ -558,8 +562,9 @@ static void print_help(const char *name)
 	       "Zydis, not XED, so the instruction text differs (addresses, events,\n"
 	       "errors and statistics do not; libipt's tests use --no-inst). --check\n"
 	       "compares hwt's instruction classes with Zydis' mnemonics. Both\n"
-	       "decoder choices run hwt's block decoder. Sideband (--sb:*,\n"
-	       "--pevent:*) is not supported yet.\n");
+	       "decoder choices run hwt's block decoder. --pevent:sample-config\n"
+	       "is not supported. For perf.data files (sideband included) see\n"
+	       "'hwt flow'.\n");
 }
 
 void help_ptxed(void)
@@ -688,7 +693,7 @@ static int number_option(const char *prog, const char *arg, const char *value,
  * 0 to go on, 1 for done (help, version), -1 for an error.
  */
 static int parse_args(int argc, char **argv, struct ptxed_options *opt,
-		      struct hwt_image *image)
+		      struct hwt_image *image, struct cli_sb *sb)
 {
 	const char *prog = argv[0];
 	int i, r;
@@ -761,11 +766,11 @@ static int parse_args(int argc, char **argv, struct ptxed_options *opt,
 			i++;
 			continue;
 		}
-		if (cli_ipt_is_sideband_option(arg)) {
-			fprintf(stderr, "%s: %s: sideband is not supported "
-				"yet.\n", prog, arg);
+		r = cli_sb_option(sb, prog, argc, argv, &i);
+		if (r < 0)
 			return -1;
-		}
+		if (r > 0)
+			continue;
 		r = filter_option(prog, arg, next, &opt->config.qry);
 		if (r && opt->pt) {
 			fprintf(stderr, "%s: please specify %s before --pt.\n",
@@ -797,6 +802,11 @@ static void print_stats(struct ptxed *px)
 			       px->nblocks);
 }
 
+static void sb_write(void *ctx, const char *text, size_t len)
+{
+	cli_out_write(ctx, text, len);
+}
+
 int cmd_ptxed(int argc, char **argv)
 {
 	const char *prog = argv[0];
@@ -815,21 +825,32 @@ int cmd_ptxed(int argc, char **argv)
 		fprintf(stderr, "%s: failed to allocate image.\n", prog);
 		return 1;
 	}
-	ret = parse_args(argc, argv, &opt, px.image);
+	px.sb = cli_sb_new(px.image, 1, sb_write, &px.out);
+	if (!px.sb) {
+		fprintf(stderr, "%s: out of memory.\n", prog);
+		hwt_image_delete(px.image);
+		return 1;
+	}
+	ret = parse_args(argc, argv, &opt, px.image, px.sb);
+	if (!ret && !opt.pt) {
+		fprintf(stderr, "%s: no pt file.\n", prog);
+		ret = -1;
+	}
 	if (ret) {
+		cli_sb_delete(px.sb);
 		hwt_image_delete(px.image);
 		return ret > 0 ? 0 : 1;
 	}
-	if (!opt.pt) {
-		fprintf(stderr, "%s: no pt file.\n", prog);
-		hwt_image_delete(px.image);
-		return 1;
+	if (!cli_sb_active(px.sb)) {
+		cli_sb_delete(px.sb);
+		px.sb = NULL;
 	}
 	if (opt.stats && !opt.stat_flags)
 		opt.stat_flags = STAT_INSN |
 				 (opt.insn_decoder ? 0 : STAT_BLOCKS);
 
 	if (cli_input_open(&in, opt.pt, prog) < 0) {
+		cli_sb_delete(px.sb);
 		hwt_image_delete(px.image);
 		return 1;
 	}
@@ -857,6 +878,8 @@ int cmd_ptxed(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (px.sb)
+		cli_sb_start(px.sb);
 	px.dec = hwt_blk_new(&opt.config, px.image);
 	if (!px.dec) {
 		fprintf(stderr, "%s: failed to create decoder.\n", prog);
@@ -877,6 +900,7 @@ out:
 		ret = 1;
 	}
 	hwt_blk_delete(px.dec);
+	cli_sb_delete(px.sb);
 	cli_disasm_delete(px.dis);
 	hwt_image_delete(px.image);
 	cli_input_close(&in);

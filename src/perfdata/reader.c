@@ -540,8 +540,41 @@ static int read_header(struct hwt_pd_reader *r)
 
 /* ---- open / close -------------------------------------------------- */
 
+/* Where a raw stream's records are: [begin, end) of the file. */
+struct raw_range {
+	uint64_t sample_type, begin, end;
+};
+
+/* A raw stream has no header: its one attr is made up from the caller's
+ * sample_type, with sample_id_all as the kernel writes sideband. */
+static int raw_setup(struct hwt_pd_reader *r, const struct raw_range *raw)
+{
+	struct perf_event_attr attr;
+	uint64_t end = raw->end ? raw->end : r->src.size;
+
+	if (r->src.stream)
+		return pdr_fail(r, HWT_ERR_NOT_SUPPORTED, 0,
+				"raw sideband must be a regular file");
+	if (raw->begin > r->src.size || end > r->src.size || end < raw->begin)
+		return pdr_fail(r, HWT_ERR_INVALID, raw->begin,
+				"range %#llx-%#llx is not inside the file (%llu bytes)",
+				(unsigned long long)raw->begin,
+				(unsigned long long)end,
+				(unsigned long long)r->src.size);
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.sample_type = raw->sample_type;
+	attr.sample_id_all = 1;
+	r->raw = 1;
+	r->data_begin = raw->begin;
+	r->data_end = end;
+	return pdr_add_attr(r, (const uint8_t *)&attr, sizeof(attr), NULL, 0,
+			    0);
+}
+
 static int reader_open(struct hwt_pd_reader **rp, int fd, int own,
-		       const char *name, char *err, size_t errlen)
+		       const char *name, const struct raw_range *raw,
+		       char *err, size_t errlen)
 {
 	struct hwt_pd_reader *r;
 	struct stat st;
@@ -570,7 +603,7 @@ static int reader_open(struct hwt_pd_reader **rp, int fd, int own,
 		r->src.stream = 1;
 		r->src.size = UINT64_MAX;
 	}
-	ret = read_header(r);
+	ret = raw ? raw_setup(r, raw) : read_header(r);
 	if (ret)
 		goto fail;
 	r->pos = r->data_begin;
@@ -591,7 +624,8 @@ int hwt_pd_open(struct hwt_pd_reader **r, const char *path, char *err,
 	if (!r || !path)
 		return -HWT_ERR_INVALID;
 	if (!strcmp(path, "-"))
-		return reader_open(r, STDIN_FILENO, 0, "<stdin>", err, errlen);
+		return reader_open(r, STDIN_FILENO, 0, "<stdin>", NULL, err,
+				   errlen);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		*r = NULL;
@@ -599,7 +633,7 @@ int hwt_pd_open(struct hwt_pd_reader **r, const char *path, char *err,
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -HWT_ERR_IO;
 	}
-	return reader_open(r, fd, 1, path, err, errlen);
+	return reader_open(r, fd, 1, path, NULL, err, errlen);
 }
 
 int hwt_pd_open_fd(struct hwt_pd_reader **r, int fd, char *err, size_t errlen)
@@ -609,7 +643,38 @@ int hwt_pd_open_fd(struct hwt_pd_reader **r, int fd, char *err, size_t errlen)
 	if (!r || fd < 0)
 		return -HWT_ERR_INVALID;
 	snprintf(name, sizeof(name), "fd %d", fd);
-	return reader_open(r, fd, 0, name, err, errlen);
+	return reader_open(r, fd, 0, name, NULL, err, errlen);
+}
+
+int hwt_pd_open_raw(struct hwt_pd_reader **r, const char *path,
+		    uint64_t sample_type, uint64_t begin, uint64_t end,
+		    char *err, size_t errlen)
+{
+	struct raw_range raw = { sample_type, begin, end };
+	int fd;
+
+	if (!r || !path)
+		return -HWT_ERR_INVALID;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*r = NULL;
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -HWT_ERR_IO;
+	}
+	return reader_open(r, fd, 1, path, &raw, err, errlen);
+}
+
+int hwt_pd_open_raw_fd(struct hwt_pd_reader **r, int fd, uint64_t sample_type,
+		       char *err, size_t errlen)
+{
+	struct raw_range raw = { sample_type, 0, 0 };
+	char name[32];
+
+	if (!r || fd < 0)
+		return -HWT_ERR_INVALID;
+	snprintf(name, sizeof(name), "fd %d", fd);
+	return reader_open(r, fd, 0, name, &raw, err, errlen);
 }
 
 void hwt_pd_close(struct hwt_pd_reader *r)
@@ -760,7 +825,7 @@ int hwt_pd_next(struct hwt_pd_reader *r, struct hwt_pd_record *rec)
 	if (got < 0)
 		return next_fail(r, pdr_fail(r, (int)-got, pos,
 					     "cannot read: %s", hwt_errstr((int)got)));
-	payload = pdr_payload_size(p, rec->type, size);
+	payload = r->raw ? 0 : pdr_payload_size(p, rec->type, size);
 	if (payload > left - size || payload > SIZE_MAX - size)
 		return next_fail(r, pdr_fail(r, HWT_ERR_EOS, pos,
 					     "%s: %llu bytes of data after the record run past the end (%llu bytes left)",
@@ -787,7 +852,7 @@ int hwt_pd_next(struct hwt_pd_reader *r, struct hwt_pd_record *rec)
 	if (err < 0)
 		return next_fail(r, err);
 	/* Returned itself (it is in the file), its records next. */
-	if (rec->type == HWT_PD_COMPRESSED) {
+	if (rec->type == HWT_PD_COMPRESSED && !r->raw) {
 		err = pdr_z_feed(r, p + 8, size - 8, pos);
 		if (err < 0)
 			return next_fail(r, err);

@@ -63,6 +63,8 @@ struct hwt_pd_reader {
 	uint64_t applied_until;
 	int failed;
 	uint64_t unknown;
+	/* hwt_pd_open_raw(): records only, no header; user types unknown */
+	int raw;
 
 	/* aligned copies of arrays handed out in records */
 	uint64_t *scratch;

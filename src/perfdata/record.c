@@ -550,7 +550,9 @@ int pdr_decode(struct hwt_pd_reader *r, struct hwt_pd_record *rec)
 	const struct hwt_pd_attr *a;
 	int err;
 
-	if (!hwt_pd_record_name(rec->type)) {
+	/* A raw stream holds what the kernel writes, nothing of perf's. */
+	if (!hwt_pd_record_name(rec->type) ||
+	    (r->raw && rec->type >= HWT_PD_HEADER_ATTR)) {
 		r->unknown++;
 		return 0;
 	}

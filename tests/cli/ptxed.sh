@@ -74,8 +74,24 @@ expect_err 1 'specify cpu before'
 run "ptxed bad --cpu" "$hwt" ptxed --cpu six --pt "$tmp/ok.pt"
 expect_err 1 'f/m\[/s\]'
 
-run "ptxed --sb" "$hwt" ptxed --sb:compact --pt "$tmp/ok.pt"
-expect_err 1 'sideband is not supported'
+run "ptxed --pevent:primary missing file" "$hwt" ptxed \
+	--pevent:primary "$tmp/nope.sb" --pt "$tmp/ok.pt"
+expect_err 1 'error loading .*nope.sb.*No such file'
+
+run "ptxed --pevent:primary without argument" "$hwt" ptxed --pevent:primary
+expect_err 1 'pevent:primary: missing argument'
+
+run "ptxed --pevent:time-mult bad number" "$hwt" ptxed \
+	--pevent:time-mult ten --pt "$tmp/ok.pt"
+expect_err 1 'time-mult: bad argument'
+
+run "ptxed --pevent:sample-config" "$hwt" ptxed \
+	--pevent:sample-config 1:0x4 --pt "$tmp/ok.pt"
+expect_err 1 'not supported'
+
+run "ptxed unknown --pevent option" "$hwt" ptxed --pevent:frob 1 \
+	--pt "$tmp/ok.pt"
+expect_err 1 'unknown option: --pevent:frob'
 
 run "ptxed unknown option" "$hwt" ptxed --frobnicate --pt "$tmp/ok.pt"
 expect_err 1 'unknown option: --frobnicate'
@@ -99,6 +115,76 @@ if no_crash; then
 	[ "$rc" -eq 0 ] && cmp -s "$tmp/out" "$tmp/want" ||
 		fail_run "$desc: unexpected output (see below)"
 fi
+
+# ---- perf_event sideband (libipt's suite has the rest)
+# Records as the kernel writes them, sample_type 0 (no trailer).
+le() { # le BYTES VALUE
+	local i v=$2
+	for ((i = 0; i < $1; i++)); do
+		printf '\\x%02x' $((v & 0xff))
+		v=$((v >> 8))
+	done
+}
+mmap_rec() { # mmap_rec PID ADDR LEN PGOFF FILE (name padded to 8)
+	local name=$5 pad
+	pad=$(( (8 - (${#name} + 1) % 8) % 8 ))
+	le 4 1; le 2 2; le 2 $((8 + 32 + ${#name} + 1 + pad))
+	le 4 "$1"; le 4 "$1"; le 8 "$2"; le 8 "$3"; le 8 "$4"
+	printf '%s' "$name"; le $((1 + pad)) 0
+}
+itrace_rec() { le 4 12; le 2 0; le 2 16; le 4 "$1"; le 4 "$1"; }
+printf "$(mmap_rec 1 0x1000 3 0 "$tmp/code.bin")$(itrace_rec 1)" \
+	>"$tmp/ok.sb"
+
+# The code comes from the sideband alone: no --raw.
+run "ptxed image from sideband" "$hwt" ptxed --pevent:primary "$tmp/ok.sb" \
+	--sb:compact --sb:switch --pt "$tmp/ok.pt" --no-inst --stat:insn
+if no_crash; then
+	{
+		printf 'PERF_RECORD_MMAP  1/1, 1000, 3, 0, %s  { }\n' "$tmp/code.bin"
+		printf 'PERF_RECORD_ITRACE_START  1/1  { }\n[context: pid-1]\n'
+		printf '[enabled]\n0000000000001000\n0000000000001001\n'
+		printf '0000000000001002\n[disabled]\ninsn: 3.\n'
+	} >"$tmp/want"
+	[ "$rc" -eq 0 ] && cmp -s "$tmp/out" "$tmp/want" ||
+		fail_run "$desc: unexpected output (see below)"
+fi
+
+# A mapping of a file that is not there: an error naming the record's
+# offset; the decode goes on and finds no code at the trace's IP.
+printf "$(mmap_rec 1 0x1000 3 0 "$tmp/gone.bin")$(itrace_rec 1)" >"$tmp/gone.sb"
+run "ptxed sideband maps a missing file" "$hwt" ptxed \
+	--pevent:primary "$tmp/gone.sb" --pt "$tmp/ok.pt" --no-inst
+no_crash && { [ "$rc" -eq 0 ] &&
+	grep -q "gone.sb:0000000000000000 sideband error" "$tmp/out" &&
+	grep -q '^\[1a, 1000: error: no memory mapped' "$tmp/out" ||
+	fail_run "$desc: no sideband error, or no decode error at 0x1000"; }
+
+# A record cut short, after a PERF_RECORD_LOST: a warning for that, and
+# the reader's message naming the offset; the trace is still decoded with
+# the --raw image.
+{ printf "$(le 4 2; le 2 0; le 2 24; le 8 1; le 8 5)"
+  head -c 12 "$tmp/ok.sb"; } >"$tmp/cut.sb"
+run "ptxed sideband record cut short" "$hwt" ptxed \
+	--raw "$tmp/code.bin:0x1000" --pevent:primary "$tmp/cut.sb" --sb:warn \
+	--pt "$tmp/ok.pt" --no-inst --stat:insn
+no_crash && { [ "$rc" -eq 0 ] &&
+	grep -q 'cut.sb:0000000000000000 sideband warning: sideband lost' \
+		"$tmp/out" &&
+	grep -q 'sideband error: .*offset 0x18' "$tmp/out" &&
+	grep -qx 'insn: 3.' "$tmp/out" ||
+	fail_run "$desc: no warning, no error naming offset 0x18, or no decode"; }
+
+for i in 1 2 3 4; do
+	head -c 512 /dev/urandom >"$tmp/rnd.sb"
+	run "ptxed random sideband $i" "$hwt" ptxed --raw "$tmp/code.bin:0x1000" \
+		--pevent:sample-type 0x102c7 --pevent:primary "$tmp/rnd.sb" \
+		--sb:verbose --sb:warn --pt "$tmp/ok.pt"
+	no_crash || cp "$tmp/rnd.sb" "${TMPDIR:-/tmp}/hwt-ptxed-crash-$i.sb"
+	run "ptdump random sideband $i" "$hwt" ptdump --sb:compact --sb:time \
+		--pevent:sample-type 0x102c7 --pevent "$tmp/rnd.sb" "$tmp/ok.pt"
+	no_crash
+done
 
 run "ptxed trace that is not PT" "$hwt" ptxed --raw "$tmp/code.bin:0x1000" \
 	--pt "$tmp/text.txt"

@@ -8,7 +8,7 @@
  * without it) and are checked against `perf script`.
  *
  * With HWT_PD_SEED_DIR=DIR set, the assembled files are also written to
- * DIR (that is how fuzz/corpus/perfdata/hand-*.data were made).
+ * DIR (that is how fuzz/corpus/perfdata/hand-* were made).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1894,6 +1894,117 @@ static void test_perf_samples(void **state)
 	unlink(file);
 }
 
+/*
+ * A raw sideband stream (hwt_pd_open_raw): kernel records with the
+ * trailer of the caller's sample_type, no header; perf's own record
+ * types are unknown there; a range selects part of the file.
+ */
+static void test_raw_stream(void **state)
+{
+	const uint64_t st = PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_IDENTIFIER;
+	struct hwt_pd_reader *r = NULL;
+	struct hwt_pd_record rec;
+	struct buf d = { 0 };
+	size_t at, second, cut;
+	char path[] = "/tmp/hwt-raw-XXXXXX";
+	int fd;
+
+	(void)state;
+	at = rec_begin(&d, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER);
+	put_u32(&d, 7); put_u32(&d, 7);
+	put_u64(&d, 0x1000); put_u64(&d, 0x20); put_u64(&d, 0x100);
+	put_cstr(&d, "a.bin");
+	put_sid(&d, st, 7, 8, 5, 99, 0);
+	rec_end(&d, at);
+	second = d.n;
+	/* AUXTRACE_INFO is perf's, not the kernel's: unknown here. */
+	at = rec_begin(&d, HWT_PD_AUXTRACE_INFO, 0);
+	put_u64(&d, 0);
+	rec_end(&d, at);
+	at = rec_begin(&d, PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT);
+	put_u32(&d, 9); put_u32(&d, 10);
+	put_sid(&d, st, 7, 8, 6, 99, 0);
+	rec_end(&d, at);
+	cut = d.n;
+	at = rec_begin(&d, PERF_RECORD_ITRACE_START, 0);
+	put_u32(&d, 7); put_u32(&d, 8);
+	put_sid(&d, st, 7, 8, 7, 99, 0);
+	rec_end(&d, at);
+	put(&d, d.p + at, 12);		/* the same again, cut short */
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, d.p, d.n), (ssize_t)d.n);
+	close(fd);
+	save_seed("hand-raw.sb", &d);
+
+	assert_int_equal(hwt_pd_open_raw(&r, path, st, 0, 0, errbuf,
+					 sizeof(errbuf)), 0);
+	assert_int_equal(hwt_pd_nattrs(r), 1);
+	assert_int_equal(hwt_pd_next(r, &rec), 1);
+	assert_int_equal(rec.type, PERF_RECORD_MMAP);
+	assert_int_equal(rec.file_offset, 0);
+	assert_int_equal(rec.u.mmap.start, 0x1000);
+	assert_int_equal(rec.u.mmap.pgoff, 0x100);
+	assert_string_equal(rec.u.mmap.filename, "a.bin");
+	assert_int_equal(rec.sid.pid, 7);
+	assert_int_equal(rec.sid.tid, 8);
+	assert_int_equal(rec.sid.time, 5);
+	assert_int_equal(rec.sid.id, 99);
+	assert_int_equal(hwt_pd_next(r, &rec), 1);
+	assert_int_equal(rec.type, HWT_PD_AUXTRACE_INFO);
+	assert_int_equal(hwt_pd_next(r, &rec), 1);
+	assert_int_equal(rec.type, PERF_RECORD_SWITCH_CPU_WIDE);
+	assert_true(rec.u.sw.out);
+	assert_int_equal(rec.u.sw.next_prev_pid, 9);
+	assert_int_equal(rec.sid.time, 6);
+	assert_int_equal(hwt_pd_next(r, &rec), 1);
+	assert_int_equal(rec.type, PERF_RECORD_ITRACE_START);
+	assert_int_equal(rec.sid.time, 7);
+	assert_int_equal(hwt_pd_unknown_records(r), 1);
+	/* The record cut short: an error naming its offset, then the end. */
+	assert_true(hwt_pd_next(r, &rec) < 0);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "offset %#zx", d.n - 12);
+		assert_non_null(strstr(hwt_pd_errmsg(r), want));
+	}
+	assert_int_equal(hwt_pd_next(r, &rec), 0);
+	hwt_pd_close(r);
+
+	/* [second, cut): the unknown record and the switch only. */
+	assert_int_equal(hwt_pd_open_raw(&r, path, st, second, cut, errbuf,
+					 sizeof(errbuf)), 0);
+	assert_int_equal(hwt_pd_next(r, &rec), 1);
+	assert_int_equal(rec.file_offset, second);
+	assert_int_equal(hwt_pd_next(r, &rec), 1);
+	assert_int_equal(rec.type, PERF_RECORD_SWITCH_CPU_WIDE);
+	assert_int_equal(hwt_pd_next(r, &rec), 0);
+	hwt_pd_close(r);
+
+	/* A trailer the records are too short for: an error at offset 0. */
+	assert_int_equal(hwt_pd_open_raw(&r, path, st | PERF_SAMPLE_ID |
+					 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU,
+					 0, 0, errbuf, sizeof(errbuf)), 0);
+	assert_true(hwt_pd_next(r, &rec) < 0);
+	assert_non_null(strstr(hwt_pd_errmsg(r), "offset 0x0"));
+	hwt_pd_close(r);
+
+	/* A range outside the file, a missing file. */
+	assert_true(hwt_pd_open_raw(&r, path, st, 0, d.n + 1, errbuf,
+				    sizeof(errbuf)) < 0);
+	assert_null(r);
+	assert_non_null(strstr(errbuf, "not inside the file"));
+	assert_int_equal(hwt_pd_open_raw(&r, "/nonexistent/x.sb", st, 0, 0,
+					 errbuf, sizeof(errbuf)),
+			 -HWT_ERR_IO);
+	assert_null(r);
+	unlink(path);
+	free(d.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1913,6 +2024,7 @@ int main(void)
 		cmocka_unit_test(test_perf_file),
 		cmocka_unit_test(test_perf_pipe),
 		cmocka_unit_test(test_perf_samples),
+		cmocka_unit_test(test_raw_stream),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
