@@ -16,12 +16,17 @@
 #     "IP END_IP NINSN" per block against ipt_blk --blocks;
 #   - the same on real programs recorded with vgpt (bench/vgpt-traces.sh
 #     --scale tiny: gzip, xz, python3; skipped with a message if vgpt is
-#     not built): counts for all, block by block for gzip and xz.
+#     not built): counts for all, block by block for gzip and xz;
+#   - sideband: `hwt ptxed --pevent:*` against libipt-sb driven as
+#     libipt's ptxed drives it (bench/flow/ipt_sb.c), on random perf_event
+#     sideband streams over the traces of libipt's test/pevent suite.
 # Prints "libipt-crosscheck: N passed, N failed"; exits non-zero on a
 # failure or when libipt cannot be built.
 #
 # Environment: CROSSCHECK_SIZE (trace size for the count checks, default
-# 4M), CROSSCHECK_BLOCK_SIZE (block-by-block checks, default 512K).
+# 4M), CROSSCHECK_BLOCK_SIZE (block-by-block checks, default 512K),
+# CROSSCHECK_SB_SEEDS (random sideband streams per trace and kernel
+# start, default 20).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,7 +39,7 @@ while [[ $# -gt 0 ]]; do
 	case $1 in
 	--libipt) libipt_dir=$2; shift 2 ;;
 	--work) work=$2; shift 2 ;;
-	-h|--help) sed -n '3,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "crosscheck: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -170,6 +175,81 @@ while IFS=$'\t' read -r name trace opts; do
 	count_check "$name" "$trace" $opts
 	[[ $name == python3 ]] || block_check "$name" "$trace" $opts
 done <"$work/real.list"
+
+# Sideband: hwt ptxed --pevent:* against libipt-sb, as libipt's ptxed
+# drives it (bench/flow/ipt_sb.c), on random sideband streams over the
+# traces of libipt's test/pevent suite: the records, warnings, context
+# switches and events must come in the same order around the same flow
+# (runs of blocks between them: an image switch resets hwt's block cache
+# but not libipt's, so blocks may be cut differently).
+echo "-- sideband (random streams, libipt-sb)"
+ipt_sb=$work/ipt_sb
+sbinc=$libipt_dir/build/sideband/include
+[[ -f $sbinc/libipt-sb.h && -f $lib/libipt-sb.so ]] ||
+	die "libipt was built without SIDEBAND/PEVENT"
+${CC:-cc} -O2 -std=c17 -D_GNU_SOURCE -Wall -Wextra -I"$inc" -I"$sbinc" \
+	"$REPO/bench/flow/ipt_sb.c" -L"$lib" -Wl,-rpath,"$lib" -lipt -lipt-sb \
+	-o "$ipt_sb" || die "cannot build $ipt_sb"
+sbwork=$work/sideband
+rm -rf "$sbwork"
+mkdir -p "$sbwork"
+# Runs of blocks as one line (see above).
+# shellcheck disable=SC2016 # awk programs
+merge_runs='function out() { if (n) printf "%s %s %d\n", first, last, n; n = 0 }
+	NF == 3 && $1 ~ /^[0-9a-f]+$/ && $2 ~ /^[0-9a-f]+$/ && $3 ~ /^[0-9]+$/ {
+		if (!n) first = $1; last = $2; n += $3; next }
+	{ out(); print }
+	END { out() }'
+# hwt ptxed --block:show-blocks --no-inst as ipt_sb prints it.
+# shellcheck disable=SC2016 # awk programs
+as_ipt_sb='function out() { if (n) printf "%s %s %d\n", first, last, n; n = 0 }
+	/^\[block\]$/ { out(); next }
+	/^[0-9a-f]+$/ && length($0) == 16 { v = $1; sub(/^0+/, "", v)
+		if (v == "") v = "0"; if (!n) first = v; last = v; n++; next }
+	/^\[(enabled|resumed|disabled|tick)\]$/ || /^\[context: / ||
+	    / sideband (warning|error): / { out(); print; next }
+	/^\[/ { out(); if (/error/) print "[error]"; next }
+	{ out(); print }
+	END { out() }'
+sb_seeds=${CROSSCHECK_SB_SEEDS:-20}
+for ptt in "$libipt_dir"/src/test/pevent/src/*.ptt; do
+	t=$(basename "$ptt" .ptt)
+	(cd "$sbwork" && "$libipt_dir/build/bin/pttc" "$ptt" >/dev/null) ||
+		{ bad "sideband $t: pttc failed"; continue; }
+	org=$(awk '$1 == "org" { print $2; exit }' "$ptt")
+	kmid=$(printf '%#x' $((org + 8)))
+	same=0 first_diff=""
+	for ((seed = 1; seed <= sb_seeds; seed++)); do
+		# Without a kernel start (all user space) and with one in the
+		# middle of the code, so that the trace moves in and out.
+		for ks in "" "$kmid"; do
+			sb=$sbwork/$t-$seed${ks:+-k}.sb
+			"$ipt_sb" --gen "$seed" "$sbwork/$t.bin" "$org" "$sb"
+			(cd "$sbwork" &&
+			 "$ipt_sb" --raw "$t.bin:$org" --pevent "$sb" \
+				${ks:+--kernel-start "$ks"} "$t.pt" 2>&1 |
+				awk "$merge_runs") >"$sb.libipt"
+			(cd "$sbwork" &&
+			 "$hwt" ptxed --raw "$t.bin:$org" --block:show-blocks \
+				--no-inst --event:tick --sb:compact --sb:offset \
+				--sb:switch --sb:warn --pevent:sample-type 0x6 \
+				${ks:+--pevent:kernel-start "$ks"} \
+				--pevent:primary "$sb" --pt "$t.pt" 2>&1 |
+				awk "$as_ipt_sb" | awk "$merge_runs") >"$sb.hwt"
+			if cmp -s "$sb.libipt" "$sb.hwt"; then
+				same=$((same + 1))
+			elif [[ -z $first_diff ]]; then
+				first_diff=$sb
+			fi
+		done
+	done
+	if [[ -z $first_diff ]]; then
+		ok "sideband $t: $same streams, same output"
+	else
+		bad "sideband $t: $((2 * sb_seeds - same)) of $((2 * sb_seeds)) streams differ: diff $first_diff.libipt $first_diff.hwt"
+		diff "$first_diff.libipt" "$first_diff.hwt" | head -n 6 | sed 's/^/        /'
+	fi
+done
 
 echo "libipt-crosscheck: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

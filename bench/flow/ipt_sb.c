@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ipt_sb: libipt's block decoder with libipt-sb's perf_event sideband, as
+ * libipt's ptxed drives them, for cross-checking hwt ptxed's sideband
+ * (scripts/crosscheck-libipt.sh). libipt's ptxed itself needs XED, which
+ * Debian does not have; this prints blocks instead of instructions. Not
+ * built by CMake: it needs libipt 2.1.2 with SIDEBAND and PEVENT, which
+ * scripts/fetch-libipt.sh builds.
+ *
+ *   ipt_sb --raw FILE:BASE --pevent FILE.sb --kernel-start ADDR TRACE
+ *
+ * prints, in order: the sideband records (ptxed's --sb:compact
+ * --sb:offset), warnings and errors (--sb:warn), context switches
+ * (--sb:switch), the events [enabled], [resumed], [disabled] and [tick]
+ * (--event:tick), each block as "IP END_IP NINSN" (hex, hex, decimal) and
+ * "[error]" for a decode error. The sample type is TID|TIME, the time
+ * conversion the identity.
+ *
+ *   ipt_sb --gen SEED BIN BASE OUT.sb
+ *
+ * writes a random sideband stream of that sample type for the code BIN
+ * mapped at BASE: processes 1-3 map it (MMAP), tracing starts in process
+ * 1, then, at random times 0-6, more MMAPs (some of them kernel ones),
+ * context switches of both kinds, exec (COMM.EXEC and a new MMAP), fork,
+ * exit, LOST and AUX records (truncated or not).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+#include <libipt-sb.h>
+
+static uint8_t *slurp(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	long n;
+
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET))
+		goto fail;
+	buf = malloc(n ? (size_t)n : 1);
+	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+		goto fail;
+	fclose(f);
+	*size = (size_t)n;
+	return buf;
+fail:
+	fprintf(stderr, "ipt_sb: cannot read %s\n", path);
+	exit(1);
+}
+
+/* ---- the random sideband stream ------------------------------------ */
+
+static uint64_t rng;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(rng >> 33) % n;
+}
+
+static FILE *out;
+
+static void u16(uint16_t v) { fwrite(&v, 2, 1, out); }
+static void u32(uint32_t v) { fwrite(&v, 4, 1, out); }
+static void u64(uint64_t v) { fwrite(&v, 8, 1, out); }
+
+/* A record of @body bytes (a multiple of 8) and the TID|TIME trailer. */
+static void header(uint32_t type, uint16_t misc, size_t body)
+{
+	u32(type);
+	u16(misc);
+	u16((uint16_t)(8 + body + 16));
+}
+
+static void trailer(uint32_t pid, uint64_t time)
+{
+	u32(pid);
+	u32(pid);
+	u64(time);
+}
+
+static void mmap_rec(const char *bin, uint32_t pid, uint64_t base,
+		     uint64_t len, uint16_t misc, uint64_t time)
+{
+	size_t n = strlen(bin) + 1, pad = (8 - n % 8) % 8;
+	static const char zero[8];
+
+	header(1, misc, 32 + n + pad);
+	u32(pid);
+	u32(pid);
+	u64(base);
+	u64(len);
+	u64(0);
+	fwrite(bin, 1, n, out);
+	fwrite(zero, 1, pad, out);
+	trailer(pid, time);
+}
+
+static int gen(uint64_t seed, const char *bin, uint64_t base,
+	       const char *path)
+{
+	size_t len;
+	uint64_t t = 0;
+	int n;
+
+	free(slurp(bin, &len));
+	out = fopen(path, "wb");
+	if (!out)
+		return 1;
+	rng = seed * 0x9e3779b97f4a7c15ull + 1;
+	for (uint32_t pid = 1; pid <= 3; pid++)
+		mmap_rec(bin, pid, base, len, 2, 0);
+	header(12, 0, 8);			/* ITRACE_START */
+	u32(1);
+	u32(1);
+	trailer(1, 0);
+	n = 4 + (int)rnd(12);
+	while (n--) {
+		uint32_t pid = 1 + rnd(3), other = 1 + rnd(3);
+
+		t += rnd(3) == 0;
+		if (t > 6)
+			break;
+		switch (rnd(9)) {
+		case 0:				/* MMAP, user or kernel */
+			mmap_rec(bin, pid, base, len, rnd(4) ? 2 : 1, t);
+			break;
+		case 1:				/* SWITCH in or out */
+			header(14, rnd(2) ? 0x2000 : 0, 0);
+			trailer(pid, t);
+			break;
+		case 2:				/* SWITCH_CPU_WIDE */
+			header(15, rnd(2) ? 0x2000 : 0, 8);
+			u32(other);
+			u32(other);
+			trailer(pid, t);
+			break;
+		case 3:				/* exec, then its code */
+			header(3, 0x2000, 16);
+			u32(pid);
+			u32(pid);
+			u64(0x6f6f66);		/* "foo" */
+			trailer(pid, t);
+			mmap_rec(bin, pid, base, len, 2, t);
+			break;
+		case 4:				/* FORK or EXIT */
+			header(rnd(2) ? 7 : 4, 0, 24);
+			u32(pid);
+			u32(other);
+			u32(pid);
+			u32(other);
+			u64(t);
+			trailer(pid, t);
+			break;
+		case 5:				/* LOST */
+			header(2, 0, 16);
+			u64(1);
+			u64(2);
+			trailer(pid, t);
+			break;
+		case 6:				/* AUX */
+			header(11, 0, 24);
+			u64(0);
+			u64(0x100);
+			u64(rnd(2));
+			trailer(pid, t);
+			break;
+		default:			/* ITRACE_START */
+			header(12, 0, 8);
+			u32(pid);
+			u32(pid);
+			trailer(pid, t);
+			break;
+		}
+	}
+	return fclose(out) ? 1 : 0;
+}
+
+/* ---- the decode, as ptxed's ----------------------------------------- */
+
+static int print_error(int errcode, const char *filename, uint64_t offset,
+		       void *priv)
+{
+	(void)priv;
+	printf("[%s:%016" PRIx64 " sideband %s: %s]\n",
+	       filename ? filename : "<unknown>", offset,
+	       errcode < 0 ? "error" : "warning",
+	       errcode < 0 ? pt_errstr(pt_errcode(errcode))
+			   : pt_sb_errstr((enum pt_sb_error_code)errcode));
+	return 0;
+}
+
+static int print_switch(const struct pt_sb_context *context, void *priv)
+{
+	const char *name = pt_image_name(pt_sb_ctx_image(context));
+
+	(void)priv;
+	printf("[context: %s]\n", name ? name : "<unknown>");
+	return 0;
+}
+
+static int drain(struct pt_block_decoder *dec, struct pt_sb_session *sb,
+		 int status)
+{
+	while (status & pts_event_pending) {
+		struct pt_image *image = NULL;
+		struct pt_event ev;
+		int err;
+
+		status = pt_blk_event(dec, &ev, sizeof(ev));
+		if (status < 0)
+			return status;
+		if (!ev.status_update) {
+			if (ev.type == ptev_enabled)
+				puts(ev.variant.enabled.resumed ? "[resumed]"
+								: "[enabled]");
+			else if (ev.type == ptev_disabled ||
+				 ev.type == ptev_async_disabled)
+				puts("[disabled]");
+			else if (ev.type == ptev_tick)
+				puts("[tick]");
+		}
+		err = pt_sb_event(sb, &image, &ev, sizeof(ev), stdout,
+				  ptsbp_compact | ptsbp_file_offset);
+		if (err < 0)
+			return err;
+		if (image) {
+			err = pt_blk_set_image(dec, image);
+			if (err < 0)
+				return err;
+		}
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	const char *raw = NULL, *pevent = NULL, *trace = NULL;
+	uint64_t kernel_start = UINT64_MAX, base;
+	struct pt_image_section_cache *iscache;
+	struct pt_sb_pevent_config pcfg;
+	struct pt_block_decoder *dec;
+	struct pt_sb_session *sb;
+	struct pt_image *image;
+	struct pt_config cfg;
+	char *colon, *file;
+	uint8_t *buf;
+	size_t size;
+	int status, isid;
+
+	if (argc == 6 && !strcmp(argv[1], "--gen"))
+		return gen(strtoull(argv[2], NULL, 0), argv[3],
+			   strtoull(argv[4], NULL, 0), argv[5]);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--raw") && i + 1 < argc)
+			raw = argv[++i];
+		else if (!strcmp(argv[i], "--pevent") && i + 1 < argc)
+			pevent = argv[++i];
+		else if (!strcmp(argv[i], "--kernel-start") && i + 1 < argc)
+			kernel_start = strtoull(argv[++i], NULL, 0);
+		else
+			trace = argv[i];
+	}
+	if (!raw || !pevent || !trace || !(colon = strrchr(raw, ':'))) {
+		fprintf(stderr, "usage: ipt_sb --raw FILE:BASE --pevent FILE.sb "
+			"[--kernel-start ADDR] TRACE\n");
+		return 2;
+	}
+	file = strndup(raw, (size_t)(colon - raw));
+	base = strtoull(colon + 1, NULL, 0);
+
+	iscache = pt_iscache_alloc(NULL);
+	sb = pt_sb_alloc(iscache);
+	image = pt_image_alloc(NULL);
+	if (!iscache || !sb || !image)
+		return 1;
+	pt_sb_notify_error(sb, print_error, NULL);
+	pt_sb_notify_switch(sb, print_switch, NULL);
+	isid = pt_iscache_add_file(iscache, file, 0, UINT64_MAX, base);
+	if (isid < 0 || pt_image_add_cached(image, iscache, isid, NULL) < 0) {
+		fprintf(stderr, "ipt_sb: cannot map %s\n", file);
+		return 1;
+	}
+
+	memset(&pcfg, 0, sizeof(pcfg));
+	pcfg.size = sizeof(pcfg);
+	pcfg.filename = pevent;
+	pcfg.sample_type = 0x6;		/* TID | TIME */
+	pcfg.time_mult = 1;
+	pcfg.kernel_start = kernel_start;
+	pcfg.primary = 1;
+	if (pt_sb_alloc_pevent_decoder(sb, &pcfg) < 0 ||
+	    pt_sb_init_decoders(sb) < 0) {
+		fprintf(stderr, "ipt_sb: cannot load %s\n", pevent);
+		return 1;
+	}
+
+	buf = slurp(trace, &size);
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + size;
+	cfg.flags.variant.block.enable_tick_events = 1;
+	dec = pt_blk_alloc_decoder(&cfg);
+	if (!dec || pt_blk_set_image(dec, image) < 0)
+		return 1;
+
+	for (;;) {
+		status = pt_blk_sync_forward(dec);
+		if (status < 0)
+			break;
+		for (;;) {
+			struct pt_block block;
+
+			status = drain(dec, sb, status);
+			if (status < 0 || (status & pts_eos))
+				break;
+			memset(&block, 0, sizeof(block));
+			status = pt_blk_next(dec, &block, sizeof(block));
+			if (block.ninsn)
+				printf("%" PRIx64 " %" PRIx64 " %u\n", block.ip,
+				       block.end_ip, block.ninsn);
+			if (status < 0)
+				break;
+		}
+		if (status == -pte_eos || (status >= 0 && (status & pts_eos)))
+			break;
+		puts("[error]");
+	}
+	fflush(stdout);
+	pt_blk_free_decoder(dec);
+	pt_sb_free(sb);
+	pt_image_free(image);
+	pt_iscache_free(iscache);
+	free(buf);
+	free(file);
+	return 0;
+}
