@@ -7,14 +7,15 @@
  * built by CMake: it needs libipt 2.1.2 with SIDEBAND and PEVENT, which
  * scripts/fetch-libipt.sh builds.
  *
- *   ipt_sb --raw FILE:BASE --pevent FILE.sb --kernel-start ADDR TRACE
+ *   ipt_sb [--tick] --raw FILE:BASE --pevent FILE.sb
+ *          [--kernel-start ADDR] TRACE
  *
  * prints, in order: the sideband records (ptxed's --sb:compact
  * --sb:offset), warnings and errors (--sb:warn), context switches
- * (--sb:switch), the events [enabled], [resumed], [disabled] and [tick]
- * (--event:tick), each block as "IP END_IP NINSN" (hex, hex, decimal) and
- * "[error]" for a decode error. The sample type is TID|TIME, the time
- * conversion the identity.
+ * (--sb:switch), the events [enabled], [resumed], [disabled] and, with
+ * --tick, [tick] (ptxed's --event:tick), each block as "IP END_IP NINSN"
+ * (hex, hex, decimal) and "[error]" for a decode error. The sample type
+ * is TID|TIME, the time conversion the identity.
  *
  *   ipt_sb --gen SEED BIN BASE OUT.sb
  *
@@ -241,6 +242,7 @@ int main(int argc, char **argv)
 {
 	const char *raw = NULL, *pevent = NULL, *trace = NULL;
 	uint64_t kernel_start = UINT64_MAX, base;
+	int tick = 0;
 	struct pt_image_section_cache *iscache;
 	struct pt_sb_pevent_config pcfg;
 	struct pt_block_decoder *dec;
@@ -260,14 +262,16 @@ int main(int argc, char **argv)
 			raw = argv[++i];
 		else if (!strcmp(argv[i], "--pevent") && i + 1 < argc)
 			pevent = argv[++i];
+		else if (!strcmp(argv[i], "--tick"))
+			tick = 1;
 		else if (!strcmp(argv[i], "--kernel-start") && i + 1 < argc)
 			kernel_start = strtoull(argv[++i], NULL, 0);
 		else
 			trace = argv[i];
 	}
 	if (!raw || !pevent || !trace || !(colon = strrchr(raw, ':'))) {
-		fprintf(stderr, "usage: ipt_sb --raw FILE:BASE --pevent FILE.sb "
-			"[--kernel-start ADDR] TRACE\n");
+		fprintf(stderr, "usage: ipt_sb [--tick] --raw FILE:BASE --pevent "
+			"FILE.sb [--kernel-start ADDR] TRACE\n");
 		return 2;
 	}
 	file = strndup(raw, (size_t)(colon - raw));
@@ -303,7 +307,7 @@ int main(int argc, char **argv)
 	pt_config_init(&cfg);
 	cfg.begin = buf;
 	cfg.end = buf + size;
-	cfg.flags.variant.block.enable_tick_events = 1;
+	cfg.flags.variant.block.enable_tick_events = tick;
 	dec = pt_blk_alloc_decoder(&cfg);
 	if (!dec || pt_blk_set_image(dec, image) < 0)
 		return 1;
