@@ -358,7 +358,9 @@ int cli_sb_option(struct cli_sb *sb, const char *prog, int argc, char **argv,
 	    !strcmp(arg, "--pevent:tsc-offset") ||
 	    !strcmp(arg, "--pevent:kernel-start")) {
 		const char *what = arg + 9;
-		uint64_t max = !strcmp(what, "time-shift") ? UINT16_MAX :
+		/* A shift of 64 or more would be undefined (libipt takes
+		 * it); no clock needs one. */
+		uint64_t max = !strcmp(what, "time-shift") ? 63 :
 			       !strcmp(what, "time-mult") ? UINT32_MAX :
 							    UINT64_MAX;
 

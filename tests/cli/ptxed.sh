@@ -85,6 +85,10 @@ run "ptxed --pevent:time-mult bad number" "$hwt" ptxed \
 	--pevent:time-mult ten --pt "$tmp/ok.pt"
 expect_err 1 'time-mult: bad argument'
 
+run "ptxed --pevent:time-shift 64" "$hwt" ptxed \
+	--pevent:time-shift 64 --pt "$tmp/ok.pt"
+expect_err 1 'time-shift: value too big'
+
 run "ptxed --pevent:sample-config" "$hwt" ptxed \
 	--pevent:sample-config 1:0x4 --pt "$tmp/ok.pt"
 expect_err 1 'not supported'
