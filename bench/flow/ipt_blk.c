@@ -30,25 +30,7 @@
 
 #include <intel-pt.h>
 
-static uint8_t *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET))
-		goto fail;
-	buf = malloc(n ? (size_t)n : 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
-		goto fail;
-	fclose(f);
-	*size = (size_t)n;
-	return buf;
-fail:
-	fprintf(stderr, "ipt_blk: %s: %s\n", path, strerror(errno));
-	exit(1);
-}
+#include "slurp.h"
 
 struct raw {
 	char *file;
@@ -129,7 +111,7 @@ int main(int argc, char **argv)
 	if (!nraws || !trace_path)
 		goto usage;
 
-	uint8_t *trace = slurp(trace_path, &size);
+	uint8_t *trace = slurp("ipt_blk", trace_path, &size);
 	struct pt_config config;
 
 	pt_config_init(&config);

@@ -33,25 +33,7 @@
 #include <intel-pt.h>
 #include <libipt-sb.h>
 
-static uint8_t *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET))
-		goto fail;
-	buf = malloc(n ? (size_t)n : 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
-		goto fail;
-	fclose(f);
-	*size = (size_t)n;
-	return buf;
-fail:
-	fprintf(stderr, "ipt_sb: cannot read %s\n", path);
-	exit(1);
-}
+#include "slurp.h"
 
 /* ---- the random sideband stream ------------------------------------ */
 
@@ -108,7 +90,7 @@ static int gen(uint64_t seed, const char *bin, uint64_t base,
 	uint64_t t = 0;
 	int n;
 
-	free(slurp(bin, &len));
+	free(slurp("ipt_sb", bin, &len));
 	out = fopen(path, "wb");
 	if (!out)
 		return 1;
@@ -303,7 +285,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	buf = slurp(trace, &size);
+	buf = slurp("ipt_sb", trace, &size);
 	pt_config_init(&cfg);
 	cfg.begin = buf;
 	cfg.end = buf + size;
