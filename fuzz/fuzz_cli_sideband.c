@@ -12,8 +12,10 @@
  * so that its records are printed and applied: contexts made, forked,
  * exec'd and switched, files mapped (below a scratch sysroot that holds
  * code.bin), the decoder's image rebuilt. The sample type (which decides
- * where each record's time is) is one of three, picked by the input's
- * size. Nothing may crash, hang or leak; the output goes to /dev/null.
+ * where each record's time is) is one of three, or per event
+ * (--pevent:sample-config), picked by the input's size in 8-byte words
+ * (fuzz/corpus/cli_sideband/hand-*.sb are padded to theirs). Nothing may
+ * crash, hang or leak; the output goes to /dev/null.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -102,9 +104,16 @@ static void run(int (*cmd)(int, char **), char **argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const types[3] = { "0x4", "0x6", "0x102c6" };
+	static const char *const types[4] = { "0x4", "0x6", "0x102c6",
+					      "0x10006" };
 	char sb[64], raw[128];
-	const char *st = types[size % 3];
+	/* By the number of 8-byte words: records come in those. */
+	unsigned sel = (unsigned)((size >> 3) % 4);
+	const char *st = types[sel];
+	/* The fourth: per event, as perf-get-opts.bash writes it. */
+	char *cfg = sel == 3 ? "--pevent:sample-config" : "--sb:offset";
+	char *cfg0 = sel == 3 ? "0:0x10006" : "--sb:offset";
+	char *cfg9 = sel == 3 ? "9:0x100c6" : "--sb:offset";
 	int fd, saved;
 
 	if (devnull < 0)
@@ -125,7 +134,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			"ptxed", "--raw", raw, "--event:tick", "--sb:verbose",
 			"--sb:offset", "--sb:time", "--sb:filename",
 			"--sb:switch", "--sb:warn", "--pevent:sample-type",
-			(char *)st, "--pevent:kernel-start",
+			(char *)st, cfg, cfg0, cfg, cfg9,
+			"--pevent:kernel-start",
 			"0xffffffff80000000", "--pevent:sysroot", sysroot,
 			"--pevent:vdso-x64", code, "--pevent:kcore", code,
 			"--pevent:primary", sb, "--pevent:tsc-offset", "2",
@@ -136,7 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		char *argv[] = {
 			"ptdump", "--sb:verbose", "--sb:time", "--sb:warn",
-			"--pevent:sample-type", (char *)st, "--pevent", sb,
+			"--pevent:sample-type", (char *)st, cfg, cfg0, cfg,
+			cfg9, "--pevent", sb,
 			trace, NULL
 		};
 		run(cmd_ptdump, argv);

@@ -197,11 +197,19 @@ static void run(int fd, uint64_t size, int seekable)
 	hwt_pd_close(r);
 }
 
+/* Per-event layouts, as libipt's perf-get-opts.bash would give them. */
+static const struct hwt_pd_raw_type raw_types[] = {
+	{ 0, PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IDENTIFIER },
+	{ 7, PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IDENTIFIER },
+	{ 9, PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+	     PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER },
+};
+
 /*
  * The same bytes as a raw sideband stream (hwt_pd_open_raw_fd) with
- * sample_type @st.
+ * sample_type @st, and the per-event layouts above if @types.
  */
-static void run_raw(int fd, uint64_t st, uint64_t size)
+static void run_raw(int fd, uint64_t st, int types, uint64_t size)
 {
 	struct hwt_pd_reader *r = NULL;
 	struct hwt_pd_record rec;
@@ -210,7 +218,8 @@ static void run_raw(int fd, uint64_t st, uint64_t size)
 	size_t n = 0;
 	int ret;
 
-	ret = hwt_pd_open_raw_fd(&r, fd, st, err, sizeof(err));
+	ret = hwt_pd_open_raw_fd(&r, fd, st, types ? raw_types : NULL,
+				 types ? 3 : 0, err, sizeof(err));
 	if (ret < 0) {
 		CHECK(!r);
 		CHECK(strstr(err, "offset 0x"));
@@ -230,7 +239,7 @@ static void run_raw(int fd, uint64_t st, uint64_t size)
 	}
 	if (ret < 0)
 		CHECK(strstr(hwt_pd_errmsg(r), "offset 0x"));
-	CHECK(hwt_pd_nattrs(r) == 1);
+	CHECK(hwt_pd_nattrs(r) == (types ? 4u : 1u));
 	hwt_pd_close(r);
 }
 
@@ -259,10 +268,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; size && i < 6; i++)
 			if (data[0] & (1u << i))
 				st |= fields[i];
-		run_raw(mfd, 0, size);
+		run_raw(mfd, 0, 0, size);
 		run_raw(mfd, PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-				     PERF_SAMPLE_IDENTIFIER, size);
-		run_raw(mfd, st, size);
+				     PERF_SAMPLE_IDENTIFIER, 1, size);
+		run_raw(mfd, st, 0, size);
 	}
 
 	/* the pipe path, for what fits in a pipe without a second thread */

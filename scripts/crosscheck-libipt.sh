@@ -212,6 +212,48 @@ as_ipt_sb='function out() { if (n) printf "%s %s %d\n", first, last, n; n = 0 }
 	{ out(); print }
 	END { out() }'
 sb_seeds=${CROSSCHECK_SB_SEEDS:-20}
+sb_same=0
+# sb_run SB KIND KERNEL_START: make stream SB, compare (counts in
+# same, names the first difference in first_diff).
+sb_run() {
+	local sb=$1 kind=$2 ks=$3 tick mode gen=--gen
+	local -a topt opts cfg=()
+	[[ $kind == ids ]] && gen=--gen-ids
+	"$ipt_sb" "$gen" "$seed" "$sbwork/$t.bin" "$org" "$sb"
+	[[ $kind == plain ]] && cfg=(--pevent:sample-type 0x6)
+	[[ $kind == ids ]] && cfg=(--pevent:sample-type 0x10006
+		--pevent:sample-config 0:0x10006
+		--pevent:sample-config 7:0x10006
+		--pevent:sample-config 9:0x100c6)
+	for tick in tick fast; do
+		topt=()
+		[[ $tick == fast ]] || topt=(--tick)
+		[[ $kind == ids ]] && topt+=(--ids)
+		(cd "$sbwork" &&
+		 "$ipt_sb" "${topt[@]}" --raw "$t.bin:$org" --pevent "$sb" \
+			${ks:+--kernel-start "$ks"} "$t.pt" 2>&1 |
+			awk "$merge_runs") >"$sb.$tick.libipt"
+	done
+	# Block by block with ticks, in batches with ticks, and in batches
+	# without (the graph's fast path).
+	for mode in blocks.tick batch.tick batch.fast; do
+		[[ $kind == ids && $mode != batch.tick ]] && continue
+		opts=()
+		[[ $mode == blocks.* ]] && opts+=(--block:show-blocks)
+		[[ $mode == *.tick ]] && opts+=(--event:tick)
+		(cd "$sbwork" &&
+		 "$hwt" ptxed --raw "$t.bin:$org" "${opts[@]}" --no-inst \
+			--sb:compact --sb:offset --sb:switch --sb:warn "${cfg[@]}" \
+			${ks:+--pevent:kernel-start "$ks"} \
+			--pevent:primary "$sb" --pt "$t.pt" 2>&1 |
+			awk "$as_ipt_sb" | awk "$merge_runs") >"$sb.$mode.hwt"
+		if cmp -s "$sb.${mode#*.}.libipt" "$sb.$mode.hwt"; then
+			same=$((same + 1))
+		elif [[ -z $first_diff ]]; then
+			first_diff=$sb.$mode
+		fi
+	done
+}
 for ptt in "$libipt_dir"/src/test/pevent/src/*.ptt; do
 	t=$(basename "$ptt" .ptt)
 	(cd "$sbwork" && "$libipt_dir/build/bin/pttc" "$ptt" >/dev/null) ||
@@ -223,46 +265,25 @@ for ptt in "$libipt_dir"/src/test/pevent/src/*.ptt; do
 		# Without a kernel start (all user space) and with one in the
 		# middle of the code, so that the trace moves in and out.
 		for ks in "" "$kmid"; do
-			sb=$sbwork/$t-$seed${ks:+-k}.sb
-			"$ipt_sb" --gen "$seed" "$sbwork/$t.bin" "$org" "$sb"
-			for tick in tick fast; do
-				topt=()
-				[[ $tick == fast ]] || topt=(--tick)
-				(cd "$sbwork" &&
-				 "$ipt_sb" "${topt[@]}" --raw "$t.bin:$org" \
-					--pevent "$sb" ${ks:+--kernel-start "$ks"} \
-					"$t.pt" 2>&1 |
-					awk "$merge_runs") >"$sb.$tick.libipt"
-			done
-			# Block by block with ticks, in batches with ticks, and
-			# in batches without (the graph's fast path).
-			for mode in blocks.tick batch.tick batch.fast; do
-				opts=()
-				[[ $mode == blocks.* ]] && opts+=(--block:show-blocks)
-				[[ $mode == *.tick ]] && opts+=(--event:tick)
-				(cd "$sbwork" &&
-				 "$hwt" ptxed --raw "$t.bin:$org" "${opts[@]}" --no-inst \
-					--sb:compact --sb:offset --sb:switch --sb:warn \
-					--pevent:sample-type 0x6 \
-					${ks:+--pevent:kernel-start "$ks"} \
-					--pevent:primary "$sb" --pt "$t.pt" 2>&1 |
-					awk "$as_ipt_sb" | awk "$merge_runs") >"$sb.$mode.hwt"
-				if cmp -s "$sb.${mode#*.}.libipt" "$sb.$mode.hwt"; then
-					same=$((same + 1))
-				elif [[ -z $first_diff ]]; then
-					first_diff=$sb.$mode
-				fi
+			# Plain streams (one layout) three ways; streams
+			# whose records name their events, each with its
+			# layout (--pevent:sample-config), in batches.
+			for kind in plain ids; do
+				sb=$sbwork/$t-$seed${ks:+-k}-$kind.sb
+				sb_run "$sb" "$kind" "$ks"
 			done
 		done
 	done
+	sb_same=$((sb_same + same))
 	if [[ -z $first_diff ]]; then
-		ok "sideband $t: $((same / 3)) streams, same output all 3 ways"
+		ok "sideband $t: $same runs of $((4 * sb_seeds)) streams, same output"
 	else
 		want=${first_diff%.*.*}.${first_diff##*.}.libipt
-		bad "sideband $t: $((6 * sb_seeds - same)) of $((6 * sb_seeds)) runs differ: diff $want $first_diff.hwt"
+		bad "sideband $t: $((8 * sb_seeds - same)) of $((8 * sb_seeds)) runs differ: diff $want $first_diff.hwt"
 		diff "$want" "$first_diff.hwt" | head -n 6 | sed 's/^/        /'
 	fi
 done
+echo "   sideband: $sb_same runs the same as libipt-sb's"
 
 echo "libipt-crosscheck: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

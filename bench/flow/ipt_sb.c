@@ -7,7 +7,7 @@
  * built by CMake: it needs libipt 2.1.2 with SIDEBAND and PEVENT, which
  * scripts/fetch-libipt.sh builds.
  *
- *   ipt_sb [--tick] --raw FILE:BASE --pevent FILE.sb
+ *   ipt_sb [--tick] [--ids] --raw FILE:BASE --pevent FILE.sb
  *          [--kernel-start ADDR] TRACE
  *
  * prints, in order: the sideband records (ptxed's --sb:compact
@@ -17,13 +17,18 @@
  * (hex, hex, decimal) and "[error]" for a decode error. The sample type
  * is TID|TIME, the time conversion the identity.
  *
- *   ipt_sb --gen SEED BIN BASE OUT.sb
+ * With --ids, the stream is --gen-ids': the default sample type
+ * TID|TIME|IDENTIFIER, and a sample configuration (libipt's
+ * --pevent:sample-config) for events 0, 7 (the same) and 9
+ * (TID|TIME|ID|CPU|IDENTIFIER).
+ *
+ *   ipt_sb --gen|--gen-ids SEED BIN BASE OUT.sb
  *
  * writes a random sideband stream of that sample type for the code BIN
  * mapped at BASE: processes 1-3 map it (MMAP), tracing starts in process
  * 1, then, at random times 0-6, more MMAPs (some of them kernel ones),
  * context switches of both kinds, exec (COMM.EXEC and a new MMAP), fork,
- * exit, LOST and AUX records (truncated or not).
+ * exit, LOST and AUX records (truncated or not). --gen-ids: see above.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -51,12 +56,36 @@ static void u16(uint16_t v) { fwrite(&v, 2, 1, out); }
 static void u32(uint32_t v) { fwrite(&v, 4, 1, out); }
 static void u64(uint64_t v) { fwrite(&v, 8, 1, out); }
 
-/* A record of @body bytes (a multiple of 8) and the TID|TIME trailer. */
+/*
+ * With --gen-ids, each record names its event in an IDENTIFIER at the
+ * end: event 9's trailer is TID|TIME|ID|CPU|IDENTIFIER, the others'
+ * (0, 7, and 5, which the sample configuration does not name)
+ * TID|TIME|IDENTIFIER. Without, the trailer is TID|TIME.
+ */
+static int ids_mode;
+static uint64_t cur_id;
+
+#define ST_PLAIN 0x6ull			/* TID | TIME */
+#define ST_A     0x10006ull		/* TID | TIME | IDENTIFIER */
+#define ST_B     0x100c6ull		/* TID | TIME | ID | CPU | IDENTIFIER */
+
+static size_t trailer_size(void)
+{
+	if (!ids_mode)
+		return 16;
+	return cur_id == 9 ? 40 : 24;
+}
+
+/* A record of @body bytes (a multiple of 8) and its trailer; picks the
+ * record's event. */
 static void header(uint32_t type, uint16_t misc, size_t body)
 {
+	static const uint64_t ids[] = { 0, 7, 9, 5 };
+
+	cur_id = ids[rnd(4)];
 	u32(type);
 	u16(misc);
-	u16((uint16_t)(8 + body + 16));
+	u16((uint16_t)(8 + body + trailer_size()));
 }
 
 static void trailer(uint32_t pid, uint64_t time)
@@ -64,6 +93,14 @@ static void trailer(uint32_t pid, uint64_t time)
 	u32(pid);
 	u32(pid);
 	u64(time);
+	if (!ids_mode)
+		return;
+	if (cur_id == 9) {
+		u64(0x1234);		/* ID */
+		u32(1);			/* CPU, reserved */
+		u32(0);
+	}
+	u64(cur_id);
 }
 
 static void mmap_rec(const char *bin, uint32_t pid, uint64_t base,
@@ -236,9 +273,12 @@ int main(int argc, char **argv)
 	size_t size;
 	int status, isid;
 
-	if (argc == 6 && !strcmp(argv[1], "--gen"))
+	if (argc == 6 && (!strcmp(argv[1], "--gen") ||
+			  !strcmp(argv[1], "--gen-ids"))) {
+		ids_mode = !strcmp(argv[1], "--gen-ids");
 		return gen(strtoull(argv[2], NULL, 0), argv[3],
 			   strtoull(argv[4], NULL, 0), argv[5]);
+	}
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--raw") && i + 1 < argc)
 			raw = argv[++i];
@@ -246,6 +286,8 @@ int main(int argc, char **argv)
 			pevent = argv[++i];
 		else if (!strcmp(argv[i], "--tick"))
 			tick = 1;
+		else if (!strcmp(argv[i], "--ids"))
+			ids_mode = 1;
 		else if (!strcmp(argv[i], "--kernel-start") && i + 1 < argc)
 			kernel_start = strtoull(argv[++i], NULL, 0);
 		else
@@ -275,7 +317,25 @@ int main(int argc, char **argv)
 	memset(&pcfg, 0, sizeof(pcfg));
 	pcfg.size = sizeof(pcfg);
 	pcfg.filename = pevent;
-	pcfg.sample_type = 0x6;		/* TID | TIME */
+	pcfg.sample_type = ids_mode ? ST_A : ST_PLAIN;
+	if (ids_mode) {
+		/* As perf-get-opts.bash writes it: every event, and 0. */
+		static const uint64_t conf[][2] = {
+			{ 0, ST_A }, { 7, ST_A }, { 9, ST_B },
+		};
+		struct pev_sample_config *sc =
+			malloc(sizeof(*sc) + sizeof(conf) / sizeof(conf[0]) *
+						     sizeof(sc->stypes[0]));
+
+		if (!sc)
+			return 1;
+		sc->nstypes = sizeof(conf) / sizeof(conf[0]);
+		for (unsigned k = 0; k < sc->nstypes; k++) {
+			sc->stypes[k].identifier = conf[k][0];
+			sc->stypes[k].sample_type = conf[k][1];
+		}
+		pcfg.sample_config = sc;
+	}
 	pcfg.time_mult = 1;
 	pcfg.kernel_start = kernel_start;
 	pcfg.primary = 1;
@@ -321,6 +381,7 @@ int main(int argc, char **argv)
 	pt_sb_free(sb);
 	pt_image_free(image);
 	pt_iscache_free(iscache);
+	free(pcfg.sample_config);	/* libipt-sb keeps it, never frees it */
 	free(buf);
 	free(file);
 	return 0;

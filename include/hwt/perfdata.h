@@ -367,20 +367,32 @@ int hwt_pd_open(struct hwt_pd_reader **r, const char *path,
 int hwt_pd_open_fd(struct hwt_pd_reader **r, int fd, char *err, size_t errlen);
 void hwt_pd_close(struct hwt_pd_reader *r);
 
+/* A sample type for the records of one event (by its identifier). */
+struct hwt_pd_raw_type {
+	uint64_t identifier;
+	uint64_t sample_type;	/* must include PERF_SAMPLE_IDENTIFIER */
+};
+
 /*
  * A raw stream of perf records without a file header: what the kernel
  * wrote to a perf_event ring buffer, as libipt's pevent sideband files
  * (perf-read-sideband.bash, pttc) hold it. Every record has the
- * sample_id_all trailer laid out by @sample_type (PERF_SAMPLE_*); the one
- * attr is made from it. The records are [@begin, @end) of the file (@end
- * 0: to its end); file_offset is the offset in the file. Records of
- * perf's own types (64 and up) count as unknown. Errors as hwt_pd_open().
+ * sample_id_all trailer laid out by @sample_type (PERF_SAMPLE_*), or, as
+ * libipt's --pevent:sample-config, by the type in @types whose identifier
+ * is the record's last 8 bytes (the trailer's IDENTIFIER; 0 for records
+ * perf synthesized). attr 0 is made from @sample_type, then one per
+ * @types entry, so rec->attr says which layout was used. The records are
+ * [@begin, @end) of the file (@end 0: to its end); file_offset is the
+ * offset in the file. Records of perf's own types (64 and up) count as
+ * unknown. Errors as hwt_pd_open() (a type without IDENTIFIER is one).
  */
 int hwt_pd_open_raw(struct hwt_pd_reader **r, const char *path,
-		    uint64_t sample_type, uint64_t begin, uint64_t end,
-		    char *err, size_t errlen);
+		    uint64_t sample_type, const struct hwt_pd_raw_type *types,
+		    size_t ntypes, uint64_t begin, uint64_t end, char *err,
+		    size_t errlen);
 /* The same from an open regular file (not closed by the reader). */
 int hwt_pd_open_raw_fd(struct hwt_pd_reader **r, int fd, uint64_t sample_type,
+		       const struct hwt_pd_raw_type *types, size_t ntypes,
 		       char *err, size_t errlen);
 
 const struct hwt_pd_info *hwt_pd_get_info(const struct hwt_pd_reader *r);

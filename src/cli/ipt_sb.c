@@ -8,6 +8,7 @@
  * the event (ipt_sb_apply.c), to follow whether the trace is in the
  * kernel or in user space and make the context switches prepared.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,7 @@ static int fetch(struct cli_sb *sb, struct sb_chan *ch)
 		return ret;
 	}
 	ch->rec_off = ch->rec.file_offset - ch->begin;
-	ret = sb_parse_trailer(&ch->rec, ch->cfg.sample_type, &tr);
+	ret = sb_parse_trailer(&ch->rec, &tr);
 	if (ret < 0) {
 		sb_report(sb, ch, ret);
 		return ret;
@@ -111,11 +112,36 @@ static void push(struct sb_chan **list, struct sb_chan *ch)
 /* The session                                                         */
 /* ------------------------------------------------------------------ */
 
+/* The paths of @c, its own (later options change the session's). */
+static int config_own(struct sb_config *c)
+{
+	const char **paths[] = { &c->sysroot, &c->vdso[ABI_X64],
+				 &c->vdso[ABI_X32], &c->vdso[ABI_IA32] };
+	int ok = 1;
+
+	c->types = NULL;
+	c->ntypes = 0;
+	for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++) {
+		if (*paths[k] && !(*paths[k] = strdup(*paths[k])))
+			ok = 0;
+	}
+	return ok ? 0 : -1;
+}
+
+static void config_free(struct sb_config *c)
+{
+	free((void *)c->sysroot);
+	for (int i = 0; i < 4; i++)
+		free((void *)c->vdso[i]);
+	free(c->types);
+}
+
 static void chan_free(struct sb_chan *ch)
 {
 	hwt_pd_close(ch->rd);
 	sb_ctx_put(ch->ctx);
 	sb_ctx_put(ch->next_ctx);
+	config_free(&ch->cfg);
 	free(ch->filename);
 	free(ch);
 }
@@ -163,9 +189,7 @@ void cli_sb_delete(struct cli_sb *sb)
 	}
 	sb_ctx_put(sb->image_ctx);
 	sb_maps_free(&sb->kernel);
-	free((void *)sb->cfg.sysroot);
-	for (int i = 0; i < 4; i++)
-		free((void *)sb->cfg.vdso[i]);
+	config_free(&sb->cfg);
 	free(sb);
 }
 
@@ -206,8 +230,9 @@ static int add_channel(struct cli_sb *sb, const char *prog, const char *arg,
 		else
 			from = to = 0;
 	}
-	ret = hwt_pd_open_raw(&ch->rd, ch->filename, sb->cfg.sample_type, from,
-			      to, err, sizeof(err));
+	ret = hwt_pd_open_raw(&ch->rd, ch->filename, sb->cfg.sample_type,
+			      sb->cfg.types, sb->cfg.ntypes, from, to, err,
+			      sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "%s: error loading %s: %s.\n", prog, arg, err);
 		free(ch->filename);
@@ -216,6 +241,11 @@ static int add_channel(struct cli_sb *sb, const char *prog, const char *arg,
 	}
 	ch->begin = from;
 	ch->cfg = sb->cfg;
+	if (config_own(&ch->cfg)) {
+		fprintf(stderr, "%s: out of memory.\n", prog);
+		chan_free(ch);
+		return -1;
+	}
 	ch->primary = primary;
 	for (tail = &sb->given; *tail; tail = &(*tail)->next)
 		;
@@ -270,6 +300,7 @@ void cli_sb_help(int ptxed, int width)
 		{ NULL, "load a perf_event sideband stream from <file>;\n"
 			"the options below apply to files given after them.", 0 },
 		{ "--pevent:sample-type <val>", "set perf_event_attr.sample_type to <val> (default: 0).", 0 },
+		{ "--pevent:sample-config <id>:<val>", "records whose IDENTIFIER is <id> have sample type <val>.", 0 },
 		{ "--pevent:time-zero <val>", "set perf_event_mmap_page.time_zero to <val> (default: 0).", 0 },
 		{ "--pevent:time-shift <val>", "set perf_event_mmap_page.time_shift to <val> (default: 0).", 0 },
 		{ "--pevent:time-mult <val>", "set perf_event_mmap_page.time_mult to <val> (default: 1).", 0 },
@@ -417,10 +448,35 @@ int cli_sb_option(struct cli_sb *sb, const char *prog, int argc, char **argv,
 		return 1;
 	}
 	if (!strcmp(arg, "--pevent:sample-config")) {
-		fprintf(stderr, "%s: %s: per-event sample types are not "
-			"supported; give one --pevent:sample-type per file.\n",
-			prog, arg);
-		return -1;
+		/* ID:TYPE, as libipt's perf-get-opts.bash writes them. */
+		struct hwt_pd_raw_type t, *nt;
+		char *end;
+
+		if (!next) {
+			fprintf(stderr, "%s: %s: missing argument.\n", prog,
+				arg);
+			return -1;
+		}
+		errno = 0;
+		t.identifier = strtoull(next, &end, 0);
+		if (!errno && end != next && *end == ':' && next[0] != '-' &&
+		    end[1] && end[1] != '-')
+			t.sample_type = strtoull(end + 1, &end, 0);
+		if (errno || *end || next[0] == '-') {
+			fprintf(stderr, "%s: %s: bad argument: %s (want "
+				"<identifier>:<sample type>).\n", prog, arg,
+				next);
+			return -1;
+		}
+		nt = realloc(c->types, (c->ntypes + 1) * sizeof(*nt));
+		if (!nt) {
+			fprintf(stderr, "%s: out of memory.\n", prog);
+			return -1;
+		}
+		nt[c->ntypes++] = t;
+		c->types = nt;
+		++*i;
+		return 1;
 	}
 	fprintf(stderr, "%s: unknown option: %s.\n", prog, arg);
 	return -1;

@@ -313,7 +313,7 @@ static int apply_record(struct cli_sb *sb, struct sb_chan *ch)
 	case PERF_RECORD_SWITCH:
 		if (!ch->primary || rec->u.sw.out)
 			return 0;
-		(void)sb_parse_trailer(rec, ch->cfg.sample_type, &tr);
+		(void)sb_parse_trailer(rec, &tr);
 		if (!(tr.present & HWT_PD_SID_TID))
 			return -HWT_ERR_BAD_CONFIG;
 		return prepare_switch_to_pid(sb, ch, tr.pid);
@@ -325,7 +325,7 @@ static int apply_record(struct cli_sb *sb, struct sb_chan *ch)
 						     rec->u.sw.next_prev_pid);
 		/* A switch-in helps if it has the pid; the switch-out
 		 * before it had it anyway. */
-		(void)sb_parse_trailer(rec, ch->cfg.sample_type, &tr);
+		(void)sb_parse_trailer(rec, &tr);
 		if (!(tr.present & HWT_PD_SID_TID))
 			return 0;
 		return prepare_switch_to_pid(sb, ch, tr.pid);

@@ -71,6 +71,9 @@ struct sb_config {
 	uint32_t time_mult;
 	uint16_t time_shift;
 	const char *sysroot, *vdso[4];	/* by enum sb_abi */
+	/* --pevent:sample-config (the session's; copied for channels) */
+	struct hwt_pd_raw_type *types;
+	size_t ntypes;
 };
 
 struct sb_chan {
@@ -132,9 +135,10 @@ void sb_emit(struct cli_sb *sb, struct text *t);
  * as libipt's tools do.
  */
 void sb_report(struct cli_sb *sb, const struct sb_chan *ch, int code);
-/* -HWT_ERR_BAD_PACKET if the record is too short for it. */
-int sb_parse_trailer(const struct hwt_pd_record *rec, uint64_t st,
-		     struct trailer *tr);
+/* The trailer of @rec, laid out as its attr says (the sample type of
+ * its event, or --pevent:sample-type's): -HWT_ERR_BAD_PACKET if the
+ * record is too short for it. */
+int sb_parse_trailer(const struct hwt_pd_record *rec, struct trailer *tr);
 void sb_print_record(struct cli_sb *sb, const struct sb_chan *ch);
 
 /* ipt_sb_apply.c */

@@ -91,9 +91,9 @@ static uint32_t le32(const uint8_t *p)
 		   PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |               \
 		   PERF_SAMPLE_IDENTIFIER)
 
-int sb_parse_trailer(const struct hwt_pd_record *rec, uint64_t st,
-		     struct trailer *tr)
+int sb_parse_trailer(const struct hwt_pd_record *rec, struct trailer *tr)
 {
+	uint64_t st = rec->attr ? rec->attr->attr.sample_type : 0;
 	size_t n = 8u * (size_t)__builtin_popcountll(st & SID_TYPES);
 	const uint8_t *p;
 
@@ -310,7 +310,7 @@ void sb_print_record(struct cli_sb *sb, const struct sb_chan *ch)
 
 	if (!f)
 		return;
-	if (sb_parse_trailer(&ch->rec, ch->cfg.sample_type, &tr) < 0) {
+	if (sb_parse_trailer(&ch->rec, &tr) < 0) {
 		sb_report(sb, ch, -HWT_ERR_BAD_PACKET);
 		return;
 	}

@@ -562,9 +562,8 @@ static void print_help(const char *name)
 	       "Zydis, not XED, so the instruction text differs (addresses, events,\n"
 	       "errors and statistics do not; libipt's tests use --no-inst). --check\n"
 	       "compares hwt's instruction classes with Zydis' mnemonics. Both\n"
-	       "decoder choices run hwt's block decoder. --pevent:sample-config\n"
-	       "is not supported. For perf.data files (sideband included) see\n"
-	       "'hwt flow'.\n");
+	       "decoder choices run hwt's block decoder. For perf.data files\n"
+	       "(sideband included) see 'hwt flow'.\n");
 }
 
 void help_ptxed(void)

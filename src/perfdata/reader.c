@@ -540,17 +540,34 @@ static int read_header(struct hwt_pd_reader *r)
 
 /* ---- open / close -------------------------------------------------- */
 
-/* Where a raw stream's records are: [begin, end) of the file. */
+/* How a raw stream's records are laid out, where they are: [begin, end)
+ * of the file. */
 struct raw_range {
-	uint64_t sample_type, begin, end;
+	uint64_t sample_type;
+	const struct hwt_pd_raw_type *types;
+	size_t ntypes;
+	uint64_t begin, end;
 };
 
-/* A raw stream has no header: its one attr is made up from the caller's
- * sample_type, with sample_id_all as the kernel writes sideband. */
-static int raw_setup(struct hwt_pd_reader *r, const struct raw_range *raw)
+static int raw_attr(struct hwt_pd_reader *r, uint64_t sample_type,
+		    const uint64_t *id)
 {
 	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.sample_type = sample_type;
+	attr.sample_id_all = 1;
+	return pdr_add_attr(r, (const uint8_t *)&attr, sizeof(attr),
+			    (const uint8_t *)id, id ? 1 : 0, 0);
+}
+
+/* A raw stream has no header: its attrs are made up from the caller's
+ * sample types, with sample_id_all as the kernel writes sideband. */
+static int raw_setup(struct hwt_pd_reader *r, const struct raw_range *raw)
+{
 	uint64_t end = raw->end ? raw->end : r->src.size;
+	int err;
 
 	if (r->src.stream)
 		return pdr_fail(r, HWT_ERR_NOT_SUPPORTED, 0,
@@ -561,15 +578,28 @@ static int raw_setup(struct hwt_pd_reader *r, const struct raw_range *raw)
 				(unsigned long long)raw->begin,
 				(unsigned long long)end,
 				(unsigned long long)r->src.size);
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.sample_type = raw->sample_type;
-	attr.sample_id_all = 1;
 	r->raw = 1;
 	r->data_begin = raw->begin;
 	r->data_end = end;
-	return pdr_add_attr(r, (const uint8_t *)&attr, sizeof(attr), NULL, 0,
-			    0);
+	err = raw_attr(r, raw->sample_type, NULL);
+	for (size_t i = 0; !err && i < raw->ntypes; i++) {
+		const struct hwt_pd_raw_type *t = &raw->types[i];
+
+		/* The identifier must be where the record's last 8 bytes
+		 * are, whatever the layout. */
+		if (!(t->sample_type & PERF_SAMPLE_IDENTIFIER))
+			return pdr_fail(r, HWT_ERR_BAD_CONFIG, 0,
+					"sample type %#llx of identifier %llu has no PERF_SAMPLE_IDENTIFIER",
+					(unsigned long long)t->sample_type,
+					(unsigned long long)t->identifier);
+		if (!t->identifier) {
+			r->raw_zero = r->nattrs;
+			err = raw_attr(r, t->sample_type, NULL);
+		} else {
+			err = raw_attr(r, t->sample_type, &t->identifier);
+		}
+	}
+	return err;
 }
 
 static int reader_open(struct hwt_pd_reader **rp, int fd, int own,
@@ -647,10 +677,11 @@ int hwt_pd_open_fd(struct hwt_pd_reader **r, int fd, char *err, size_t errlen)
 }
 
 int hwt_pd_open_raw(struct hwt_pd_reader **r, const char *path,
-		    uint64_t sample_type, uint64_t begin, uint64_t end,
-		    char *err, size_t errlen)
+		    uint64_t sample_type, const struct hwt_pd_raw_type *types,
+		    size_t ntypes, uint64_t begin, uint64_t end, char *err,
+		    size_t errlen)
 {
-	struct raw_range raw = { sample_type, begin, end };
+	struct raw_range raw = { sample_type, types, ntypes, begin, end };
 	int fd;
 
 	if (!r || !path)
@@ -666,9 +697,10 @@ int hwt_pd_open_raw(struct hwt_pd_reader **r, const char *path,
 }
 
 int hwt_pd_open_raw_fd(struct hwt_pd_reader **r, int fd, uint64_t sample_type,
+		       const struct hwt_pd_raw_type *types, size_t ntypes,
 		       char *err, size_t errlen)
 {
-	struct raw_range raw = { sample_type, 0, 0 };
+	struct raw_range raw = { sample_type, types, ntypes, 0, 0 };
 	char name[32];
 
 	if (!r || fd < 0)

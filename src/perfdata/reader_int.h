@@ -63,8 +63,10 @@ struct hwt_pd_reader {
 	uint64_t applied_until;
 	int failed;
 	uint64_t unknown;
-	/* hwt_pd_open_raw(): records only, no header; user types unknown */
+	/* hwt_pd_open_raw(): records only, no header; user types unknown;
+	 * the attr of identifier 0 (not in @ids: 0 is its empty key), or 0 */
 	int raw;
+	size_t raw_zero;
 
 	/* aligned copies of arrays handed out in records */
 	uint64_t *scratch;

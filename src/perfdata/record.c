@@ -102,6 +102,21 @@ static int match_attr(struct hwt_pd_reader *r, struct hwt_pd_record *rec,
 	*out = NULL;
 	if (!r->nattrs)
 		return 0;
+	if (r->raw) {
+		/* libipt's rule: the last 8 bytes name the event, else
+		 * attr 0's layout. */
+		*out = r->attrs[0];
+		if (r->nattrs > 1 && rec->size >= 16) {
+			const struct hwt_pd_attr *a;
+
+			id = pdr_u64(rec->raw + rec->size - 8);
+			a = id ? pdr_find_id(r, id) :
+				 r->raw_zero ? r->attrs[r->raw_zero] : NULL;
+			if (a)
+				*out = a;
+		}
+		return 0;
+	}
 	first = r->attrs[0];
 	st = first->attr.sample_type;
 	*out = first;

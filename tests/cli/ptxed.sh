@@ -89,9 +89,14 @@ run "ptxed --pevent:time-shift 64" "$hwt" ptxed \
 	--pevent:time-shift 64 --pt "$tmp/ok.pt"
 expect_err 1 'time-shift: value too big'
 
-run "ptxed --pevent:sample-config" "$hwt" ptxed \
-	--pevent:sample-config 1:0x4 --pt "$tmp/ok.pt"
-expect_err 1 'not supported'
+run "ptxed --pevent:sample-config bad argument" "$hwt" ptxed \
+	--pevent:sample-config 1-0x4 --pt "$tmp/ok.pt"
+expect_err 1 'sample-config: bad argument: 1-0x4'
+
+run "ptxed --pevent:sample-config without IDENTIFIER" "$hwt" ptxed \
+	--pevent:sample-config 1:0x4 --pevent:primary "$tmp/ok.pt" \
+	--pt "$tmp/ok.pt"
+expect_err 1 'no PERF_SAMPLE_IDENTIFIER'
 
 run "ptxed unknown --pevent option" "$hwt" ptxed --pevent:frob 1 \
 	--pt "$tmp/ok.pt"

@@ -1939,7 +1939,7 @@ static void test_raw_stream(void **state)
 	close(fd);
 	save_seed("hand-raw.sb", &d);
 
-	assert_int_equal(hwt_pd_open_raw(&r, path, st, 0, 0, errbuf,
+	assert_int_equal(hwt_pd_open_raw(&r, path, st, NULL, 0, 0, 0, errbuf,
 					 sizeof(errbuf)), 0);
 	assert_int_equal(hwt_pd_nattrs(r), 1);
 	assert_int_equal(hwt_pd_next(r, &rec), 1);
@@ -1975,8 +1975,8 @@ static void test_raw_stream(void **state)
 	hwt_pd_close(r);
 
 	/* [second, cut): the unknown record and the switch only. */
-	assert_int_equal(hwt_pd_open_raw(&r, path, st, second, cut, errbuf,
-					 sizeof(errbuf)), 0);
+	assert_int_equal(hwt_pd_open_raw(&r, path, st, NULL, 0, second, cut,
+					 errbuf, sizeof(errbuf)), 0);
 	assert_int_equal(hwt_pd_next(r, &rec), 1);
 	assert_int_equal(rec.file_offset, second);
 	assert_int_equal(hwt_pd_next(r, &rec), 1);
@@ -1987,21 +1987,96 @@ static void test_raw_stream(void **state)
 	/* A trailer the records are too short for: an error at offset 0. */
 	assert_int_equal(hwt_pd_open_raw(&r, path, st | PERF_SAMPLE_ID |
 					 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU,
-					 0, 0, errbuf, sizeof(errbuf)), 0);
+					 NULL, 0, 0, 0, errbuf, sizeof(errbuf)),
+			 0);
 	assert_true(hwt_pd_next(r, &rec) < 0);
 	assert_non_null(strstr(hwt_pd_errmsg(r), "offset 0x0"));
 	hwt_pd_close(r);
 
 	/* A range outside the file, a missing file. */
-	assert_true(hwt_pd_open_raw(&r, path, st, 0, d.n + 1, errbuf,
+	assert_true(hwt_pd_open_raw(&r, path, st, NULL, 0, 0, d.n + 1, errbuf,
 				    sizeof(errbuf)) < 0);
 	assert_null(r);
 	assert_non_null(strstr(errbuf, "not inside the file"));
-	assert_int_equal(hwt_pd_open_raw(&r, "/nonexistent/x.sb", st, 0, 0,
-					 errbuf, sizeof(errbuf)),
+	assert_int_equal(hwt_pd_open_raw(&r, "/nonexistent/x.sb", st, NULL, 0,
+					 0, 0, errbuf, sizeof(errbuf)),
 			 -HWT_ERR_IO);
 	assert_null(r);
 	unlink(path);
+	free(d.p);
+}
+
+/*
+ * Per-event layouts (libipt's --pevent:sample-config): the record's last
+ * 8 bytes name its event; identifier 0 is perf's synthesized records;
+ * an unknown identifier falls back to the stream's sample_type.
+ */
+static void test_raw_types(void **state)
+{
+	const uint64_t st_a = PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			      PERF_SAMPLE_IDENTIFIER;
+	const uint64_t st_b = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			      PERF_SAMPLE_IDENTIFIER;
+	const struct hwt_pd_raw_type types[] = {
+		{ 0, st_a }, { 7, st_a }, { 9, st_b },
+	};
+	const struct hwt_pd_raw_type bad[] = { { 3, PERF_SAMPLE_TIME } };
+	struct hwt_pd_reader *r = NULL;
+	struct hwt_pd_record rec;
+	struct buf d = { 0 };
+	size_t at;
+	int fd;
+
+	(void)state;
+	/* ITRACE_START of event 7, of event 9, synthesized (0), and of an
+	 * event not configured (TIME|IDENTIFIER, the stream's type). */
+	at = rec_begin(&d, PERF_RECORD_ITRACE_START, 0);
+	put_u32(&d, 1); put_u32(&d, 2);
+	put_u32(&d, 1); put_u32(&d, 2); put_u64(&d, 100); put_u64(&d, 7);
+	rec_end(&d, at);
+	at = rec_begin(&d, PERF_RECORD_ITRACE_START, 0);
+	put_u32(&d, 3); put_u32(&d, 4);
+	put_u64(&d, 200); put_u32(&d, 5); put_u32(&d, 0); put_u64(&d, 9);
+	rec_end(&d, at);
+	at = rec_begin(&d, PERF_RECORD_ITRACE_START, 0);
+	put_u32(&d, 6); put_u32(&d, 6);
+	put_u32(&d, 6); put_u32(&d, 6); put_u64(&d, 300); put_u64(&d, 0);
+	rec_end(&d, at);
+	at = rec_begin(&d, PERF_RECORD_ITRACE_START, 0);
+	put_u32(&d, 8); put_u32(&d, 8);
+	put_u64(&d, 400); put_u64(&d, 12345);
+	rec_end(&d, at);
+
+	fd = memfile(d.p, d.n);
+	assert_int_equal(hwt_pd_open_raw_fd(&r, fd, PERF_SAMPLE_TIME |
+					    PERF_SAMPLE_IDENTIFIER, types, 3,
+					    errbuf, sizeof(errbuf)), 0);
+	assert_int_equal(hwt_pd_nattrs(r), 4);
+	assert_int_equal(hwt_pd_next(r, &rec), 1);
+	assert_ptr_equal(rec.attr, hwt_pd_get_attr(r, 2));
+	assert_int_equal(rec.u.itrace_start.pid, 1);
+	assert_int_equal(rec.sid.time, 100);
+	assert_int_equal(rec.sid.pid, 1);
+	assert_int_equal(hwt_pd_next(r, &rec), 1);
+	assert_ptr_equal(rec.attr, hwt_pd_get_attr(r, 3));
+	assert_int_equal(rec.u.itrace_start.pid, 3);
+	assert_int_equal(rec.sid.time, 200);
+	assert_int_equal(rec.sid.cpu, 5);
+	assert_int_equal(hwt_pd_next(r, &rec), 1);
+	assert_ptr_equal(rec.attr, hwt_pd_get_attr(r, 1));
+	assert_int_equal(rec.sid.time, 300);
+	assert_int_equal(hwt_pd_next(r, &rec), 1);
+	assert_ptr_equal(rec.attr, hwt_pd_get_attr(r, 0));
+	assert_int_equal(rec.sid.time, 400);
+	assert_int_equal(hwt_pd_next(r, &rec), 0);
+	hwt_pd_close(r);
+
+	/* A type whose records cannot name their event. */
+	assert_true(hwt_pd_open_raw_fd(&r, fd, 0, bad, 1, errbuf,
+				       sizeof(errbuf)) < 0);
+	assert_null(r);
+	assert_non_null(strstr(errbuf, "no PERF_SAMPLE_IDENTIFIER"));
+	close(fd);
 	free(d.p);
 }
 
@@ -2025,6 +2100,7 @@ int main(void)
 		cmocka_unit_test(test_perf_pipe),
 		cmocka_unit_test(test_perf_samples),
 		cmocka_unit_test(test_raw_stream),
+		cmocka_unit_test(test_raw_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
