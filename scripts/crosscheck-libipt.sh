@@ -19,7 +19,10 @@
 #     not built): counts for all, block by block for gzip and xz;
 #   - sideband: `hwt ptxed --pevent:*` against libipt-sb driven as
 #     libipt's ptxed drives it (bench/flow/ipt_sb.c), on random perf_event
-#     sideband streams over the traces of libipt's test/pevent suite.
+#     sideband streams over the traces of libipt's test/pevent suite;
+#   - perf.data from `hwt record` through libipt's perf-read-aux.bash,
+#     perf-read-sideband.bash and perf-get-opts.bash into hwt ptxed: the
+#     instructions of hwt flow on the perf.data, no errors.
 # Prints "libipt-crosscheck: N passed, N failed"; exits non-zero on a
 # failure or when libipt cannot be built.
 #
@@ -284,6 +287,48 @@ for ptt in "$libipt_dir"/src/test/pevent/src/*.ptt; do
 	fi
 done
 echo "   sideband: $sb_same runs the same as libipt-sb's"
+
+# perf.data to ptxed the way libipt documents it: a program recorded
+# with hwt record (the portable source), its trace and sideband cut out
+# by libipt's perf-read-aux.bash and perf-read-sideband.bash, the options
+# from its perf-get-opts.bash (per-event sample types, time conversion);
+# hwt ptxed must decode what hwt flow decodes from the perf.data itself,
+# without errors.
+echo "-- perf.data through libipt's scripts (hwt record, hwt ptxed)"
+scripts=$libipt_dir/src/script
+command -v gawk >/dev/null || die "gawk is needed by libipt's scripts"
+command -v perf >/dev/null || die "perf is needed by libipt's scripts"
+pdwork=$work/perfdata
+rm -rf "$pdwork"
+mkdir -p "$pdwork"
+printf 'hwt %.0s' {1..2000} >"$pdwork/input.txt"
+pd_check() {
+	local name=$1 dir=$pdwork/$1 want got opts
+	shift
+	mkdir -p "$dir"
+	(cd "$dir" && "$hwt" record -q -o perf.data -- "$@" >/dev/null) ||
+		{ bad "perf.data $name: hwt record failed"; return; }
+	(cd "$dir" && bash "$scripts/perf-read-aux.bash" perf.data &&
+	 bash "$scripts/perf-read-sideband.bash" perf.data) >"$dir/scripts.log" 2>&1 ||
+		{ bad "perf.data $name: libipt's scripts failed: $dir/scripts.log"; return; }
+	opts=$(cd "$dir" && bash "$scripts/perf-get-opts.bash" perf.data) ||
+		{ bad "perf.data $name: perf-get-opts.bash failed"; return; }
+	# (per stream, then all streams: the last)
+	want=$("$hwt" flow --stat "$dir/perf.data" 2>&1 |
+		awk '$1 == "insn:" { n = $2 } END { print n }')
+	# shellcheck disable=SC2086 # the options are words
+	got=$(cd "$dir" && "$hwt" ptxed $opts --pt perf.data-aux-idx0.bin \
+		--no-inst --stat --stat:insn 2>&1 |
+		awk '/error/ { e++ } $1 == "insn:" { sub(/\.$/, "", $2); n = $2 }
+		     END { printf "%s errors %d", n, e }')
+	if [[ -n $want && $got == "$want errors 0" ]]; then
+		ok "perf.data $name: hwt ptxed $(grep -o -- '--pevent:[a-z-]*' <<<"$opts" | sort -u | tr '\n' ' ')gives insn $want as hwt flow"
+	else
+		bad "perf.data $name: hwt ptxed insn '$got', hwt flow insn '$want' ($dir)"
+	fi
+}
+pd_check echo /bin/echo hello
+pd_check gzip gzip -c "$pdwork/input.txt"
 
 echo "libipt-crosscheck: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
