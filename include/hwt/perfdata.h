@@ -380,8 +380,9 @@ struct hwt_pd_raw_type {
  * sample_id_all trailer laid out by @sample_type (PERF_SAMPLE_*), or, as
  * libipt's --pevent:sample-config, by the type in @types whose identifier
  * is the record's last 8 bytes (the trailer's IDENTIFIER; 0 for records
- * perf synthesized). attr 0 is made from @sample_type, then one per
- * @types entry, so rec->attr says which layout was used. The records are
+ * perf synthesized; the first entry of an identifier counts). attr 0 is
+ * made from @sample_type, then one per identifier in @types, so
+ * rec->attr says which layout was used. The records are
  * [@begin, @end) of the file (@end 0: to its end); file_offset is the
  * offset in the file. Records of perf's own types (64 and up) count as
  * unknown. Errors as hwt_pd_open() (a type without IDENTIFIER is one).

@@ -584,6 +584,14 @@ static int raw_setup(struct hwt_pd_reader *r, const struct raw_range *raw)
 	err = raw_attr(r, raw->sample_type, NULL);
 	for (size_t i = 0; !err && i < raw->ntypes; i++) {
 		const struct hwt_pd_raw_type *t = &raw->types[i];
+		size_t j;
+
+		/* The first type given for an identifier counts (libipt). */
+		for (j = 0; j < i; j++)
+			if (raw->types[j].identifier == t->identifier)
+				break;
+		if (j < i)
+			continue;
 
 		/* The identifier must be where the record's last 8 bytes
 		 * are, whatever the layout. */

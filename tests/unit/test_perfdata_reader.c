@@ -2017,8 +2017,9 @@ static void test_raw_types(void **state)
 			      PERF_SAMPLE_IDENTIFIER;
 	const uint64_t st_b = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			      PERF_SAMPLE_IDENTIFIER;
+	/* The second entry of 9 does not count (libipt takes the first). */
 	const struct hwt_pd_raw_type types[] = {
-		{ 0, st_a }, { 7, st_a }, { 9, st_b },
+		{ 0, st_a }, { 7, st_a }, { 9, st_b }, { 9, st_a },
 	};
 	const struct hwt_pd_raw_type bad[] = { { 3, PERF_SAMPLE_TIME } };
 	struct hwt_pd_reader *r = NULL;
@@ -2049,7 +2050,7 @@ static void test_raw_types(void **state)
 
 	fd = memfile(d.p, d.n);
 	assert_int_equal(hwt_pd_open_raw_fd(&r, fd, PERF_SAMPLE_TIME |
-					    PERF_SAMPLE_IDENTIFIER, types, 3,
+					    PERF_SAMPLE_IDENTIFIER, types, 4,
 					    errbuf, sizeof(errbuf)), 0);
 	assert_int_equal(hwt_pd_nattrs(r), 4);
 	assert_int_equal(hwt_pd_next(r, &rec), 1);
