@@ -42,6 +42,13 @@ static void write_file(const char *path, const void *p, size_t n)
 	close(fd);
 }
 
+static void cleanup(void)
+{
+	unlink(code);
+	unlink(trace);
+	rmdir(dir);
+}
+
 /* jmp rax at 0x1000, 0x2000 and in the kernel; a trace that loops
  * through them with a TSC before each TIP. */
 static void setup(void)
@@ -56,6 +63,7 @@ static void setup(void)
 	snprintf(trace, sizeof(trace), "%s/trace.pt", dir);
 	snprintf(sysroot, sizeof(sysroot), "%s/", dir);
 	write_file(code, jmp, sizeof(jmp));
+	atexit(cleanup);
 
 	for (int i = 0; i < 8; i++) {		/* PSB */
 		pt[n++] = 0x02;
