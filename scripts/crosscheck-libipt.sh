@@ -22,6 +22,7 @@
 #     sideband streams over the traces of libipt's test/pevent suite;
 #   - perf.data from `hwt record` through libipt's perf-read-aux.bash,
 #     perf-read-sideband.bash and perf-get-opts.bash into hwt ptxed: the
+#     same output as libipt-sb for every stream, and for one process the
 #     instructions of hwt flow on the perf.data, no errors.
 # Prints "libipt-crosscheck: N passed, N failed"; exits non-zero on a
 # failure or when libipt cannot be built.
@@ -302,8 +303,10 @@ pdwork=$work/perfdata
 rm -rf "$pdwork"
 mkdir -p "$pdwork"
 printf 'hwt %.0s' {1..2000} >"$pdwork/input.txt"
+printf '\xff\xe0' >"$pdwork/dummy.bin"
 pd_check() {
-	local name=$1 dir=$pdwork/$1 want got opts
+	local name=$1 dir=$pdwork/$1 want got opts aux n=0 same=0 k
+	local -a ref=() words sbs
 	shift
 	mkdir -p "$dir"
 	(cd "$dir" && "$hwt" record -q -o perf.data -- "$@" >/dev/null) ||
@@ -313,6 +316,41 @@ pd_check() {
 		{ bad "perf.data $name: libipt's scripts failed: $dir/scripts.log"; return; }
 	opts=$(cd "$dir" && bash "$scripts/perf-get-opts.bash" perf.data) ||
 		{ bad "perf.data $name: perf-get-opts.bash failed"; return; }
+	# The same sideband setup for ipt_sb (libipt-sb), which takes one
+	# file (hwt record's streams all have "cpu 0").
+	sbs=("$dir"/perf.data-sideband*.pevent)
+	[[ ${#sbs[@]} -eq 1 && -f ${sbs[0]} ]] ||
+		{ bad "perf.data $name: not one sideband file: ${sbs[*]}"; return; }
+	read -ra words <<<"$opts"
+	for ((k = 0; k < ${#words[@]}; k++)); do
+		case ${words[k]} in
+		--pevent:sample-type) ref+=(--sample-type "${words[k + 1]}") ;;
+		--pevent:sample-config) ref+=(--sample-config "${words[k + 1]}") ;;
+		esac
+	done
+	# Every stream, against libipt-sb: the same records, switches and
+	# events around the same flow, errors included (a dummy image first,
+	# as libipt's ptxed wants one).
+	for aux in "$dir"/perf.data-aux-idx*.bin; do
+		n=$((n + 1))
+		# shellcheck disable=SC2086 # the options are words
+		(cd "$dir" && "$ipt_sb" "${ref[@]}" --raw "$pdwork/dummy.bin:0x1000" \
+			--pevent "${sbs[0]}" "$aux" 2>&1 |
+			awk "$merge_runs") >"$aux.libipt"
+		# shellcheck disable=SC2086
+		(cd "$dir" && "$hwt" ptxed $opts --raw "$pdwork/dummy.bin:0x1000" \
+			--sb:compact --sb:offset --sb:switch --sb:warn --no-inst \
+			--pt "$aux" 2>&1 |
+			awk "$as_ipt_sb" | awk "$merge_runs") >"$aux.hwt"
+		cmp -s "$aux.libipt" "$aux.hwt" && same=$((same + 1))
+	done
+	if [[ $n -gt 0 && $same -eq $n ]]; then
+		ok "perf.data $name: $n stream(s), hwt ptxed the same as libipt-sb"
+	else
+		bad "perf.data $name: $((n - same)) of $n streams differ from libipt-sb (diff $dir/*.libipt *.hwt)"
+	fi
+	[[ $n -eq 1 ]] || return 0
+	# One process: hwt ptxed decodes what hwt flow decodes, no errors.
 	# (per stream, then all streams: the last)
 	want=$("$hwt" flow --stat "$dir/perf.data" 2>&1 |
 		awk '$1 == "insn:" { n = $2 } END { print n }')
@@ -329,6 +367,10 @@ pd_check() {
 }
 pd_check echo /bin/echo hello
 pd_check gzip gzip -c "$pdwork/input.txt"
+# Three processes, one sideband file (all on "cpu 0"): libipt-sb switches
+# each stream's image at every process's ITRACE_START, so some blocks
+# fail to decode; hwt ptxed must fail exactly where libipt does.
+pd_check sh /bin/sh -c '/bin/echo a; /bin/true'
 
 echo "libipt-crosscheck: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

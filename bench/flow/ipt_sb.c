@@ -7,7 +7,8 @@
  * built by CMake: it needs libipt 2.1.2 with SIDEBAND and PEVENT, which
  * scripts/fetch-libipt.sh builds.
  *
- *   ipt_sb [--tick] [--ids] --raw FILE:BASE --pevent FILE.sb
+ *   ipt_sb [--tick] [--ids | --sample-type T [--sample-config ID:T]...]
+ *          --raw FILE:BASE --pevent FILE.sb
  *          [--kernel-start ADDR] TRACE
  *
  * prints, in order: the sideband records (ptxed's --sb:compact
@@ -20,7 +21,8 @@
  * With --ids, the stream is --gen-ids': the default sample type
  * TID|TIME|IDENTIFIER, and a sample configuration (libipt's
  * --pevent:sample-config) for events 0, 7 (the same) and 9
- * (TID|TIME|ID|CPU|IDENTIFIER).
+ * (TID|TIME|ID|CPU|IDENTIFIER). Else --sample-type TYPE and
+ * --sample-config ID:TYPE (up to 16) say it, as ptxed's --pevent:*.
  *
  *   ipt_sb --gen|--gen-ids SEED BIN BASE OUT.sb
  *
@@ -261,6 +263,8 @@ int main(int argc, char **argv)
 {
 	const char *raw = NULL, *pevent = NULL, *trace = NULL;
 	uint64_t kernel_start = UINT64_MAX, base;
+	uint64_t sample_type = ST_PLAIN, conf[16][2];
+	unsigned nconf = 0;
 	int tick = 0;
 	struct pt_image_section_cache *iscache;
 	struct pt_sb_pevent_config pcfg;
@@ -288,6 +292,15 @@ int main(int argc, char **argv)
 			tick = 1;
 		else if (!strcmp(argv[i], "--ids"))
 			ids_mode = 1;
+		else if (!strcmp(argv[i], "--sample-type") && i + 1 < argc)
+			sample_type = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--sample-config") && i + 1 < argc &&
+			 nconf < 16) {
+			char *e;
+
+			conf[nconf][0] = strtoull(argv[++i], &e, 0);
+			conf[nconf++][1] = strtoull(e + (*e == ':'), NULL, 0);
+		}
 		else if (!strcmp(argv[i], "--kernel-start") && i + 1 < argc)
 			kernel_start = strtoull(argv[++i], NULL, 0);
 		else
@@ -317,20 +330,25 @@ int main(int argc, char **argv)
 	memset(&pcfg, 0, sizeof(pcfg));
 	pcfg.size = sizeof(pcfg);
 	pcfg.filename = pevent;
-	pcfg.sample_type = ids_mode ? ST_A : ST_PLAIN;
 	if (ids_mode) {
 		/* As perf-get-opts.bash writes it: every event, and 0. */
-		static const uint64_t conf[][2] = {
+		static const uint64_t ids[][2] = {
 			{ 0, ST_A }, { 7, ST_A }, { 9, ST_B },
 		};
+
+		sample_type = ST_A;
+		memcpy(conf, ids, sizeof(ids));
+		nconf = 3;
+	}
+	pcfg.sample_type = sample_type;
+	if (nconf) {
 		struct pev_sample_config *sc =
-			malloc(sizeof(*sc) + sizeof(conf) / sizeof(conf[0]) *
-						     sizeof(sc->stypes[0]));
+			malloc(sizeof(*sc) + nconf * sizeof(sc->stypes[0]));
 
 		if (!sc)
 			return 1;
-		sc->nstypes = sizeof(conf) / sizeof(conf[0]);
-		for (unsigned k = 0; k < sc->nstypes; k++) {
+		sc->nstypes = (uint8_t)nconf;
+		for (unsigned k = 0; k < nconf; k++) {
 			sc->stypes[k].identifier = conf[k][0];
 			sc->stypes[k].sample_type = conf[k][1];
 		}

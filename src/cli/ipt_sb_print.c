@@ -161,11 +161,17 @@ static void put_record(struct text *t, const struct hwt_pd_record *rec,
 		FIELD(t, v, "len", "%s%" PRIx64, sep, m->len);
 		FIELD(t, v, "pgoff", "%s%" PRIx64, sep, m->pgoff);
 		if (two) {
-			FIELD(t, v, "maj", "%s%x", sep, m->maj);
-			FIELD(t, v, "min", "%s%x", sep, m->min);
-			FIELD(t, v, "ino", "%s%" PRIx64, sep, m->ino);
+			/* From the record's bytes: libipt prints a build id
+			 * (PERF_RECORD_MISC_MMAP_BUILD_ID) as the device and
+			 * inode fields it shares a union with. The reader
+			 * checked that the record holds them. */
+			const uint8_t *u = rec->raw + 8 + 32;
+
+			FIELD(t, v, "maj", "%s%x", sep, le32(u));
+			FIELD(t, v, "min", "%s%x", sep, le32(u + 4));
+			FIELD(t, v, "ino", "%s%" PRIx64, sep, le64(u + 8));
 			FIELD(t, v, "ino_generation", "%s%" PRIx64, sep,
-			      m->ino_generation);
+			      le64(u + 16));
 			FIELD(t, v, "prot", "%s%x", sep, m->prot);
 			FIELD(t, v, "flags", "%s%x", sep, m->flags);
 		}
