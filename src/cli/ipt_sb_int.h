@@ -137,7 +137,8 @@ void sb_emit(struct cli_sb *sb, struct text *t);
 void sb_report(struct cli_sb *sb, const struct sb_chan *ch, int code);
 /* The trailer of @rec, laid out as its attr says (the sample type of
  * its event, or --pevent:sample-type's): -HWT_ERR_BAD_PACKET if the
- * record is too short for it. */
+ * record is too short for it. None (nothing present) for record types
+ * libipt does not take apart, as libipt. */
 int sb_parse_trailer(const struct hwt_pd_record *rec, struct trailer *tr);
 void sb_print_record(struct cli_sb *sb, const struct sb_chan *ch);
 

@@ -91,6 +91,29 @@ static uint32_t le32(const uint8_t *p)
 		   PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |               \
 		   PERF_SAMPLE_IDENTIFIER)
 
+/* The record types libipt's pevent reader takes apart (pev_read()). */
+static int libipt_knows(uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_AUX:
+	case PERF_RECORD_ITRACE_START:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int sb_parse_trailer(const struct hwt_pd_record *rec, struct trailer *tr)
 {
 	uint64_t st = rec->attr ? rec->attr->attr.sample_type : 0;
@@ -98,6 +121,10 @@ int sb_parse_trailer(const struct hwt_pd_record *rec, struct trailer *tr)
 	const uint8_t *p;
 
 	memset(tr, 0, sizeof(*tr));
+	/* libipt reads no samples of other records: no time (due at
+	 * once), nothing between the braces. */
+	if (!libipt_knows(rec->type))
+		return 0;
 	if (rec->size < 8u + n)
 		return -HWT_ERR_BAD_PACKET;
 	p = rec->raw + rec->size - n;

@@ -184,6 +184,18 @@ no_crash && { [ "$rc" -eq 0 ] &&
 	grep -qx 'insn: 3.' "$tmp/out" ||
 	fail_run "$desc: no warning, no error naming offset 0x18, or no decode"; }
 
+# A record type libipt's reader does not take apart (KSYMBOL) has no
+# samples for it: no time, nothing between the braces (as libipt's
+# ptdump prints it), though its trailer holds pid/tid and time 5.
+printf "$(le 4 17; le 2 0; le 2 48; le 8 0x1000; le 4 4; le 2 1; le 2 0
+	  le 8 0x78; le 4 1; le 4 1; le 8 5)" >"$tmp/unknown.sb"
+run "ptdump sideband record libipt does not know" "$hwt" ptdump \
+	--sb:compact --sb:time --pevent:sample-type 0x6 \
+	--pevent "$tmp/unknown.sb" "$tmp/ok.pt"
+no_crash && { [ "$rc" -eq 0 ] &&
+	grep -qx 'UNKNOWN (11, 0)  { }' "$tmp/out" ||
+	fail_run "$desc: not 'UNKNOWN (11, 0)  { }'"; }
+
 for i in 1 2 3 4; do
 	head -c 512 /dev/urandom >"$tmp/rnd.sb"
 	run "ptxed random sideband $i" "$hwt" ptxed --raw "$tmp/code.bin:0x1000" \
