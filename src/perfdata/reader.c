@@ -654,16 +654,14 @@ fail:
 	return ret;
 }
 
-int hwt_pd_open(struct hwt_pd_reader **r, const char *path, char *err,
-		size_t errlen)
+/* @path opened (and owned) for a reader: perf.data, or raw if @raw. */
+static int open_path(struct hwt_pd_reader **r, const char *path,
+		     const struct raw_range *raw, char *err, size_t errlen)
 {
 	int fd;
 
 	if (!r || !path)
 		return -HWT_ERR_INVALID;
-	if (!strcmp(path, "-"))
-		return reader_open(r, STDIN_FILENO, 0, "<stdin>", NULL, err,
-				   errlen);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		*r = NULL;
@@ -671,17 +669,33 @@ int hwt_pd_open(struct hwt_pd_reader **r, const char *path, char *err,
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -HWT_ERR_IO;
 	}
-	return reader_open(r, fd, 1, path, NULL, err, errlen);
+	return reader_open(r, fd, 1, path, raw, err, errlen);
 }
 
-int hwt_pd_open_fd(struct hwt_pd_reader **r, int fd, char *err, size_t errlen)
+/* The caller's @fd (not closed by the reader), named by its number. */
+static int open_fd(struct hwt_pd_reader **r, int fd,
+		   const struct raw_range *raw, char *err, size_t errlen)
 {
 	char name[32];
 
 	if (!r || fd < 0)
 		return -HWT_ERR_INVALID;
 	snprintf(name, sizeof(name), "fd %d", fd);
-	return reader_open(r, fd, 0, name, NULL, err, errlen);
+	return reader_open(r, fd, 0, name, raw, err, errlen);
+}
+
+int hwt_pd_open(struct hwt_pd_reader **r, const char *path, char *err,
+		size_t errlen)
+{
+	if (r && path && !strcmp(path, "-"))
+		return reader_open(r, STDIN_FILENO, 0, "<stdin>", NULL, err,
+				   errlen);
+	return open_path(r, path, NULL, err, errlen);
+}
+
+int hwt_pd_open_fd(struct hwt_pd_reader **r, int fd, char *err, size_t errlen)
+{
+	return open_fd(r, fd, NULL, err, errlen);
 }
 
 int hwt_pd_open_raw(struct hwt_pd_reader **r, const char *path,
@@ -690,18 +704,8 @@ int hwt_pd_open_raw(struct hwt_pd_reader **r, const char *path,
 		    size_t errlen)
 {
 	struct raw_range raw = { sample_type, types, ntypes, begin, end };
-	int fd;
 
-	if (!r || !path)
-		return -HWT_ERR_INVALID;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		*r = NULL;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -HWT_ERR_IO;
-	}
-	return reader_open(r, fd, 1, path, &raw, err, errlen);
+	return open_path(r, path, &raw, err, errlen);
 }
 
 int hwt_pd_open_raw_fd(struct hwt_pd_reader **r, int fd, uint64_t sample_type,
@@ -709,12 +713,8 @@ int hwt_pd_open_raw_fd(struct hwt_pd_reader **r, int fd, uint64_t sample_type,
 		       char *err, size_t errlen)
 {
 	struct raw_range raw = { sample_type, types, ntypes, 0, 0 };
-	char name[32];
 
-	if (!r || fd < 0)
-		return -HWT_ERR_INVALID;
-	snprintf(name, sizeof(name), "fd %d", fd);
-	return reader_open(r, fd, 0, name, &raw, err, errlen);
+	return open_fd(r, fd, &raw, err, errlen);
 }
 
 void hwt_pd_close(struct hwt_pd_reader *r)
