@@ -52,6 +52,9 @@ void cli_input_close(struct cli_input *in);
 
 /* Parse an unsigned integer (C notation) into @value; 0 or -1. */
 int cli_parse_u64(const char *str, uint64_t *value);
+/* Split "from[-to]" (a FILE:FROM[-TO] suffix); returns the number of
+ * parts parsed (1 or 2) or -1. */
+int cli_parse_range(const char *arg, uint64_t *from, uint64_t *to);
 
 /*
  * Command-line mistakes, said as "hwt CMD: ...; see 'hwt help CMD'":

@@ -42,8 +42,7 @@ int cli_one_file(const char *cmd, int argc, int first)
 	return -1;
 }
 
-/* Split "from[-to]"; returns the number of parts parsed or -1. */
-static int parse_range(const char *arg, uint64_t *from, uint64_t *to)
+int cli_parse_range(const char *arg, uint64_t *from, uint64_t *to)
 {
 	char buf[64];
 	char *dash;
@@ -79,7 +78,7 @@ int cli_input_open(struct cli_input *in, const char *spec, const char *prog)
 	 * file names containing ':' still work. */
 	colon = strrchr(path, ':');
 	if (colon) {
-		parts = parse_range(colon + 1, &from, &to);
+		parts = cli_parse_range(colon + 1, &from, &to);
 		if (parts > 0)
 			*colon = '\0';
 		else

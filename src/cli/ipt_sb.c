@@ -205,7 +205,7 @@ static int add_channel(struct cli_sb *sb, const char *prog, const char *arg,
 	uint64_t from = 0, to = 0;
 	struct sb_chan *ch, **tail;
 	char err[512], *colon;
-	int ret;
+	int ret, parts;
 
 	ch = calloc(1, sizeof(*ch));
 	if (!ch || !(ch->filename = strdup(arg))) {
@@ -214,22 +214,12 @@ static int add_channel(struct cli_sb *sb, const char *prog, const char *arg,
 		return -1;
 	}
 	colon = strrchr(ch->filename, ':');
-	if (colon) {
-		char *dash = strchr(colon + 1, '-');
-		int bad;
-
-		if (dash)
-			*dash = '\0';
-		bad = cli_parse_u64(colon + 1, &from) ||
-		      (dash && (cli_parse_u64(dash + 1, &to) || to <= from));
-		if (dash)
-			*dash = '-';
-		/* A name with a ':' that is not a range stays a name. */
-		if (!bad)
-			*colon = '\0';
-		else
-			from = to = 0;
-	}
+	parts = colon ? cli_parse_range(colon + 1, &from, &to) : -1;
+	/* A name with a ':' that is not a range stays a name. */
+	if (parts > 0 && !(parts == 2 && to <= from))
+		*colon = '\0';
+	else
+		from = to = 0;
 	ret = hwt_pd_open_raw(&ch->rd, ch->filename, sb->cfg.sample_type,
 			      sb->cfg.types, sb->cfg.ntypes, from, to, err,
 			      sizeof(err));
