@@ -58,7 +58,6 @@ static uint64_t apply_offset(uint64_t tsc, uint64_t offset)
 /* The next record: 0, -HWT_ERR_EOS at the end, or an error (reported). */
 static int fetch(struct cli_sb *sb, struct sb_chan *ch)
 {
-	struct trailer tr;
 	int ret;
 
 	ch->have = 0;
@@ -74,15 +73,14 @@ static int fetch(struct cli_sb *sb, struct sb_chan *ch)
 		return ret;
 	}
 	ch->rec_off = ch->rec.file_offset - ch->begin;
-	ret = sb_parse_trailer(&ch->rec, &tr);
+	ret = sb_parse_trailer(&ch->rec, &ch->tr);
 	if (ret < 0) {
 		sb_report(sb, ch, ret);
 		return ret;
 	}
-	ch->has_time = !!(tr.present & HWT_PD_SID_TIME);
 	ch->tsc = 0;
-	if (ch->has_time) {
-		ret = time_to_tsc(&ch->cfg, tr.time, &ch->tsc);
+	if (ch->tr.present & HWT_PD_SID_TIME) {
+		ret = time_to_tsc(&ch->cfg, ch->tr.time, &ch->tsc);
 		if (ret < 0) {
 			sb_report(sb, ch, ret);
 			return ret;

@@ -284,8 +284,8 @@ static int apply_fork(struct cli_sb *sb, const struct hwt_pd_task *k)
 static int apply_record(struct cli_sb *sb, struct sb_chan *ch)
 {
 	const struct hwt_pd_record *rec = &ch->rec;
+	const struct trailer *tr = &ch->tr;
 	struct sb_ctx *c;
-	struct trailer tr;
 	int err;
 
 	switch (rec->type) {
@@ -313,10 +313,9 @@ static int apply_record(struct cli_sb *sb, struct sb_chan *ch)
 	case PERF_RECORD_SWITCH:
 		if (!ch->primary || rec->u.sw.out)
 			return 0;
-		(void)sb_parse_trailer(rec, &tr);
-		if (!(tr.present & HWT_PD_SID_TID))
+		if (!(tr->present & HWT_PD_SID_TID))
 			return -HWT_ERR_BAD_CONFIG;
-		return prepare_switch_to_pid(sb, ch, tr.pid);
+		return prepare_switch_to_pid(sb, ch, tr->pid);
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (!ch->primary)
 			return 0;
@@ -325,10 +324,9 @@ static int apply_record(struct cli_sb *sb, struct sb_chan *ch)
 						     rec->u.sw.next_prev_pid);
 		/* A switch-in helps if it has the pid; the switch-out
 		 * before it had it anyway. */
-		(void)sb_parse_trailer(rec, &tr);
-		if (!(tr.present & HWT_PD_SID_TID))
+		if (!(tr->present & HWT_PD_SID_TID))
 			return 0;
-		return prepare_switch_to_pid(sb, ch, tr.pid);
+		return prepare_switch_to_pid(sb, ch, tr->pid);
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		return apply_mmap(sb, ch, &rec->u.mmap);
@@ -438,7 +436,8 @@ int sb_present(struct cli_sb *sb, struct sb_chan *ch,
 	enum sb_loc old;
 	int ret;
 
-	if (ch->have && (!ch->has_time || ch->tsc <= ev->tsc)) {
+	if (ch->have &&
+	    (!(ch->tr.present & HWT_PD_SID_TIME) || ch->tsc <= ev->tsc)) {
 		ret = apply_record(sb, ch);
 		if (ret)
 			sb_report(sb, ch, ret);

@@ -76,6 +76,13 @@ struct sb_config {
 	size_t ntypes;
 };
 
+/* The sample_id_all trailer, field by field (perf's order). */
+struct trailer {
+	uint32_t pid, tid, cpu;
+	uint64_t time, id, stream_id, identifier;
+	uint32_t present;		/* HWT_PD_SID_* */
+};
+
 struct sb_chan {
 	struct sb_chan *next;
 	struct hwt_pd_reader *rd;
@@ -86,7 +93,7 @@ struct sb_chan {
 	struct hwt_pd_record rec;	/* the record fetched last */
 	uint64_t rec_off;		/* its offset, for messages */
 	int have;			/* rec is valid, not yet applied */
-	int has_time;
+	struct trailer tr;		/* rec's samples, read once */
 	uint64_t tsc;			/* when rec is due */
 	enum sb_loc loc;
 	struct sb_ctx *ctx, *next_ctx;
@@ -116,13 +123,6 @@ struct cli_sb {
 struct text {
 	char buf[8192];
 	size_t len;
-};
-
-/* The sample_id_all trailer, field by field (perf's order). */
-struct trailer {
-	uint32_t pid, tid, cpu;
-	uint64_t time, id, stream_id, identifier;
-	uint32_t present;		/* HWT_PD_SID_* */
 };
 
 /* ipt_sb_print.c */

@@ -338,26 +338,21 @@ static void put_samples(struct text *t, const struct trailer *tr, int v)
 void sb_print_record(struct cli_sb *sb, const struct sb_chan *ch)
 {
 	struct text t = { .len = 0 };
-	struct trailer tr;
 	uint32_t f = sb->flags;
 
 	if (!f)
 		return;
-	if (sb_parse_trailer(&ch->rec, &tr) < 0) {
-		sb_report(sb, ch, -HWT_ERR_BAD_PACKET);
-		return;
-	}
 	if ((f & SBP_FILENAME) && (f & SBP_OFFSET))
 		sb_put(&t, "%s:%016" PRIx64 "  ", ch->filename, ch->rec_off);
 	else if (f & SBP_FILENAME)
 		sb_put(&t, "%s  ", ch->filename);
 	else if (f & SBP_OFFSET)
 		sb_put(&t, "%016" PRIx64 "  ", ch->rec_off);
-	if ((f & SBP_TIME) && ch->has_time)
+	if ((f & SBP_TIME) && (ch->tr.present & HWT_PD_SID_TIME))
 		sb_put(&t, "%016" PRIx64 "  ", ch->tsc);
 	if (f & (SBP_COMPACT | SBP_VERBOSE)) {
 		put_record(&t, &ch->rec, !!(f & SBP_VERBOSE));
-		put_samples(&t, &tr, !!(f & SBP_VERBOSE));
+		put_samples(&t, &ch->tr, !!(f & SBP_VERBOSE));
 	}
 	sb_put(&t, "\n");
 	sb_emit(sb, &t);
