@@ -135,6 +135,23 @@ struct hwt_blk_decoder *hwt_blk_new(const struct hwt_blk_config *config,
 				    struct hwt_image *image);
 void hwt_blk_delete(struct hwt_blk_decoder *d);
 
+/*
+ * Decode from @image from now on (a context switch: another process's
+ * memory), between calls of hwt_blk_next() and the like. Each image given
+ * is borrowed as hwt_blk_new()'s: it must outlive the decoder, or be
+ * forgotten first. The block cache made from the image left is kept (for
+ * the HWT_BLK_KEPT_IMAGES used last), so a switch back finds its code
+ * decoded, as libipt's per-section block caches do; an image changed in
+ * between (hwt_image_generation()) starts its cache over. Returns 0 or
+ * -HWT_ERR_INVALID / -HWT_ERR_NOMEM (the image is then unchanged).
+ */
+#define HWT_BLK_KEPT_IMAGES 8
+int hwt_blk_set_image(struct hwt_blk_decoder *d, struct hwt_image *image);
+struct hwt_image *hwt_blk_image(const struct hwt_blk_decoder *d);
+/* @image, not the current one, is about to be deleted: drop its cache. */
+int hwt_blk_forget_image(struct hwt_blk_decoder *d,
+			 const struct hwt_image *image);
+
 /* As the query layer; return status bits (HWT_STS_*) or an error. */
 int hwt_blk_sync_forward(struct hwt_blk_decoder *d);
 int hwt_blk_sync_backward(struct hwt_blk_decoder *d);

@@ -1714,8 +1714,89 @@ void hwt_blk_delete(struct hwt_blk_decoder *d)
 		return;
 
 	hwt_bcache_fini(&d->bcache);
+	for (uint32_t i = 0; i < d->nkept; ++i)
+		hwt_bcache_fini(&d->kept[i].bcache);
 	hwt_qry_delete(d->qry);
 	free(d);
+}
+
+/* The kept cache of @image, or NULL. */
+static struct blk_kept *blk_kept_find(struct hwt_blk_decoder *d,
+				      const struct hwt_image *image)
+{
+	for (uint32_t i = 0; i < d->nkept; ++i)
+		if (d->kept[i].image == image)
+			return &d->kept[i];
+	return NULL;
+}
+
+static void blk_kept_drop(struct hwt_blk_decoder *d, struct blk_kept *k)
+{
+	hwt_bcache_fini(&k->bcache);
+	*k = d->kept[--d->nkept];
+}
+
+/* A place for a new image's cache: a fresh one, or the one used least
+ * recently, started over (so its memory is given back). */
+static struct blk_kept *blk_kept_new(struct hwt_blk_decoder *d)
+{
+	struct blk_kept *k = &d->kept[0];
+
+	if (d->nkept < HWT_BLK_KEPT_IMAGES) {
+		k = &d->kept[d->nkept];
+		if (hwt_bcache_init(&k->bcache) < 0)
+			return NULL;
+		d->nkept++;
+		return k;
+	}
+	for (uint32_t i = 1; i < d->nkept; ++i)
+		if (d->kept[i].used < k->used)
+			k = &d->kept[i];
+	blk_kept_drop(d, k);
+	return blk_kept_new(d);
+}
+
+int hwt_blk_set_image(struct hwt_blk_decoder *d, struct hwt_image *image)
+{
+	struct hwt_bcache left;
+	struct blk_kept *k;
+
+	if (!d || !image)
+		return -HWT_ERR_INVALID;
+	if (image == d->image)
+		return 0;
+	k = blk_kept_find(d, image);
+	if (!k)
+		k = blk_kept_new(d);
+	if (!k)
+		return -HWT_ERR_NOMEM;
+	/* Nothing outside the cache points into it between calls (runs
+	 * find their node from the IP), so it moves as a whole. */
+	left = d->bcache;
+	d->bcache = k->bcache;
+	k->bcache = left;
+	k->image = d->image;
+	k->used = ++d->switches;
+	d->image = image;
+	return 0;
+}
+
+struct hwt_image *hwt_blk_image(const struct hwt_blk_decoder *d)
+{
+	return d ? d->image : NULL;
+}
+
+int hwt_blk_forget_image(struct hwt_blk_decoder *d,
+			 const struct hwt_image *image)
+{
+	struct blk_kept *k;
+
+	if (!d || !image || image == d->image)
+		return -HWT_ERR_INVALID;
+	k = blk_kept_find(d, image);
+	if (k)
+		blk_kept_drop(d, k);
+	return 0;
 }
 
 static void blk_reset(struct hwt_blk_decoder *d)

@@ -93,6 +93,15 @@ struct hwt_blk_decoder {
 
 	/* Instructions of the block being decoded into the cache. */
 	struct blk_insn fill[BLK_FILL_STEPS];
+
+	/* The caches of images left (hwt_blk_set_image()), by last use. */
+	struct blk_kept {
+		const struct hwt_image *image;	/* NULL: none */
+		uint64_t used;
+		struct hwt_bcache bcache;
+	} kept[HWT_BLK_KEPT_IMAGES];
+	uint32_t nkept;
+	uint64_t switches;
 };
 
 /* The AFL location of a block at @ip (hwt_blk_fold_*, see flow.h). */

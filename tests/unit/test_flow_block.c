@@ -572,6 +572,198 @@ static void test_insn_walk(void **state)
 	hwt_image_delete(image);
 }
 
+/* ------------------------------------------------------------------ */
+/* Switching images                                                    */
+/* ------------------------------------------------------------------ */
+
+enum { NVARIANTS = HWT_BLK_KEPT_IMAGES + 3 };
+
+/* Variant k at 1000: k nops; je +2; nop; nop; nop; jmp rax. Each pass
+ * takes one TNT bit and a TIP back to 1000, whatever the variant. */
+static uint8_t code_variant[NVARIANTS][0x20];
+
+static void make_variant(unsigned k)
+{
+	static const uint8_t tail[] = { 0x74, 0x02, 0x90, 0x90, 0x90,
+					0xff, 0xe0 };
+
+	memset(code_variant[k], 0x90, k);
+	memcpy(code_variant[k] + k, tail, sizeof(tail));
+}
+
+/* Does @b end a pass? (A cached block of an indirect branch is of class
+ * INDIRECT, as libipt's.) */
+static int pass_end(const struct hwt_block *b)
+{
+	return b->iclass == HWT_IC_JUMP || b->iclass == HWT_IC_INDIRECT;
+}
+
+/* Passes through 1000, one random TNT bit each. */
+static void variant_trace(struct tb *t, unsigned passes, unsigned seed)
+{
+	tb_psbplus(t, 0x1000);
+	for (unsigned i = 0; i < passes; ++i) {
+		seed = seed * 1103515245u + 12345u;
+		tb_tnt(t, (seed >> 16) & 1 ? "t" : "n");
+		tb_ip(t, HWT_PT_TIP, 0x1000);
+	}
+	tb_ip(t, HWT_PT_TIP_PGD, 0);
+}
+
+/*
+ * Decode @t, switching to images[@order[i]] after the i-th block that
+ * ends in the indirect jump (where the cached and the cold decoder agree
+ * on the flow, whatever their blocks).
+ */
+static void run_switching(struct hwt_image **images, const uint8_t *order,
+			  size_t norder, const struct tb *t, uint32_t flags,
+			  struct out *o)
+{
+	struct hwt_blk_config cfg;
+	struct hwt_blk_decoder *d;
+	size_t next = 0;
+	int status;
+
+	memset(o, 0, sizeof(*o));
+	hwt_blk_config_init(&cfg);
+	cfg.qry.begin = t->buf;
+	cfg.qry.end = t->buf + t->len;
+	cfg.flags = flags;
+	d = hwt_blk_new(&cfg, images[0]);
+	assert_non_null(d);
+	status = hwt_blk_sync_forward(d);
+	assert_true(status >= 0);
+	for (;;) {
+		struct hwt_block b;
+
+		status = drain(d, o, status);
+		assert_true(status >= 0);
+		if (status & HWT_STS_EOS)
+			break;
+		status = hwt_blk_next(d, &b);
+		assert_true(status >= 0);
+		if (b.ninsn)
+			emit_block(hwt_blk_image(d), o, &b, 0);
+		if (b.ninsn && pass_end(&b) && next < norder) {
+			struct hwt_image *to = images[order[next++]];
+
+			assert_int_equal(hwt_blk_set_image(d, to), 0);
+			assert_ptr_equal(hwt_blk_image(d), to);
+		}
+	}
+	assert_int_equal(next, norder);
+	hwt_blk_delete(d);
+}
+
+/* Images with other code at the same addresses: each image's blocks come
+ * from its own code, also after more images than the decoder keeps. */
+static void test_set_image(void **state)
+{
+	struct hwt_image *images[NVARIANTS];
+	static struct out cached, cold;
+	static uint8_t order[400];
+	struct tb t = new_trace();
+	unsigned seed = 777;
+
+	(void) state;
+	for (unsigned k = 0; k < NVARIANTS; ++k) {
+		make_variant(k);
+		images[k] = image1(0x1000, code_variant[k], 0x20);
+	}
+	/* Mostly a few images, now and then one of all: some come back
+	 * after being dropped. */
+	for (size_t i = 0; i < sizeof(order); ++i) {
+		seed = seed * 1103515245u + 12345u;
+		order[i] = (uint8_t) ((seed >> 16) % 8 ? (seed >> 20) % 3 :
+					(seed >> 20) % NVARIANTS);
+	}
+	variant_trace(&t, sizeof(order) + 1, 99);
+	run_switching(images, order, sizeof(order), &t, 0, &cached);
+	run_switching(images, order, sizeof(order), &t, HWT_BLK_NO_CACHE,
+		      &cold);
+	assert_true(cached.ninsn > 4 * sizeof(order));
+	assert_string_equal(cached.text, cold.text);
+
+	for (unsigned k = 0; k < NVARIANTS; ++k)
+		hwt_image_delete(images[k]);
+}
+
+/* The next block with instructions, events drained; its status. */
+static int next_block(struct hwt_blk_decoder *d, struct out *o,
+		      struct hwt_block *b)
+{
+	int status;
+
+	do {
+		status = drain(d, o, hwt_blk_next(d, b));
+	} while (status >= 0 && !b->ninsn && !(status & HWT_STS_EOS));
+	return status;
+}
+
+/* Decode up to the end of a pass (the indirect jump). */
+static void to_pass_end(struct hwt_blk_decoder *d, struct out *o)
+{
+	struct hwt_block b;
+
+	do
+		assert_true(next_block(d, o, &b) >= 0);
+	while (!pass_end(&b));
+}
+
+/*
+ * The cache of an image left is kept: its code, changed behind the
+ * image's back, still decodes as it was cached (white box: a cleared
+ * cache would read the new bytes). Forgetting the image drops it.
+ */
+static void test_set_image_keeps_cache(void **state)
+{
+	struct hwt_blk_config cfg;
+	struct hwt_blk_decoder *d;
+	struct hwt_image *a, *b;
+	static struct out o;
+	struct tb t = new_trace();
+	struct hwt_block blk;
+
+	(void) state;
+	make_variant(0);
+	make_variant(1);
+	a = image1(0x1000, code_variant[0], 0x20);
+	b = image1(0x1000, code_variant[1], 0x20);
+	variant_trace(&t, 8, 5);
+
+	memset(&o, 0, sizeof(o));
+	hwt_blk_config_init(&cfg);
+	cfg.qry.begin = t.buf;
+	cfg.qry.end = t.buf + t.len;
+	d = hwt_blk_new(&cfg, a);
+	assert_non_null(d);
+	assert_true(drain(d, &o, hwt_blk_sync_forward(d)) >= 0);
+	to_pass_end(d, &o);
+
+	assert_int_equal(hwt_blk_set_image(d, b), 0);
+	code_variant[0][0] = 0xcc;	/* int3: a cold read ends there */
+	assert_int_equal(hwt_blk_set_image(d, a), 0);
+	assert_true(next_block(d, &o, &blk) >= 0);
+	assert_true(blk.ip == 0x1000 && blk.end_ip == 0x1000);
+	assert_int_equal(blk.iclass, HWT_IC_COND_JUMP);
+	to_pass_end(d, &o);
+
+	/* Forgotten, then given again: read afresh. */
+	assert_int_equal(hwt_blk_forget_image(d, a), -HWT_ERR_INVALID);
+	assert_int_equal(hwt_blk_set_image(d, b), 0);
+	assert_int_equal(hwt_blk_forget_image(d, a), 0);
+	assert_int_equal(hwt_blk_set_image(d, a), 0);
+	(void) next_block(d, &o, &blk);
+	assert_true(blk.ip == 0x1000 && blk.ninsn == 1);
+	assert_int_equal(blk.iclass, HWT_IC_FAR_CALL);
+
+	assert_int_equal(hwt_blk_set_image(NULL, a), -HWT_ERR_INVALID);
+	assert_int_equal(hwt_blk_set_image(d, NULL), -HWT_ERR_INVALID);
+	hwt_blk_delete(d);
+	hwt_image_delete(a);
+	hwt_image_delete(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -591,6 +783,8 @@ int main(void)
 		cmocka_unit_test(test_cache_equals_cold),
 		cmocka_unit_test(test_truncated_insn),
 		cmocka_unit_test(test_insn_walk),
+		cmocka_unit_test(test_set_image),
+		cmocka_unit_test(test_set_image_keeps_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
