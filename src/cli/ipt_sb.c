@@ -134,22 +134,22 @@ static void config_free(struct sb_config *c)
 	free(c->types);
 }
 
-static void chan_free(struct sb_chan *ch)
+static void chan_free(struct cli_sb *sb, struct sb_chan *ch)
 {
 	hwt_pd_close(ch->rd);
-	sb_ctx_put(ch->ctx);
-	sb_ctx_put(ch->next_ctx);
+	sb_ctx_put(sb, ch->ctx);
+	sb_ctx_put(sb, ch->next_ctx);
 	config_free(&ch->cfg);
 	free(ch->filename);
 	free(ch);
 }
 
-static void chans_free(struct sb_chan *ch)
+static void chans_free(struct cli_sb *sb, struct sb_chan *ch)
 {
 	while (ch) {
 		struct sb_chan *next = ch->next;
 
-		chan_free(ch);
+		chan_free(sb, ch);
 		ch = next;
 	}
 }
@@ -175,20 +175,26 @@ void cli_sb_delete(struct cli_sb *sb)
 {
 	if (!sb)
 		return;
-	chans_free(sb->given);
-	chans_free(sb->active);
-	chans_free(sb->retired);
-	chans_free(sb->removed);
+	chans_free(sb, sb->given);
+	chans_free(sb, sb->active);
+	chans_free(sb, sb->retired);
+	chans_free(sb, sb->removed);
 	while (sb->ctxs) {
 		struct sb_ctx *c = sb->ctxs;
 
 		sb->ctxs = c->next;
-		sb_ctx_put(c);
+		sb_ctx_put(sb, c);
 	}
-	sb_ctx_put(sb->image_ctx);
+	sb_ctx_put(sb, sb->image_ctx);
 	sb_maps_free(&sb->kernel);
 	config_free(&sb->cfg);
 	free(sb);
+}
+
+void cli_sb_attach(struct cli_sb *sb, struct hwt_blk_decoder *dec)
+{
+	if (sb)
+		sb->dec = dec;
 }
 
 int cli_sb_active(const struct cli_sb *sb)
@@ -231,7 +237,7 @@ static int add_channel(struct cli_sb *sb, const char *prog, const char *arg,
 	ch->cfg = sb->cfg;
 	if (config_own(&ch->cfg)) {
 		fprintf(stderr, "%s: out of memory.\n", prog);
-		chan_free(ch);
+		chan_free(sb, ch);
 		return -1;
 	}
 	ch->primary = primary;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct hwt_blk_decoder;
 struct hwt_event;
 struct hwt_image;
 
@@ -26,13 +27,18 @@ struct cli_sb;
 typedef void cli_sb_write_fn(void *ctx, const char *text, size_t len);
 
 /*
- * @image: the decoder's image, rebuilt on context switches (ptxed), or
- * NULL to print only (ptdump). @ptxed selects ptxed's defaults and its
- * wording of sideband errors.
+ * @image: the user's image (--raw, --elf), which the decoder starts with
+ * (ptxed), or NULL to print only (ptdump). @ptxed selects ptxed's
+ * defaults and its wording of sideband errors.
  */
 struct cli_sb *cli_sb_new(struct hwt_image *image, int ptxed,
 			  cli_sb_write_fn *write, void *write_ctx);
+/* The session owns the process images it gives the decoder: detach the
+ * decoder (cli_sb_attach(sb, NULL)) and delete it first. */
 void cli_sb_delete(struct cli_sb *sb);
+
+/* ptxed: the decoder whose image context switches set (or NULL). */
+void cli_sb_attach(struct cli_sb *sb, struct hwt_blk_decoder *dec);
 
 /*
  * An option at @argv[*i]: 0 if it is not a sideband option, 1 if it was

@@ -9,9 +9,11 @@
  * is libipt-sb's model, kept as it is because libipt's expectations
  * encode it.
  *
- * A process context is the list of its mappings, not an image: the
- * decoder has one image, rebuilt from the list on a switch, and a mapping
- * added to the current context goes into it at once.
+ * A process context is the list of its mappings and, once the trace
+ * switched to it, an image made from the list and kept up to date with
+ * it. A switch gives the decoder the context's image (hwt_blk_set_image()),
+ * which keeps the block cache of the one it leaves: as libipt's caches
+ * per section, a process the trace comes back to is not decoded again.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <hwt/flow.h>
 #include <hwt/image.h>
 #include <hwt/query.h>
 
@@ -78,10 +81,16 @@ static int image_add(struct hwt_image *image, const struct sb_map *m)
 					   m->vaddr);
 }
 
-void sb_ctx_put(struct sb_ctx *c)
+void sb_ctx_put(struct cli_sb *sb, struct sb_ctx *c)
 {
 	if (!c || --c->refs)
 		return;
+	if (c->image) {
+		/* Not the decoder's: sb->image_ctx holds a reference. */
+		if (sb->dec)
+			(void)hwt_blk_forget_image(sb->dec, c->image);
+		hwt_image_delete(c->image);
+	}
 	sb_maps_free(&c->maps);
 	free(c);
 }
@@ -109,7 +118,7 @@ static int ctx_get(struct cli_sb *sb, uint32_t pid, struct sb_ctx **out)
 		c->refs = 1;
 		snprintf(c->name, sizeof(c->name), "pid-%x", pid);
 		if (maps_copy(&c->maps, &sb->kernel) < 0) {
-			sb_ctx_put(c);
+			sb_ctx_put(sb, c);
 			return -HWT_ERR_NOMEM;
 		}
 		c->next = sb->ctxs;
@@ -128,18 +137,33 @@ static void ctx_remove(struct cli_sb *sb, uint32_t pid)
 			struct sb_ctx *c = *pp;
 
 			*pp = c->next;
-			sb_ctx_put(c);
+			sb_ctx_put(sb, c);
 			return;
 		}
 	}
+}
+
+/* @c's image, made from its mappings the first time. */
+static int ctx_image(struct sb_ctx *c)
+{
+	if (c->image)
+		return 0;
+	c->image = hwt_image_new();
+	if (!c->image)
+		return -HWT_ERR_NOMEM;
+	/* Each was added once already, and checked then. */
+	for (size_t i = 0; i < c->maps.n; i++)
+		(void)image_add(c->image, &c->maps.v[i]);
+	return 0;
 }
 
 /* The decoder's image becomes @c's. */
 static int switch_contexts(struct cli_sb *sb, struct sb_chan *ch)
 {
 	struct sb_ctx *next = ch->next_ctx;
+	int err;
 
-	if (!next || !sb->image)
+	if (!next || !sb->image || !sb->dec)
 		return -HWT_ERR_INTERNAL;
 	if (sb->show_switch) {
 		struct text t = { .len = 0 };
@@ -148,26 +172,28 @@ static int switch_contexts(struct cli_sb *sb, struct sb_chan *ch)
 		sb_emit(sb, &t);
 	}
 	if (sb->image_ctx != next) {
-		hwt_image_clear(sb->image);
-		/* Each was added once already, and checked then. */
-		for (size_t i = 0; i < next->maps.n; i++)
-			(void)image_add(sb->image, &next->maps.v[i]);
+		err = ctx_image(next);
+		if (err >= 0)
+			err = hwt_blk_set_image(sb->dec, next->image);
+		if (err < 0)
+			return err;
 		next->refs++;
-		sb_ctx_put(sb->image_ctx);
+		sb_ctx_put(sb, sb->image_ctx);
 		sb->image_ctx = next;
 	}
 	ch->next_ctx = NULL;
-	sb_ctx_put(ch->ctx);
+	sb_ctx_put(sb, ch->ctx);
 	ch->ctx = next;
 	return 0;
 }
 
-static void prepare_switch(struct sb_chan *ch, struct sb_ctx *c)
+static void prepare_switch(struct cli_sb *sb, struct sb_chan *ch,
+			   struct sb_ctx *c)
 {
 	if (ch->next_ctx == c)
 		return;
 	/* A newer switch wins over one not made yet. */
-	sb_ctx_put(ch->next_ctx);
+	sb_ctx_put(sb, ch->next_ctx);
 	ch->next_ctx = NULL;
 	if (ch->ctx == c)
 		return;
@@ -183,7 +209,7 @@ static int prepare_switch_to_pid(struct cli_sb *sb, struct sb_chan *ch,
 
 	if (err < 0)
 		return err;
-	prepare_switch(ch, c);
+	prepare_switch(sb, ch, c);
 	return 0;
 }
 
@@ -253,9 +279,12 @@ static int apply_mmap(struct cli_sb *sb, struct sb_chan *ch,
 	err = sb_maps_add(&c->maps, path, m->pgoff, m->len, m->start, 0);
 	if (err < 0)
 		return err;
-	if (sb->image && sb->image_ctx == c)
-		return image_add(sb->image, &c->maps.v[c->maps.n - 1]);
-	return 0;
+	if (!c->image)
+		return 0;
+	err = image_add(c->image, &c->maps.v[c->maps.n - 1]);
+	/* Errors count in the current context only, as they did when a
+	 * context was a list alone, rebuilt into the image on a switch. */
+	return sb->image_ctx == c ? err : 0;
 }
 
 static int apply_fork(struct cli_sb *sb, const struct hwt_pd_task *k)
@@ -308,7 +337,7 @@ static int apply_record(struct cli_sb *sb, struct sb_chan *ch)
 		err = ctx_get(sb, rec->u.comm.pid, &c);
 		if (err < 0 || !ch->primary)
 			return err;
-		prepare_switch(ch, c);
+		prepare_switch(sb, ch, c);
 		return 0;
 	case PERF_RECORD_SWITCH:
 		if (!ch->primary || rec->u.sw.out)

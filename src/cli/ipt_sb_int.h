@@ -17,6 +17,7 @@
 #include "cli/ipt_sb.h"
 
 struct hwt_event;
+struct hwt_blk_decoder;
 struct hwt_image;
 
 /* What --sb:* asks to print (libipt's ptsbp_* flags). */
@@ -62,6 +63,7 @@ struct sb_ctx {
 	unsigned refs;
 	enum sb_abi abi;
 	struct sb_maps maps;
+	struct hwt_image *image;	/* made at the first switch to it */
 	char name[16];			/* "pid-N", as libipt names images */
 };
 
@@ -100,7 +102,8 @@ struct sb_chan {
 };
 
 struct cli_sb {
-	struct hwt_image *image;	/* the decoder's, or NULL */
+	struct hwt_image *image;	/* the user's, or NULL */
+	struct hwt_blk_decoder *dec;	/* ptxed's (cli_sb_attach()) */
 	int ptxed;
 	cli_sb_write_fn *write;
 	void *write_ctx;
@@ -116,8 +119,8 @@ struct cli_sb {
 
 	struct sb_ctx *ctxs;
 	struct sb_maps kernel;		/* --pevent:kcore */
-	struct sb_ctx *image_ctx;	/* what the image holds, if not the
-					 * user's --raw/--elf files */
+	struct sb_ctx *image_ctx;	/* whose image the decoder has, if
+					 * not the user's --raw/--elf one */
 };
 
 struct text {
@@ -146,7 +149,7 @@ void sb_print_record(struct cli_sb *sb, const struct sb_chan *ch);
 int sb_maps_add(struct sb_maps *m, const char *path, uint64_t pgoff,
 		uint64_t len, uint64_t vaddr, int elf);
 void sb_maps_free(struct sb_maps *m);
-void sb_ctx_put(struct sb_ctx *c);
+void sb_ctx_put(struct cli_sb *sb, struct sb_ctx *c);
 /*
  * @ch sees @ev: its record, if due, is applied (returns 1); else the
  * location is followed and a prepared switch made where it fits.

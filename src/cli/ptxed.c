@@ -98,7 +98,8 @@ static int block_next_ip(const struct ptxed *px,
 		code = block->raw;
 		avail = block->size;
 	} else {
-		err = hwt_image_read(px->image, block->end_ip, &code, &avail);
+		err = hwt_image_read(hwt_blk_image(px->dec), block->end_ip, &code,
+				     &avail);
 		if (err < 0)
 			return err;
 	}
@@ -265,7 +266,9 @@ static int block_insn(const struct ptxed *px, const struct hwt_block *block,
 		*ip += block->size;
 		return 0;
 	}
-	return hwt_blk_insn_walk(px->image, block->mode, ip, insn);
+	/* The decoder's image: a context switch changes it. */
+	return hwt_blk_insn_walk(hwt_blk_image(px->dec), block->mode, ip,
+				 insn);
 }
 
 static void print_block(struct ptxed *px, const struct hwt_block *block)
@@ -885,6 +888,7 @@ int cmd_ptxed(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	cli_sb_attach(px.sb, px.dec);
 
 	decode(&px);
 	if (opt.stats)
@@ -898,6 +902,7 @@ out:
 			strerror(errno));
 		ret = 1;
 	}
+	cli_sb_attach(px.sb, NULL);
 	hwt_blk_delete(px.dec);
 	cli_sb_delete(px.sb);
 	cli_disasm_delete(px.dis);
