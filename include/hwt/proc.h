@@ -108,11 +108,19 @@ void hwt_proc_view_delete(struct hwt_proc_view *v);
  */
 int hwt_proc_view_advance(struct hwt_proc_view *v, uint64_t time);
 
-/* Switch the view to another pid (CPU mode), at the current time. */
+/*
+ * Switch the view to another pid (CPU mode), at the current time.
+ * Returns 1 if it switched (the image is another one), 0 if @pid is
+ * followed already, or a negative HWT_ERR_*.
+ */
 int hwt_proc_view_set_pid(struct hwt_proc_view *v, uint32_t pid);
 
-/* The image; stays the same object for the view's life (its generation
- * changes when mappings change). */
+/*
+ * The image of the pid followed. Each pid the view followed has its own,
+ * kept for the view's life and brought up to date when the view comes
+ * back to it (its generation changes when mappings go); the view owns
+ * them all.
+ */
 struct hwt_image *hwt_proc_view_image(struct hwt_proc_view *v);
 
 #ifdef __cplusplus

@@ -247,6 +247,9 @@ struct cli_flow_hook {
 	void (*notes)(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
 		      struct cli_out *out);
 	void (*stat)(void *ctx, struct cli_out *out);
+	/* The image of the process the stream is in now (sync switches the
+	 * decoder to it). */
+	struct hwt_image *(*image)(void *ctx);
 };
 
 struct flow;	/* flow.c's state of one flow/calls/coverage command */

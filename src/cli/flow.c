@@ -607,8 +607,14 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 static void sync_hook(struct flow *fl, struct seg *s,
 		      struct hwt_blk_decoder *dec)
 {
-	if (!fl->hook || !fl->hook->sync(fl->hook->ctx, dec, fl->base) ||
-	    fl->opt->mode == MODE_STAT)
+	int due;
+
+	if (!fl->hook)
+		return;
+	due = fl->hook->sync(fl->hook->ctx, dec, fl->base);
+	/* Symbols from the process the decoder is in now. */
+	fl->image = hwt_blk_image(dec);
+	if (!due || fl->opt->mode == MODE_STAT)
 		return;
 	flush_block(fl, s);
 	fl->hook->notes(fl->hook->ctx, dec, fl->base, &s->out);

@@ -260,7 +260,8 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 		cfg.qry.begin = trace->buf;
 		cfg.qry.end = trace->buf + trace->len;
 		ps.base = trace->base;
-		if (hwt_an_last_run(l, &cfg, image,
+		/* Each piece starts in the process the last one ended in. */
+		if (hwt_an_last_run(l, &cfg, hook->image(hook->ctx),
 				    trace->last ? 0 : trace->cut,
 				    last_sync, &ps) < 0) {
 			fprintf(stderr, "hwt last: out of memory\n");
@@ -270,6 +271,8 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	if (!ret && more < 0)
 		ret = -1;
 	if (!ret) {
+		/* The process the trace ended in names the places. */
+		image = hook->image(hook->ctx);
 		if (i)
 			printf("\n");
 		header(c, i, e, took, image, stdout);

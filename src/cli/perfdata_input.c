@@ -1167,6 +1167,7 @@ static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base)
 {
 	struct pd_decode *d = ctx;
 	const struct pd_stream *st = d->st;
+	struct hwt_image *image;
 	uint64_t tsc, off;
 
 	if (d->pd->tsc_enabled && hwt_blk_time(dec, &tsc, NULL, NULL) >= 0) {
@@ -1175,6 +1176,12 @@ static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base)
 		if (d->now >= d->next_change)
 			view_to(d, d->now);
 	}
+	/* Another process: its image, with the blocks the decoder kept of
+	 * it if it ran before (a new decoder may start with an old one). */
+	image = hwt_proc_view_image(d->view);
+	if (hwt_blk_image(dec) != image && hwt_blk_set_image(dec, image) < 0)
+		fprintf(stderr, "%s: warning: out of memory switching to pid "
+			"%" PRIu32 "'s image.\n", d->pd->prog, d->view_pid);
 	if (d->next_time < st->by_time.n && d->have_now &&
 	    st->by_time.v[d->next_time].key <= d->now)
 		return 1;
@@ -1219,6 +1226,13 @@ static void hook_notes(void *ctx, struct hwt_blk_decoder *dec,
 	int have_off = dec && hwt_blk_get_offset(dec, &off) >= 0;
 
 	print_notes(d, out, base + off, have_off, dec == NULL);
+}
+
+static struct hwt_image *hook_image(void *ctx)
+{
+	struct pd_decode *d = ctx;
+
+	return hwt_proc_view_image(d->view);
 }
 
 static void hook_stat(void *ctx, struct cli_out *out)
@@ -1269,6 +1283,7 @@ int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx)
 		hook.sync = hook_sync;
 		hook.notes = hook_notes;
 		hook.stat = hook_stat;
+		hook.image = hook_image;
 		cli_pd_stream_pieces(pd, i, &trace);
 		if (fn(ctx, i, &trace, hwt_proc_view_image(d.view), &hook) < 0)
 			ret = -1;

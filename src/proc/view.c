@@ -2,6 +2,11 @@
 /*
  * Views: an image kept in step with one pid's timeline.
  *
+ * A view that switches pids (CPU mode) keeps each pid's image and where
+ * its timeline was applied up to, so a switch back applies only what
+ * came since, and a decoder given the image again (hwt_blk_set_image())
+ * still has its blocks.
+ *
  * Files are checked when a view first needs them (not when records
  * arrive), so build ids from the header count whatever order the caller
  * hands them in, and files no view uses are never opened.
@@ -10,15 +15,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "proc/proc_int.h"
+
+/* A pid followed before, and not now. */
+struct view_pid {
+	struct hwt_image *image;
+	uint32_t pid;
+	size_t next, space;
+};
 
 struct hwt_proc_view {
 	struct hwt_proc_model *m;
+	/* The pid followed now: */
 	struct hwt_image *image;
 	uint32_t pid;
-	uint64_t time;
 	size_t next;		/* the first op of the pid not applied */
 	size_t space;		/* index into m->spaces, a hint */
+
+	uint64_t time;
+	struct view_pid *others;
+	size_t nothers, capothers;
 };
 
 struct hwt_proc_view *hwt_proc_view_new(struct hwt_proc_model *m,
@@ -46,6 +63,9 @@ void hwt_proc_view_delete(struct hwt_proc_view *v)
 	if (!v)
 		return;
 	hwt_image_delete(v->image);
+	for (size_t i = 0; i < v->nothers; i++)
+		hwt_image_delete(v->others[i].image);
+	free(v->others);
 	free(v);
 }
 
@@ -307,19 +327,42 @@ int hwt_proc_view_advance(struct hwt_proc_view *v, uint64_t time)
 	return hwt_image_generation(v->image) != gen;
 }
 
+/* The place of @pid among the others, added (with a new image) if new. */
+static struct view_pid *view_other(struct hwt_proc_view *v, uint32_t pid)
+{
+	struct hwt_image *image;
+
+	for (size_t i = 0; i < v->nothers; i++)
+		if (v->others[i].pid == pid)
+			return &v->others[i];
+	if (hwt_grow((void **)&v->others, &v->capothers, v->nothers + 1,
+		     sizeof(*v->others)) < 0)
+		return NULL;
+	image = hwt_image_new();
+	if (!image)
+		return NULL;
+	v->others[v->nothers] = (struct view_pid){ image, pid, 0, 0 };
+	return &v->others[v->nothers++];
+}
+
 int hwt_proc_view_set_pid(struct hwt_proc_view *v, uint32_t pid)
 {
 	const struct proc_space *s;
-	uint64_t gen;
+	struct view_pid *o, now;
 
 	if (!v)
 		return -HWT_ERR_INVALID;
 	if (pid == v->pid)
 		return 0;
-	gen = hwt_image_generation(v->image);
-	hwt_image_clear(v->image);
-	v->pid = pid;
-	v->next = 0;
+	o = view_other(v, pid);
+	if (!o)
+		return -HWT_ERR_NOMEM;
+	now = (struct view_pid){ v->image, v->pid, v->next, v->space };
+	v->image = o->image;
+	v->pid = o->pid;
+	v->next = o->next;
+	v->space = o->space;
+	*o = now;
 	s = view_space(v);
 	if (s) {
 		int err = view_apply(v, s, v->time);
@@ -327,5 +370,5 @@ int hwt_proc_view_set_pid(struct hwt_proc_view *v, uint32_t pid)
 		if (err < 0)
 			return err;
 	}
-	return hwt_image_generation(v->image) != gen;
+	return 1;
 }

@@ -264,6 +264,57 @@ else
 		"$tmp/cpu.hwt"
 fi
 
+# ---- cpu mode, two processes: the image follows the switches --------
+
+# A second process runs the same code under other names (objcopy), and
+# the cpu goes to it and back 6 times over the loop's trace: each block's
+# symbol says whose image decoded it. The decoder keeps each image's
+# block cache (hwt_blk_set_image): the flow must still be the raw one.
+b_names=""
+for s in top f0 f1 f1_loop f2 f2b f3 odd done _start; do
+	b_names="$b_names --redefine-sym $s=b$s"
+done
+# shellcheck disable=SC2086
+objcopy $b_names "$tmp/loop" "$tmp/loop.b" &&
+	"$mkptdata" --cpu 0 --switch "4321:$tmp/loop.b:6" \
+		--pt "$tmp/loop.pt" --elf "$tmp/loop" "$tmp/cpu2.data" ||
+	fail "mkptdata --switch"
+off=$(record_at "$tmp/cpu2.data" 70 152)
+check
+if [ -z "$off" ]; then
+	fail "no AUXTRACE_INFO in cpu2.data to patch"
+else
+	poke "$tmp/cpu2.data" $((off + 88)) 1
+	run_as cpu2 "$hwt" flow --blocks "$tmp/cpu2.data" ||
+		fail "hwt flow --blocks on cpu2.data: exit $?"
+	"$hwt" flow --blocks --elf "$tmp/loop" "$tmp/loop.pt" \
+		>"$tmp/loop.blocks" 2>/dev/null
+	strip "$tmp/cpu2.out" | awk '{ print $1, $2, $3 }' >"$tmp/cpu2.b"
+	strip "$tmp/loop.blocks" | awk '{ print $1, $2, $3 }' >"$tmp/loop.b3"
+	same "two processes: the blocks of the raw decode" "$tmp/loop.b3" \
+		"$tmp/cpu2.b"
+	# Runs of blocks named from one image or the other: 7 (the first
+	# process, then 6 switches), each of many blocks.
+	check
+	runs=$(strip "$tmp/cpu2.out" | awk 'NF >= 4 {
+		b = ($4 ~ /^b/); if (NR == 1 || b != last) n++; last = b }
+		END { print n + 0 }')
+	[ "$runs" = 7 ] ||
+		fail "two processes: $runs runs of one image's symbols, want 7"
+	run_as cpu2s "$hwt" flow --stat "$tmp/cpu2.data"
+	"$hwt" flow --stat --elf "$tmp/loop" "$tmp/loop.pt" >"$tmp/loop.stat" \
+		2>/dev/null
+	contains "two processes: --stat" "$tmp/cpu2s.out" \
+		"^insn: $(awk '/^insn:/ { print $2; exit }' \
+			"$tmp/loop.stat")\$"
+	run_as cpu2c "$hwt" coverage "$tmp/cpu2.data"
+	"$hwt" coverage --elf "$tmp/loop" "$tmp/loop.pt" >"$tmp/loop.cov" \
+		2>/dev/null
+	contains "raw coverage" "$tmp/loop.cov" '^hash: [0-9a-f]{16}$'
+	contains "two processes: coverage" "$tmp/cpu2c.out" \
+		"^$(grep -m1 '^hash: ' "$tmp/loop.cov")\$"
+fi
+
 # ---- lost data: an AUX record that says the buffer was full ----------
 
 # PERF_RECORD_AUX (11) with the sample id trailer is 0x40 bytes: make it

@@ -15,6 +15,11 @@
  *     --tsc-ctc N:D   TSC:CTC ratio of MTC/TMA timing (2:1)
  *     --cpu N         the CPU of the AUXTRACE record and the sideband;
  *                     -1 (default): per-thread buffers
+ *     --switch PID:ELF:N   with --cpu: a second process PID running ELF
+ *                     (mapped as PROG is), and N context switches that
+ *                     hand the CPU to it and back, evenly over the
+ *                     trace's time (the trace is the same code's, so it
+ *                     decodes in either process)
  *     --pmu-type N    intel_pt's PMU type (default: sysfs, else 8)
  *     --cpuid STR     the CPUID feature ("GenuineIntel,6,142,10")
  *     --show          print the records as perf script -D must show them
@@ -55,6 +60,8 @@ struct opts {
 	int32_t cpu;
 	uint32_t pmu_type;
 	int all_records;
+	char sw_elf[PATH_MAX];	/* --switch */
+	uint32_t sw_pid, sw_n;
 	FILE *show;	/* where the records go as perf must show them */
 };
 
@@ -223,6 +230,36 @@ static int put_mmaps(struct hwt_rec_pt *w, const struct opts *o,
 	return ret;
 }
 
+/* --switch: the second process, then the switches between the two. */
+static int put_switches(struct hwt_rec_pt *w, const struct opts *o,
+			uint64_t t_start, const struct hwt_pd_time_conv *tc,
+			const struct hwt_rec_pt_scan *ti)
+{
+	struct opts b = *o;
+	uint64_t first = hwt_pd_tsc_to_perf_time(tc, ti->first_tsc);
+	uint64_t last = hwt_pd_tsc_to_perf_time(tc, ti->last_tsc);
+	int nmaps;
+
+	b.pid = b.tid = o->sw_pid;
+	b.elf = o->sw_elf;
+	if (check(w, hwt_rec_pt_comm(w, t_start, b.pid, b.tid, "second", 1)) ||
+	    put_mmaps(w, &b, t_start, &nmaps))
+		return -1;
+	for (uint32_t k = 1; k <= o->sw_n; k++) {
+		uint64_t t = first + (last - first) / (o->sw_n + 1) * k;
+		const struct opts *from = k % 2 ? o : &b, *to = k % 2 ? &b : o;
+
+		if (check(w, hwt_rec_pt_switch(w, t, from->pid, from->tid, 1)) ||
+		    check(w, hwt_rec_pt_switch(w, t, to->pid, to->tid, 0)))
+			return -1;
+		show_pt(from, PERF_RECORD_SWITCH, t);
+		fprintf(o->show, "	SWITCH OUT\n");
+		show_pt(to, PERF_RECORD_SWITCH, t);
+		fprintf(o->show, "	SWITCH IN\n");
+	}
+	return 0;
+}
+
 static int write_pt(const struct opts *o, int argc, char **argv)
 {
 	struct hwt_pd_time_conv tc = { 0 };
@@ -306,6 +343,9 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 		goto fail;
 	show_pt(o, PERF_RECORD_ITRACE_START, t_start);
 	fprintf(o->show, "\tpid: %u tid: %u\n", o->pid, o->tid);
+
+	if (o->sw_n && put_switches(w, o, t_start, &tc, &ti))
+		goto fail;
 
 	if (check(w, hwt_rec_pt_round(w)))
 		goto fail;
@@ -675,6 +715,11 @@ int main(int argc, char **argv)
 			o.comm = val;
 		} else if (!strcmp(a, "--cpuid")) {
 			o.cpuid = val;
+		} else if (!strcmp(a, "--switch")) {
+			if (sscanf(val, "%" SCNu32 ":%4095[^:]:%" SCNu32,
+				   &o.sw_pid, o.sw_elf, &o.sw_n) != 3 ||
+			    !o.sw_n)
+				return die("--switch %s: want PID:ELF:N", val);
 		} else if (!strcmp(a, "--tsc-ctc")) {
 			if (sscanf(val, "%" SCNu64 ":%" SCNu64, &o.tsc_ctc_n,
 				   &o.tsc_ctc_d) != 2 || !o.tsc_ctc_d)

@@ -494,12 +494,18 @@ static void test_view(void **state)
 		assert_int_equal(hwt_proc_view_advance(v2, 45), 1);
 		expect_probe(v2, 0);
 		expect_no_code(v2, t.start + moved);
-		/* Switching pid: an empty one, then back. */
+		/* Switching pid: an empty one, then back to the same image
+		 * (a decoder keeps its blocks), the time gone by applied. */
+		struct hwt_image *img100 = hwt_proc_view_image(v2);
+
 		assert_int_equal(hwt_proc_view_set_pid(v2, 999), 1);
+		assert_ptr_not_equal(hwt_proc_view_image(v2), img100);
 		expect_no_code(v2, probe_addr());
 		assert_int_equal(hwt_proc_view_set_pid(v2, 999), 0);
+		assert_int_equal(hwt_proc_view_advance(v2, 50), 0);
 		assert_int_equal(hwt_proc_view_set_pid(v2, 100), 1);
-		expect_probe(v2, 0);
+		assert_ptr_equal(hwt_proc_view_image(v2), img100);
+		expect_no_code(v2, probe_addr());
 		hwt_proc_view_delete(v2);
 	}
 	hwt_proc_view_delete(v);
