@@ -1032,11 +1032,14 @@ static int stream_read(void *ctx, uint64_t pos, uint8_t *buf, size_t len)
 	const struct pd_stream *st = rd->st;
 	const struct pd_chunk *c;
 
+	/* An empty stream may have no data at all (NULL + 0 is UB). */
+	if (!len)
+		return 0;
 	if (rd->pd->fd < 0) {
 		memcpy(buf, st->data + pos, len);
 		return 0;
 	}
-	c = len ? chunk_at(st, pos) : NULL;
+	c = chunk_at(st, pos);
 	while (len) {
 		uint64_t in = pos - c->pos;
 		size_t n = c->size - in < len ? (size_t)(c->size - in) : len;

@@ -75,7 +75,9 @@ int cli_pieces_next(struct cli_pieces *p)
 	for (;;) {
 		if (want >= p->size - p->base)
 			want = (size_t)(p->size - p->base);
-		if (want > p->cap) {
+		/* Never a NULL buffer, even for an empty stream: decoders
+		 * take [buf, buf + len) and NULL + 0 is undefined. */
+		if (want > p->cap || !p->buf) {
 			uint8_t *nb = realloc(p->buf, want ? want : 1);
 
 			if (!nb) {
