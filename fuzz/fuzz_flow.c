@@ -10,7 +10,8 @@
  * (the block graph, through hwt_blk_next_batch() with a batch size from
  * the flags byte, and through hwt_blk_fold_next()); every block, status,
  * event and error must be the same, and so must the folds. A difference
- * aborts.
+ * aborts. The block decodes switch between two images of the code
+ * (hwt_blk_set_image()) at every sync, so kept block caches come back.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +43,16 @@ static const uint8_t code[] = {
 	/* 1041: an instruction cut by the end of the section */
 	0x48, 0x83
 };
+
+/* The other image: jb 1000 made jae, the nop at 1030 made cli. */
+static uint8_t code2[sizeof(code)];
+
+static void make_code2(void)
+{
+	memcpy(code2, code, sizeof(code));
+	code2[8] = 0x73;
+	code2[0x30] = 0xfa;
+}
 
 static const uint8_t psb_plus[] = {
 	/* psb */
@@ -97,7 +108,7 @@ static struct hwt_blk_decoder *new_decoder(const struct hwt_blk_config *cfg,
  * Decode everything. @batch: blocks per hwt_blk_next_batch() (0:
  * hwt_blk_next()). @walk: walk the blocks as a printer would.
  */
-static void decode(struct hwt_blk_decoder *d, struct hwt_image *image,
+static void decode(struct hwt_blk_decoder *d, struct hwt_image **images,
 		   size_t batch, int walk, struct sum *s)
 {
 	struct hwt_block blocks[7];
@@ -107,7 +118,11 @@ static void decode(struct hwt_blk_decoder *d, struct hwt_image *image,
 	s->n = 0;
 	s->limited = 1;
 	while (syncs++ < MAX_SYNCS && steps < MAX_STEPS) {
-		int status = hwt_blk_sync_forward(d);
+		int status = hwt_blk_set_image(d, images[syncs & 1]);
+
+		if (status < 0)
+			abort();
+		status = hwt_blk_sync_forward(d);
 
 		sum_int(s, status);
 		if (status < 0) {
@@ -148,7 +163,8 @@ static void decode(struct hwt_blk_decoder *d, struct hwt_image *image,
 				     ++k) {
 					struct hwt_insn insn;
 
-					if (hwt_blk_insn_walk(image, b->mode, &ip,
+					if (hwt_blk_insn_walk(hwt_blk_image(d),
+							      b->mode, &ip,
 							      &insn) < 0)
 						break;
 				}
@@ -217,7 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const size_t batches[] = { 1, 2, 3, 7 };
 	struct hwt_blk_config cfg;
 	struct hwt_blk_decoder *d;
-	struct hwt_image *image;
+	struct hwt_image *image, *images[2] = { NULL, NULL };
 	struct sum ref, fast;
 	uint8_t *trace;
 	uint8_t sel;
@@ -234,15 +250,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(trace, psb_plus, sizeof(psb_plus));
 	memcpy(trace + sizeof(psb_plus), data, size);
 
-	image = hwt_image_new();
-	if (!image) {
-		free(trace);
-		return 0;
+	make_code2();
+	for (int i = 0; i < 2; i++) {
+		images[i] = hwt_image_new();
+		if (!images[i])
+			goto out;
+		(void) hwt_image_add_buffer(images[i], i ? code2 : code,
+					    sizeof(code), 0x1000);
+		/* A second section right behind: instructions across the
+		 * seam. */
+		(void) hwt_image_add_buffer(images[i], tail, sizeof(tail),
+					    0x1000 + sizeof(code));
 	}
-	(void) hwt_image_add_buffer(image, code, sizeof(code), 0x1000);
-	/* A second section right behind: instructions across the seam. */
-	(void) hwt_image_add_buffer(image, tail, sizeof(tail),
-				    0x1000 + sizeof(code));
+	image = images[0];
 
 	hwt_blk_config_init(&cfg);
 	cfg.qry.begin = trace;
@@ -272,20 +292,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	d = new_decoder(&cfg, image, HWT_BLK_NO_GRAPH);
 	if (!d)
 		goto out;
-	decode(d, image, 0, 1, &ref);
+	decode(d, images, 0, 1, &ref);
 	hwt_blk_delete(d);
 
 	/* The fast path: one block at a time, then in batches. */
 	d = new_decoder(&cfg, image, 0);
 	if (!d)
 		goto out;
-	decode(d, image, 0, 0, &fast);
+	decode(d, images, 0, 0, &fast);
 	same(&ref, &fast, "hwt_blk_next");
 	hwt_blk_delete(d);
 	d = new_decoder(&cfg, image, 0);
 	if (!d)
 		goto out;
-	decode(d, image, batches[(sel >> 2) & 3], 0, &fast);
+	decode(d, images, batches[(sel >> 2) & 3], 0, &fast);
 	same(&ref, &fast, "hwt_blk_next_batch");
 	hwt_blk_delete(d);
 
@@ -302,7 +322,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same(&ref, &fast, "hwt_blk_fold_next");
 	hwt_blk_delete(d);
 out:
-	hwt_image_delete(image);
+	hwt_image_delete(images[0]);
+	hwt_image_delete(images[1]);
 	free(trace);
 	return 0;
 }

@@ -137,18 +137,20 @@ void hwt_blk_delete(struct hwt_blk_decoder *d);
 
 /*
  * Decode from @image from now on (a context switch: another process's
- * memory), between calls of hwt_blk_next() and the like. Each image given
- * is borrowed as hwt_blk_new()'s: it must outlive the decoder, or be
- * forgotten first. The block cache made from the image left is kept (for
- * the HWT_BLK_KEPT_IMAGES used last), so a switch back finds its code
- * decoded, as libipt's per-section block caches do; an image changed in
- * between (hwt_image_generation()) starts its cache over. Returns 0 or
- * -HWT_ERR_INVALID / -HWT_ERR_NOMEM (the image is then unchanged).
+ * memory), between calls of hwt_blk_next() and the like. @image is
+ * borrowed as hwt_blk_new()'s, while it is the decoder's. The block cache
+ * made from the image left is kept (for the HWT_BLK_KEPT_IMAGES used
+ * last, by hwt_image_id()), so a switch back finds its code decoded, as
+ * libipt's per-section block caches do; an image changed in between
+ * (hwt_image_generation()) starts its cache over. An image left may be
+ * deleted: its cache is never used again, and goes when it is the oldest
+ * (or at once with hwt_blk_forget_image()). Returns 0 or -HWT_ERR_INVALID
+ * / -HWT_ERR_NOMEM (the image is then unchanged).
  */
 #define HWT_BLK_KEPT_IMAGES 8
 int hwt_blk_set_image(struct hwt_blk_decoder *d, struct hwt_image *image);
 struct hwt_image *hwt_blk_image(const struct hwt_blk_decoder *d);
-/* @image, not the current one, is about to be deleted: drop its cache. */
+/* Drop the cache kept for @image (not the current one): memory back. */
 int hwt_blk_forget_image(struct hwt_blk_decoder *d,
 			 const struct hwt_image *image);
 

@@ -106,6 +106,10 @@ int hwt_image_origin(const struct hwt_image *image, uint64_t vaddr,
  * that caches keyed by address (decoded blocks) know to flush. */
 uint64_t hwt_image_generation(const struct hwt_image *image);
 
+/* Not 0, and unique among the images made in this process, deleted ones
+ * included: what caches of an image's code are keyed by. */
+uint64_t hwt_image_id(const struct hwt_image *image);
+
 /*
  * The symbol containing @vaddr: *@name (owned by the image) and the
  * offset into it. -HWT_ERR_NOMAP if none.

@@ -116,10 +116,11 @@ int hwt_proc_view_advance(struct hwt_proc_view *v, uint64_t time);
 int hwt_proc_view_set_pid(struct hwt_proc_view *v, uint32_t pid);
 
 /*
- * The image of the pid followed. Each pid the view followed has its own,
- * kept for the view's life and brought up to date when the view comes
- * back to it (its generation changes when mappings go); the view owns
- * them all.
+ * The image of the pid followed, owned by the view. Each pid has its
+ * own: the view keeps those of the 16 pids it left last, brought up to
+ * date when it comes back to one (its generation changes when mappings
+ * change), and deletes older ones (a pid coming back after that gets a
+ * new image). Valid until the view is deleted or switches pids.
  */
 struct hwt_image *hwt_proc_view_image(struct hwt_proc_view *v);
 

@@ -1724,8 +1724,10 @@ void hwt_blk_delete(struct hwt_blk_decoder *d)
 static struct blk_kept *blk_kept_find(struct hwt_blk_decoder *d,
 				      const struct hwt_image *image)
 {
+	uint64_t id = hwt_image_id(image);
+
 	for (uint32_t i = 0; i < d->nkept; ++i)
-		if (d->kept[i].image == image)
+		if (d->kept[i].image == id)
 			return &d->kept[i];
 	return NULL;
 }
@@ -1775,7 +1777,9 @@ int hwt_blk_set_image(struct hwt_blk_decoder *d, struct hwt_image *image)
 	left = d->bcache;
 	d->bcache = k->bcache;
 	k->bcache = left;
-	k->image = d->image;
+	/* By id: the image may be deleted, and another made at its
+	 * address, while its cache is kept. */
+	k->image = hwt_image_id(d->image);
 	k->used = ++d->switches;
 	d->image = image;
 	return 0;

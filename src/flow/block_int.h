@@ -96,7 +96,7 @@ struct hwt_blk_decoder {
 
 	/* The caches of images left (hwt_blk_set_image()), by last use. */
 	struct blk_kept {
-		const struct hwt_image *image;	/* NULL: none */
+		uint64_t image;		/* hwt_image_id() */
 		uint64_t used;
 		struct hwt_bcache bcache;
 	} kept[HWT_BLK_KEPT_IMAGES];

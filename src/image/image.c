@@ -16,12 +16,22 @@
 
 #include "image/image_int.h"
 
+/*
+ * Image ids (hwt_image_id()): the one counter of the library, shared by
+ * every image of the process so that no two have the same id, even an
+ * image allocated where a deleted one was (a decoder keeps block caches
+ * by id, and must not take the old image's for the new one).
+ */
+static _Atomic uint64_t img_next_id = 1;
+
 struct hwt_image *hwt_image_new(void)
 {
 	struct hwt_image *image = calloc(1, sizeof(*image));
 
 	if (!image)
 		return NULL;
+	image->id = atomic_fetch_add_explicit(&img_next_id, 1,
+					      memory_order_relaxed);
 	atomic_init(&image->last, 0);
 	/* A zeroed cache (generation 0) must never look current. */
 	image->generation = 1;
@@ -285,6 +295,11 @@ int hwt_image_origin(const struct hwt_image *image, uint64_t vaddr,
 		}
 	}
 	return -HWT_ERR_NOT_SUPPORTED;
+}
+
+uint64_t hwt_image_id(const struct hwt_image *image)
+{
+	return image ? image->id : 0;
 }
 
 uint64_t hwt_image_generation(const struct hwt_image *image)

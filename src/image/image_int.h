@@ -59,6 +59,7 @@ struct hwt_image {
 	size_t nsecs, capsecs;
 	/* The section of the last hit; mutable from const readers. */
 	_Atomic size_t last;
+	uint64_t id;		/* hwt_image_id() */
 	uint64_t generation;
 
 	struct img_file *files;

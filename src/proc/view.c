@@ -2,10 +2,12 @@
 /*
  * Views: an image kept in step with one pid's timeline.
  *
- * A view that switches pids (CPU mode) keeps each pid's image and where
- * its timeline was applied up to, so a switch back applies only what
- * came since, and a decoder given the image again (hwt_blk_set_image())
- * still has its blocks.
+ * A view that switches pids (CPU mode) keeps the images of the pids it
+ * followed last (VIEW_OTHERS of them) and where their timelines were
+ * applied up to, so a switch back applies only what came since, and a
+ * decoder given the image again (hwt_blk_set_image()) still has its
+ * blocks. More would be memory (each image maps its files and holds
+ * their symbols) for processes that may never run again.
  *
  * Files are checked when a view first needs them (not when records
  * arrive), so build ids from the header count whatever order the caller
@@ -15,14 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/grow.h"
 #include "proc/proc_int.h"
+
+enum { VIEW_OTHERS = 16 };
 
 /* A pid followed before, and not now. */
 struct view_pid {
 	struct hwt_image *image;
 	uint32_t pid;
 	size_t next, space;
+	uint64_t left;		/* when (in switches) */
 };
 
 struct hwt_proc_view {
@@ -34,8 +38,9 @@ struct hwt_proc_view {
 	size_t space;		/* index into m->spaces, a hint */
 
 	uint64_t time;
-	struct view_pid *others;
-	size_t nothers, capothers;
+	struct view_pid others[VIEW_OTHERS];
+	size_t nothers;
+	uint64_t switches;
 };
 
 struct hwt_proc_view *hwt_proc_view_new(struct hwt_proc_model *m,
@@ -65,7 +70,6 @@ void hwt_proc_view_delete(struct hwt_proc_view *v)
 	hwt_image_delete(v->image);
 	for (size_t i = 0; i < v->nothers; i++)
 		hwt_image_delete(v->others[i].image);
-	free(v->others);
 	free(v);
 }
 
@@ -327,22 +331,30 @@ int hwt_proc_view_advance(struct hwt_proc_view *v, uint64_t time)
 	return hwt_image_generation(v->image) != gen;
 }
 
-/* The place of @pid among the others, added (with a new image) if new. */
+/* The place of @pid among the others, made (with a new image) if new:
+ * in place of the one left longest ago if they are all taken. */
 static struct view_pid *view_other(struct hwt_proc_view *v, uint32_t pid)
 {
 	struct hwt_image *image;
+	struct view_pid *o;
 
 	for (size_t i = 0; i < v->nothers; i++)
 		if (v->others[i].pid == pid)
 			return &v->others[i];
-	if (hwt_grow((void **)&v->others, &v->capothers, v->nothers + 1,
-		     sizeof(*v->others)) < 0)
-		return NULL;
 	image = hwt_image_new();
 	if (!image)
 		return NULL;
-	v->others[v->nothers] = (struct view_pid){ image, pid, 0, 0 };
-	return &v->others[v->nothers++];
+	if (v->nothers < VIEW_OTHERS) {
+		o = &v->others[v->nothers++];
+	} else {
+		o = &v->others[0];
+		for (size_t i = 1; i < v->nothers; i++)
+			if (v->others[i].left < o->left)
+				o = &v->others[i];
+		hwt_image_delete(o->image);
+	}
+	*o = (struct view_pid){ image, pid, 0, 0, 0 };
+	return o;
 }
 
 int hwt_proc_view_set_pid(struct hwt_proc_view *v, uint32_t pid)
@@ -357,7 +369,8 @@ int hwt_proc_view_set_pid(struct hwt_proc_view *v, uint32_t pid)
 	o = view_other(v, pid);
 	if (!o)
 		return -HWT_ERR_NOMEM;
-	now = (struct view_pid){ v->image, v->pid, v->next, v->space };
+	now = (struct view_pid){ v->image, v->pid, v->next, v->space,
+				 ++v->switches };
 	v->image = o->image;
 	v->pid = o->pid;
 	v->next = o->next;

@@ -764,6 +764,52 @@ static void test_set_image_keeps_cache(void **state)
 	hwt_image_delete(b);
 }
 
+/* An image left may be deleted; one made in its place (malloc tends to
+ * give the same address) is not taken for it. */
+static void test_set_image_deleted(void **state)
+{
+	static uint8_t other[0x20];
+	struct hwt_blk_config cfg;
+	struct hwt_blk_decoder *d;
+	struct hwt_image *a, *b, *c;
+	static struct out o;
+	struct tb t = new_trace();
+	struct hwt_block blk;
+	uintptr_t old_a;
+
+	(void) state;
+	make_variant(0);
+	make_variant(1);
+	memcpy(other, code_variant[0], sizeof(other));
+	other[0] = 0xcc;
+	a = image1(0x1000, code_variant[0], 0x20);
+	b = image1(0x1000, code_variant[1], 0x20);
+	variant_trace(&t, 8, 5);
+
+	memset(&o, 0, sizeof(o));
+	hwt_blk_config_init(&cfg);
+	cfg.qry.begin = t.buf;
+	cfg.qry.end = t.buf + t.len;
+	d = hwt_blk_new(&cfg, a);
+	assert_non_null(d);
+	assert_true(drain(d, &o, hwt_blk_sync_forward(d)) >= 0);
+	to_pass_end(d, &o);
+	assert_int_equal(hwt_blk_set_image(d, b), 0);
+	old_a = (uintptr_t) a;
+	hwt_image_delete(a);
+	c = image1(0x1000, other, 0x20);
+	if ((uintptr_t) c != old_a)
+		print_message("(the new image is not where the old was)\n");
+	assert_true(hwt_image_id(c) != 0);
+	assert_int_equal(hwt_blk_set_image(d, c), 0);
+	(void) next_block(d, &o, &blk);
+	assert_true(blk.ip == 0x1000 && blk.ninsn == 1);
+	assert_int_equal(blk.iclass, HWT_IC_FAR_CALL);
+	hwt_blk_delete(d);
+	hwt_image_delete(b);
+	hwt_image_delete(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -785,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_insn_walk),
 		cmocka_unit_test(test_set_image),
 		cmocka_unit_test(test_set_image_keeps_cache),
+		cmocka_unit_test(test_set_image_deleted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

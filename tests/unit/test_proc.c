@@ -512,6 +512,54 @@ static void test_view(void **state)
 	hwt_proc_delete(m);
 }
 
+/*
+ * A view that moves between more pids than it keeps images of: each pid
+ * maps this executable's text at an address of its own, and wherever
+ * the view goes, it has that pid's code and no other's, also for a pid
+ * whose image was dropped (and made again), and for mappings made while
+ * the view was elsewhere.
+ */
+static void test_view_many_pids(void **state)
+{
+	enum { NPIDS = 40 };
+	const uint64_t apart = 0x10000000000ull;
+	struct hwt_proc_model *m = hwt_proc_new(NULL);
+	struct hwt_proc_view *v;
+	struct text_map t;
+	uint64_t seed = 7;
+
+	(void)state;
+	self_text(&t);
+	for (uint32_t p = 1; p <= NPIDS; p++)
+		add(m, mmap2(p, p, 10, t.start + p * apart, t.len, t.pgoff,
+			     RX, t.path));
+	/* Later, pid 1 maps it a second time, elsewhere. */
+	add(m, mmap2(1, 1, 500, t.start + (NPIDS + 1) * apart, t.len,
+		     t.pgoff, RX, t.path));
+	v = hwt_proc_view_new(m, 1);
+	assert_non_null(v);
+	assert_int_equal(hwt_proc_view_advance(v, 20), 1);
+	expect_probe(v, apart);
+	for (int i = 0; i < 600; i++) {
+		uint32_t p, other;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		/* Mostly a few pids, now and then any. */
+		p = 1 + (uint32_t)((seed >> 33) % ((seed >> 60) ? 6 : NPIDS));
+		other = p % NPIDS + 1;
+		assert_true(hwt_proc_view_set_pid(v, p) >= 0);
+		assert_true(hwt_proc_view_advance(v, 20 + (uint64_t)i) >= 0);
+		expect_probe(v, p * apart);
+		expect_no_code(v, probe_addr() + other * apart);
+		if (p == 1 && i >= 480)
+			expect_probe(v, (NPIDS + 1) * apart);
+		else if (p == 1)
+			expect_no_code(v, probe_addr() + (NPIDS + 1) * apart);
+	}
+	hwt_proc_view_delete(v);
+	hwt_proc_delete(m);
+}
+
 /* The GNU build id of this executable, read from its loaded notes. */
 static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -969,6 +1017,7 @@ int main(void)
 		cmocka_unit_test(test_running),
 		cmocka_unit_test(test_odd_records),
 		cmocka_unit_test(test_view),
+		cmocka_unit_test(test_view_many_pids),
 		cmocka_unit_test(test_build_id),
 		cmocka_unit_test(test_missing_and_root),
 		cmocka_unit_test(test_buildid_cache),
