@@ -245,14 +245,20 @@ done
 # mkptdata --cpu 0 puts the trace in cpu 0's buffer; the AUXTRACE_INFO
 # word PER_CPU_MMAPS (priv[9], at +16 + 9 * 8) says the buffers are per
 # cpu, so the thread comes from ITRACE_START/SWITCH on that cpu.
+per_cpu() {
+	local off
+	off=$(record_at "$1" 70 152)
+	check
+	if [ -z "$off" ]; then
+		fail "no AUXTRACE_INFO in $1 to patch"
+		return 1
+	fi
+	poke "$1" $((off + 88)) 1
+}
+
 "$mkptdata" --cpu 0 --pt "$tmp/calls.pt" --elf "$tmp/calls" \
 	"$tmp/cpu.data" || fail "mkptdata --cpu 0"
-off=$(record_at "$tmp/cpu.data" 70 152)
-check
-if [ -z "$off" ]; then
-	fail "no AUXTRACE_INFO in cpu.data to patch"
-else
-	poke "$tmp/cpu.data" $((off + 88)) 1
+if per_cpu "$tmp/cpu.data"; then
 	run_as cpu "$hwt" flow --branches "$tmp/cpu.data" ||
 		fail "hwt flow on cpu.data: exit $?"
 	contains "cpu stream header" "$tmp/cpu.out" \
@@ -279,12 +285,7 @@ objcopy $b_names "$tmp/loop" "$tmp/loop.b" &&
 	"$mkptdata" --cpu 0 --switch "4321:$tmp/loop.b:6" \
 		--pt "$tmp/loop.pt" --elf "$tmp/loop" "$tmp/cpu2.data" ||
 	fail "mkptdata --switch"
-off=$(record_at "$tmp/cpu2.data" 70 152)
-check
-if [ -z "$off" ]; then
-	fail "no AUXTRACE_INFO in cpu2.data to patch"
-else
-	poke "$tmp/cpu2.data" $((off + 88)) 1
+if per_cpu "$tmp/cpu2.data"; then
 	run_as cpu2 "$hwt" flow --blocks "$tmp/cpu2.data" ||
 		fail "hwt flow --blocks on cpu2.data: exit $?"
 	"$hwt" flow --blocks --elf "$tmp/loop" "$tmp/loop.pt" \

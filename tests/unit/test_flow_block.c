@@ -711,13 +711,41 @@ static void to_pass_end(struct hwt_blk_decoder *d, struct out *o)
 }
 
 /*
+ * Variants 0 and 1 as images *@a and *@b, a trace of 8 passes in @t, and
+ * a decoder that decoded the first pass from *@a, then switched to *@b.
+ */
+static struct hwt_blk_decoder *two_images(struct tb *t, struct out *o,
+					  struct hwt_image **a,
+					  struct hwt_image **b)
+{
+	struct hwt_blk_config cfg;
+	struct hwt_blk_decoder *d;
+
+	make_variant(0);
+	make_variant(1);
+	*a = image1(0x1000, code_variant[0], 0x20);
+	*b = image1(0x1000, code_variant[1], 0x20);
+	variant_trace(t, 8, 5);
+
+	memset(o, 0, sizeof(*o));
+	hwt_blk_config_init(&cfg);
+	cfg.qry.begin = t->buf;
+	cfg.qry.end = t->buf + t->len;
+	d = hwt_blk_new(&cfg, *a);
+	assert_non_null(d);
+	assert_true(drain(d, o, hwt_blk_sync_forward(d)) >= 0);
+	to_pass_end(d, o);
+	assert_int_equal(hwt_blk_set_image(d, *b), 0);
+	return d;
+}
+
+/*
  * The cache of an image left is kept: its code, changed behind the
  * image's back, still decodes as it was cached (white box: a cleared
  * cache would read the new bytes). Forgetting the image drops it.
  */
 static void test_set_image_keeps_cache(void **state)
 {
-	struct hwt_blk_config cfg;
 	struct hwt_blk_decoder *d;
 	struct hwt_image *a, *b;
 	static struct out o;
@@ -725,22 +753,7 @@ static void test_set_image_keeps_cache(void **state)
 	struct hwt_block blk;
 
 	(void) state;
-	make_variant(0);
-	make_variant(1);
-	a = image1(0x1000, code_variant[0], 0x20);
-	b = image1(0x1000, code_variant[1], 0x20);
-	variant_trace(&t, 8, 5);
-
-	memset(&o, 0, sizeof(o));
-	hwt_blk_config_init(&cfg);
-	cfg.qry.begin = t.buf;
-	cfg.qry.end = t.buf + t.len;
-	d = hwt_blk_new(&cfg, a);
-	assert_non_null(d);
-	assert_true(drain(d, &o, hwt_blk_sync_forward(d)) >= 0);
-	to_pass_end(d, &o);
-
-	assert_int_equal(hwt_blk_set_image(d, b), 0);
+	d = two_images(&t, &o, &a, &b);
 	code_variant[0][0] = 0xcc;	/* int3: a cold read ends there */
 	assert_int_equal(hwt_blk_set_image(d, a), 0);
 	assert_true(next_block(d, &o, &blk) >= 0);
@@ -769,7 +782,6 @@ static void test_set_image_keeps_cache(void **state)
 static void test_set_image_deleted(void **state)
 {
 	static uint8_t other[0x20];
-	struct hwt_blk_config cfg;
 	struct hwt_blk_decoder *d;
 	struct hwt_image *a, *b, *c;
 	static struct out o;
@@ -778,23 +790,9 @@ static void test_set_image_deleted(void **state)
 	uintptr_t old_a;
 
 	(void) state;
-	make_variant(0);
-	make_variant(1);
+	d = two_images(&t, &o, &a, &b);
 	memcpy(other, code_variant[0], sizeof(other));
 	other[0] = 0xcc;
-	a = image1(0x1000, code_variant[0], 0x20);
-	b = image1(0x1000, code_variant[1], 0x20);
-	variant_trace(&t, 8, 5);
-
-	memset(&o, 0, sizeof(o));
-	hwt_blk_config_init(&cfg);
-	cfg.qry.begin = t.buf;
-	cfg.qry.end = t.buf + t.len;
-	d = hwt_blk_new(&cfg, a);
-	assert_non_null(d);
-	assert_true(drain(d, &o, hwt_blk_sync_forward(d)) >= 0);
-	to_pass_end(d, &o);
-	assert_int_equal(hwt_blk_set_image(d, b), 0);
 	old_a = (uintptr_t) a;
 	hwt_image_delete(a);
 	c = image1(0x1000, other, 0x20);
