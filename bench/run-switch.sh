@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# bench/run-switch.sh [--iter N] [--switches "0 1000 5000"] [--rounds N]
+#                     [--hwt HWT] [BUILD_DIR]
+#
+# What a context switch costs the decoder: a CPU-wide perf.data whose cpu
+# goes back and forth between two processes, decoded by hwt flow --stat
+# and hwt coverage. The program is tests/data/perfdata_loop.asm at N
+# iterations (80000: 1.06 M instructions, an 810 KB trace written with
+# ptgen as tests/cli/perfdata_flow.sh writes it); the second process runs
+# the same code (objcopy'd, other symbol names), so every count gives the
+# same flow and only the switches differ (tests/tools/mkptdata --switch).
+# Prints per count of switches the task-clock (perf stat, mean of the
+# rounds) and, from the count with no switch, the cost of one switch.
+# --hwt times another hwt binary (an older build) on the same files.
+# Nothing here asserts on timings. Needs yasm, ld, objcopy, perf.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+iter=80000
+switches="0 1000 5000"
+rounds=7
+hwt=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--iter) iter=$2; shift 2 ;;
+	--switches) switches=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
+	--hwt) hwt=$2; shift 2 ;;
+	-*) echo "run-switch: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+build=$(cd "${1:-$REPO/build}" && pwd)
+for t in hwt ptgen mkptdata; do
+	[ -x "$build/$t" ] || { echo "run-switch: no $build/$t" >&2; exit 1; }
+done
+hwt=${hwt:-$build/hwt}
+for c in yasm ld objcopy nm perf; do
+	command -v $c >/dev/null || { echo "run-switch: needs $c" >&2; exit 1; }
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+yasm -f elf64 -DITER="$iter" "$REPO/tests/data/perfdata_loop.asm" \
+	-o "$tmp/loop.o"
+ld -Ttext=0x401000 -e _start -o "$tmp/loop" "$tmp/loop.o"
+syms=$(nm "$tmp/loop" | awk '$3 ~ /^(top|f0|f1|f2|f2b|f3)$/ {
+	a = $1; sub(/^0+/, "", a); printf "-v %s=0x%s ", $3, a }')
+# shellcheck disable=SC2086
+awk -v iter="$iter" -v tsc=32075810494824 $syms \
+	-f "$REPO/tests/data/perfdata_loop.awk" | "$build/ptgen" "$tmp/loop.pt"
+names=""
+for s in top f0 f1 f1_loop f2 f2b f3 odd done _start; do
+	names="$names --redefine-sym $s=b$s"
+done
+# shellcheck disable=SC2086
+objcopy $names "$tmp/loop" "$tmp/loop.b"
+
+# Mark the buffers per cpu: the AUXTRACE_INFO word PER_CPU_MMAPS (see
+# tests/cli/perfdata_flow.sh).
+per_cpu() {
+	local off
+	# (awk reads to the end: an early exit is SIGPIPE, under pipefail)
+	off=$(od -An -v -tu4 -w8 "$1" |
+		awk '!o && $1 == 70 && int($2 / 65536) == 152 {
+			o = (NR - 1) * 8 } END { if (o) print o }')
+	[ -n "$off" ] || { echo "run-switch: no AUXTRACE_INFO" >&2; exit 1; }
+	printf '\001' | dd of="$1" bs=1 seek=$((off + 88)) conv=notrunc \
+		2>/dev/null
+}
+
+clock() {	# task-clock in ms, mean of the rounds
+	perf stat -x, -e task-clock -r "$rounds" "$@" 2>&1 >/dev/null |
+		awk -F, '/task-clock/ { print $1 }'
+}
+
+printf "%-9s %-8s %-12s %-12s %s\n" switches insn "flow (ms)" \
+	"coverage (ms)" "per switch (us, flow / coverage)"
+base_f="" base_c=""
+for n in $switches; do
+	f="$tmp/sw$n.data"
+	if [ "$n" = 0 ]; then
+		"$build/mkptdata" --cpu 0 --pt "$tmp/loop.pt" --elf "$tmp/loop" "$f"
+	else
+		"$build/mkptdata" --cpu 0 --switch "4321:$tmp/loop.b:$n" \
+			--pt "$tmp/loop.pt" --elf "$tmp/loop" "$f"
+	fi
+	per_cpu "$f"
+	insn=$("$hwt" flow --stat "$f" |
+		awk '/^insn:/ && !i { i = $2 } END { print i }')
+	tf=$(clock "$hwt" flow --stat "$f")
+	tc=$(clock "$hwt" coverage "$f")
+	if [ "$n" = 0 ]; then
+		base_f=$tf base_c=$tc per="-"
+	elif [ -n "$base_f" ]; then
+		per=$(awk -v a="$tf" -v b="$base_f" -v c="$tc" -v d="$base_c" \
+			-v n="$n" 'BEGIN { printf "%.2f / %.2f",
+				(a - b) * 1000 / n, (c - d) * 1000 / n }')
+	else
+		per="(no 0 run)"
+	fi
+	printf "%-9s %-8s %-12s %-12s %s\n" "$n" "$insn" "$tf" "$tc" "$per"
+done
