@@ -106,6 +106,7 @@ bench: all
 	bash bench/run.sh $(BUILD)
 	bash bench/run-flow.sh $(BUILD)
 	bash bench/run-record.sh $(BUILD)
+	bash bench/run-switch.sh $(BUILD)
 
 libipt-suite: all
 	bash scripts/libipt-suite.sh --ptxed $(BUILD)
