@@ -53,6 +53,15 @@ int hwt_image_add_elf(struct hwt_image *image, const char *path,
 		      uint64_t bias);
 
 /*
+ * Whether hwt_image_add_elf() and hwt_image_add_mmap() load symbols from
+ * now on (@load 1, the default) or map the code alone (0). Reading a
+ * library's symbols (demangled, its debug file looked up) costs about as
+ * much as starting the process: a caller that never asks for them (ptxed,
+ * counts, coverage) saves that for every file of every process image.
+ */
+void hwt_image_set_symbols(struct hwt_image *image, int load);
+
+/*
  * As the kernel's mmap of [@pgoff, @pgoff + @len) of @path at @vaddr (an
  * MMAP2 record): those bytes are mapped (cut at the end of the file), and
  * if @path is an ELF file, its function symbols that fall inside

@@ -40,6 +40,8 @@ struct hwt_proc_config {
 	const char *root;		/* prefix for file paths, or NULL */
 	const char *vdso_path;		/* saved [vdso] bytes, or NULL */
 	const char *buildid_dir;	/* a build-id cache, or NULL */
+	int no_symbols;			/* views' images without symbols
+					 * (hwt_image_set_symbols()) */
 	/* Called for each problem (file missing, build id mismatch, ...). */
 	void (*warn)(void *ctx, uint64_t time, uint32_t pid, const char *msg);
 	void *warn_ctx;

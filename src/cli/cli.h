@@ -217,6 +217,7 @@ void cli_pd_open_error(const char *prog, const char *path, const char *err,
  */
 struct cli_pd_files {
 	const char *symfs, *vdso, *buildid_dir;
+	int no_symbols;		/* the images need no symbols */
 };
 int cli_pd_open_files(struct cli_pd **pd, const char *path, const char *prog,
 		      const struct cli_pd_files *files);

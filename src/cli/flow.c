@@ -1331,8 +1331,9 @@ static int get_num(const char *prog, const char *opt, const char *arg,
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct flow_options *opt,
-		      struct hwt_image *image, void (*help)(void))
+/* The options; @images gets the index in @argv of each --raw and --elf. */
+static int parse_opts(int argc, char **argv, struct flow_options *opt,
+		      int *images, int *nimages_out, void (*help)(void))
 {
 	const char *prog = argv[0];
 	struct hwt_qry_config *q = &opt->config.qry;
@@ -1359,10 +1360,7 @@ static int parse_args(int argc, char **argv, struct flow_options *opt,
 					prog, a);
 				return -1;
 			}
-			if (a[2] == 'r' ? cli_image_raw(image, next, prog) :
-					  cli_image_elf(image, next, prog, 0))
-				return -1;
-			nimages++;
+			images[nimages++] = i;
 			i++;
 		} else if (opt->mode <= MODE_STAT &&
 			   (!strcmp(a, "--insn") || !strcmp(a, "--blocks") ||
@@ -1468,7 +1466,44 @@ unknown:
 		fprintf(stderr, "%s: warning: no --raw or --elf image: every "
 			"instruction will be missing.\n", prog);
 	}
+	*nimages_out = nimages;
 	return 0;
+}
+
+/* Are symbols never looked up? (Calls find functions by name.) */
+static int symbols_unused(const struct flow_options *opt)
+{
+	return opt->mode == MODE_STAT || opt->mode == MODE_COVERAGE ||
+	       opt->mode == MODE_BRANCHES ||
+	       (opt->no_sym && opt->mode != MODE_CALLS);
+}
+
+/*
+ * The options, then the images (in their order): only then is the mode
+ * known, which says whether reading the files' symbols is worth its time.
+ */
+static int parse_args(int argc, char **argv, struct flow_options *opt,
+		      struct hwt_image *image, void (*help)(void))
+{
+	int *images = calloc((size_t)argc, sizeof(*images));
+	int nimages = 0, ret;
+
+	if (!images) {
+		fprintf(stderr, "%s: out of memory.\n", argv[0]);
+		return -1;
+	}
+	ret = parse_opts(argc, argv, opt, images, &nimages, help);
+	if (!ret && symbols_unused(opt))
+		hwt_image_set_symbols(image, 0);
+	for (int k = 0; !ret && k < nimages; k++) {
+		const char *a = argv[images[k]], *next = argv[images[k] + 1];
+
+		if (a[2] == 'r' ? cli_image_raw(image, next, argv[0]) :
+				  cli_image_elf(image, next, argv[0], 0))
+			ret = -1;
+	}
+	free(images);
+	return ret;
 }
 
 static int flow_main(int argc, char **argv, enum flow_mode mode,
@@ -1512,6 +1547,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	if (opt.mode == MODE_COVERAGE)
 		opt.config.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
 	if (cli_pd_is_perfdata(opt.trace)) {
+		opt.files.no_symbols = symbols_unused(&opt);
 		if (cli_pd_open_files(&pd, opt.trace, prog, &opt.files) < 0) {
 			hwt_image_delete(fl.image);
 			return 1;

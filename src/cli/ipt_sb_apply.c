@@ -151,6 +151,8 @@ static int ctx_image(struct sb_ctx *c)
 	c->image = hwt_image_new();
 	if (!c->image)
 		return -HWT_ERR_NOMEM;
+	/* ptxed prints no symbols. */
+	hwt_image_set_symbols(c->image, 0);
 	/* Each was added once already, and checked then. */
 	for (size_t i = 0; i < c->maps.n; i++)
 		(void)image_add(c->image, &c->maps.v[i]);

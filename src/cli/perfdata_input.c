@@ -789,6 +789,7 @@ static int build_model(struct cli_pd *pd, const struct cli_pd_files *files)
 		cfg.root = files->symfs;
 		cfg.vdso_path = files->vdso;
 		cfg.buildid_dir = files->buildid_dir;
+		cfg.no_symbols = files->no_symbols;
 	}
 	/* perf's build-id cache, where perf record saves the vdso too. */
 	if (!cfg.buildid_dir && home && *home &&

@@ -827,6 +827,8 @@ int cmd_ptxed(int argc, char **argv)
 		fprintf(stderr, "%s: failed to allocate image.\n", prog);
 		return 1;
 	}
+	/* ptxed prints no symbols: --elf maps the code alone. */
+	hwt_image_set_symbols(px.image, 0);
 	px.sb = cli_sb_new(px.image, 1, sb_write, &px.out);
 	if (!px.sb) {
 		fprintf(stderr, "%s: out of memory.\n", prog);

@@ -522,7 +522,7 @@ int hwt_image_add_elf(struct hwt_image *image, const char *path,
 	err = elf_open(&ld, path, &fd);
 	if (err >= 0)
 		err = elf_add_segments(&ld);
-	if (err >= 0)
+	if (err >= 0 && !image->no_symbols)
 		err = elf_add_symbols(&ld);
 	elf_close(&ld, fd);
 	return err;
@@ -592,7 +592,7 @@ int hwt_image_add_mmap(struct hwt_image *image, const char *path,
 	if (err < 0)
 		goto out;
 	err = img_add_section(image, ld.file->map + pgoff, size, vaddr);
-	if (err < 0 || !ld.elf)
+	if (err < 0 || !ld.elf || image->no_symbols)
 		goto out;
 	ld.bias = elf_mmap_bias(&ld, pgoff, vaddr, &found);
 	ld.sym_lo = vaddr;

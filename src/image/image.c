@@ -297,6 +297,12 @@ int hwt_image_origin(const struct hwt_image *image, uint64_t vaddr,
 	return -HWT_ERR_NOT_SUPPORTED;
 }
 
+void hwt_image_set_symbols(struct hwt_image *image, int load)
+{
+	if (image)
+		image->no_symbols = !load;
+}
+
 uint64_t hwt_image_id(const struct hwt_image *image)
 {
 	return image ? image->id : 0;

@@ -60,6 +60,7 @@ struct hwt_image {
 	/* The section of the last hit; mutable from const readers. */
 	_Atomic size_t last;
 	uint64_t id;		/* hwt_image_id() */
+	int no_symbols;		/* hwt_image_set_symbols(image, 0) */
 	uint64_t generation;
 
 	struct img_file *files;

@@ -43,6 +43,14 @@ struct hwt_proc_view {
 	uint64_t switches;
 };
 
+static struct hwt_image *view_image_new(const struct hwt_proc_model *m)
+{
+	struct hwt_image *image = hwt_image_new();
+
+	hwt_image_set_symbols(image, !m->config.no_symbols);
+	return image;
+}
+
 struct hwt_proc_view *hwt_proc_view_new(struct hwt_proc_model *m,
 					uint32_t pid)
 {
@@ -53,7 +61,7 @@ struct hwt_proc_view *hwt_proc_view_new(struct hwt_proc_model *m,
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return NULL;
-	v->image = hwt_image_new();
+	v->image = view_image_new(m);
 	if (!v->image) {
 		free(v);
 		return NULL;
@@ -341,7 +349,7 @@ static struct view_pid *view_other(struct hwt_proc_view *v, uint32_t pid)
 	for (size_t i = 0; i < v->nothers; i++)
 		if (v->others[i].pid == pid)
 			return &v->others[i];
-	image = hwt_image_new();
+	image = view_image_new(v->m);
 	if (!image)
 		return NULL;
 	if (v->nothers < VIEW_OTHERS) {

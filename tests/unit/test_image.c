@@ -731,6 +731,38 @@ static void test_mmap_self(void **state)
 	hwt_image_delete(image);
 }
 
+/* Without symbols: the same code, no names. */
+static void test_no_symbols(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	uint64_t probe = (uint64_t)(uintptr_t)&hwt_image_test_probe;
+	struct self_text t = { 0 };
+	const uint8_t *p;
+	size_t n;
+
+	(void)state;
+	hwt_image_set_symbols(image, 0);
+	assert_int_equal(hwt_image_add_elf(image, "/proc/self/exe",
+					   self_bias()), 0);
+	assert_int_equal(hwt_image_read(image, probe, &p, &n), 0);
+	assert_memory_equal(p, (const void *)(uintptr_t)probe, 8);
+	expect_no_symbol(image, probe);
+	dl_iterate_phdr(find_text, &t);
+	assert_int_equal(hwt_image_add_mmap(image, "/proc/self/exe", t.pgoff,
+					    t.len, t.start + 0x200000000000ull),
+			 0);
+	assert_int_equal(hwt_image_read(image, probe + 0x200000000000ull,
+					&p, &n), 0);
+	assert_memory_equal(p, (const void *)(uintptr_t)probe, 8);
+	expect_no_symbol(image, probe + 0x200000000000ull);
+	/* Back on: files added from now on have their names. */
+	hwt_image_set_symbols(image, 1);
+	assert_int_equal(hwt_image_add_elf(image, "/proc/self/exe",
+					   self_bias()), 0);
+	expect_symbol(image, probe, "hwt_image_test_probe", 0);
+	hwt_image_delete(image);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -741,6 +773,7 @@ int main(void)
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_elf_errors),
 		cmocka_unit_test(test_elf_self),
+		cmocka_unit_test(test_no_symbols),
 		cmocka_unit_test(test_elf_bias),
 		cmocka_unit_test(test_remove_model),
 		cmocka_unit_test(test_remove_cases),
