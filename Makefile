@@ -5,7 +5,8 @@
 #   make asan       build into build-asan/ with ASan+UBSan and run all tests
 #   make fuzz       build the libFuzzer targets into build-fuzz/ and run each
 #                   for FUZZ_SECONDS
-#   make bench      run the benchmarks (bench/run.sh, run-flow.sh, run-record.sh)
+#   make bench      run the benchmarks (bench/run.sh, run-flow.sh, run-record.sh,
+#                   run-switch.sh)
 #   make libipt-suite  run libipt's pttc suite against build/hwt (ptdump, ptxed)
 #   make example    record the bundled example (examples/calc.c, which
 #                   crashes) with hwt record; show hwt calls and hwt last
