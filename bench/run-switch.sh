@@ -59,19 +59,6 @@ done
 # shellcheck disable=SC2086
 objcopy $names "$tmp/loop" "$tmp/loop.b"
 
-# Mark the buffers per cpu: the AUXTRACE_INFO word PER_CPU_MMAPS (see
-# tests/cli/perfdata_flow.sh).
-per_cpu() {
-	local off
-	# (awk reads to the end: an early exit is SIGPIPE, under pipefail)
-	off=$(od -An -v -tu4 -w8 "$1" |
-		awk '!o && $1 == 70 && int($2 / 65536) == 152 {
-			o = (NR - 1) * 8 } END { if (o) print o }')
-	[ -n "$off" ] || { echo "run-switch: no AUXTRACE_INFO" >&2; exit 1; }
-	printf '\001' | dd of="$1" bs=1 seek=$((off + 88)) conv=notrunc \
-		2>/dev/null
-}
-
 clock() {	# CPU time in ms, mean of the rounds
 	local TIMEFORMAT='%3U %3S' t
 	t=$( { time for ((r = 0; r < rounds; r++)); do
@@ -91,7 +78,6 @@ for n in $switches; do
 		"$build/mkptdata" --cpu 0 --switch "4321:$tmp/loop.b:$n" \
 			--pt "$tmp/loop.pt" --elf "$tmp/loop" "$f"
 	fi
-	per_cpu "$f"
 	insn=$("$hwt" flow --stat "$f" |
 		awk '/^insn:/ && !i { i = $2 } END { print i }')
 	tf=$(clock "$hwt" flow --stat "$f")

@@ -242,18 +242,22 @@ done
 
 # ---- cpu mode: the stream of a cpu, its thread from the sideband -----
 
-# mkptdata --cpu 0 puts the trace in cpu 0's buffer; the AUXTRACE_INFO
-# word PER_CPU_MMAPS (priv[9], at +16 + 9 * 8) says the buffers are per
-# cpu, so the thread comes from ITRACE_START/SWITCH on that cpu.
+# mkptdata --cpu 0 puts the trace in cpu 0's buffer, and the writer sets
+# the AUXTRACE_INFO word PER_CPU_MMAPS (priv[9], at +16 + 9 * 8): the
+# buffers are per cpu, so the thread comes from ITRACE_START/SWITCH on
+# that cpu. Checked here, since everything below rests on it.
 per_cpu() {
 	local off
 	off=$(record_at "$1" 70 152)
 	check
 	if [ -z "$off" ]; then
-		fail "no AUXTRACE_INFO in $1 to patch"
+		fail "no AUXTRACE_INFO in $1"
 		return 1
 	fi
-	poke "$1" $((off + 88)) 1
+	if [ "$(od -An -tu1 -j $((off + 88)) -N 1 "$1" | tr -d ' ')" != 1 ]; then
+		fail "$1: PER_CPU_MMAPS is not set"
+		return 1
+	fi
 }
 
 "$mkptdata" --cpu 0 --pt "$tmp/calls.pt" --elf "$tmp/calls" \
