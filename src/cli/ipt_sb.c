@@ -154,14 +154,13 @@ static void chans_free(struct cli_sb *sb, struct sb_chan *ch)
 	}
 }
 
-struct cli_sb *cli_sb_new(struct hwt_image *image, int ptxed,
-			  cli_sb_write_fn *write, void *write_ctx)
+struct cli_sb *cli_sb_new(int ptxed, cli_sb_write_fn *write,
+			  void *write_ctx)
 {
 	struct cli_sb *sb = calloc(1, sizeof(*sb));
 
 	if (!sb)
 		return NULL;
-	sb->image = image;
 	sb->ptxed = ptxed;
 	sb->write = write;
 	sb->write_ctx = write_ctx;

@@ -19,7 +19,6 @@
 
 struct hwt_blk_decoder;
 struct hwt_event;
-struct hwt_image;
 
 struct cli_sb;
 
@@ -27,12 +26,12 @@ struct cli_sb;
 typedef void cli_sb_write_fn(void *ctx, const char *text, size_t len);
 
 /*
- * @image: the user's image (--raw, --elf), which the decoder starts with
- * (ptxed), or NULL to print only (ptdump). @ptxed selects ptxed's
- * defaults and its wording of sideband errors.
+ * @ptxed selects ptxed's defaults and its wording of sideband errors.
+ * Process images are made and switched only with a decoder attached
+ * (cli_sb_attach(); ptxed): ptdump prints only.
  */
-struct cli_sb *cli_sb_new(struct hwt_image *image, int ptxed,
-			  cli_sb_write_fn *write, void *write_ctx);
+struct cli_sb *cli_sb_new(int ptxed, cli_sb_write_fn *write,
+			  void *write_ctx);
 /* The session owns the process images it gives the decoder: detach the
  * decoder (cli_sb_attach(sb, NULL)) and delete it first. */
 void cli_sb_delete(struct cli_sb *sb);

@@ -165,7 +165,7 @@ static int switch_contexts(struct cli_sb *sb, struct sb_chan *ch)
 	struct sb_ctx *next = ch->next_ctx;
 	int err;
 
-	if (!next || !sb->image || !sb->dec)
+	if (!next || !sb->dec)
 		return -HWT_ERR_INTERNAL;
 	if (sb->show_switch) {
 		struct text t = { .len = 0 };

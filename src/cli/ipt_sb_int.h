@@ -102,7 +102,6 @@ struct sb_chan {
 };
 
 struct cli_sb {
-	struct hwt_image *image;	/* the user's, or NULL */
 	struct hwt_blk_decoder *dec;	/* ptxed's (cli_sb_attach()) */
 	int ptxed;
 	cli_sb_write_fn *write;

@@ -1189,7 +1189,7 @@ int cmd_ptdump(int argc, char **argv)
 	opt.show_offset = 1;
 
 	pd = calloc(1, sizeof(*pd));
-	if (!pd || !(pd->sb = cli_sb_new(NULL, 0, sb_write, &pd->out))) {
+	if (!pd || !(pd->sb = cli_sb_new(0, sb_write, &pd->out))) {
 		fprintf(stderr, "%s: out of memory.\n", argv[0]);
 		free(pd);
 		return 1;

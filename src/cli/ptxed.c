@@ -829,7 +829,7 @@ int cmd_ptxed(int argc, char **argv)
 	}
 	/* ptxed prints no symbols: --elf maps the code alone. */
 	hwt_image_set_symbols(px.image, 0);
-	px.sb = cli_sb_new(px.image, 1, sb_write, &px.out);
+	px.sb = cli_sb_new(1, sb_write, &px.out);
 	if (!px.sb) {
 		fprintf(stderr, "%s: out of memory.\n", prog);
 		hwt_image_delete(px.image);
