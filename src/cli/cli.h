@@ -140,6 +140,15 @@ void cli_out_write(struct cli_out *o, const void *data, size_t n);
 void cli_out_printf(struct cli_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Text built piece by piece in a fixed buffer: what does not fit is cut,
+ * the buffer never overflows and stays a C string. */
+struct cli_text {
+	char buf[8192];
+	size_t len;
+};
+void cli_put(struct cli_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* @v as 16 hex digits, zero padded; returns the end. */
 static inline char *cli_put_hex16(char *p, uint64_t v)
 {

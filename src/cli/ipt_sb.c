@@ -66,9 +66,9 @@ static int fetch(struct cli_sb *sb, struct sb_chan *ch)
 		return -HWT_ERR_EOS;
 	if (ret < 0) {
 		/* The reader's message names the file and the offset. */
-		struct text t = { .len = 0 };
+		struct cli_text t = { .len = 0 };
 
-		sb_put(&t, "[sideband error: %s]\n", hwt_pd_errmsg(ch->rd));
+		cli_put(&t, "[sideband error: %s]\n", hwt_pd_errmsg(ch->rd));
 		sb_emit(sb, &t);
 		return ret;
 	}

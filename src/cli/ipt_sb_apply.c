@@ -168,9 +168,9 @@ static int switch_contexts(struct cli_sb *sb, struct sb_chan *ch)
 	if (!next || !sb->dec)
 		return -HWT_ERR_INTERNAL;
 	if (sb->show_switch) {
-		struct text t = { .len = 0 };
+		struct cli_text t = { .len = 0 };
 
-		sb_put(&t, "[context: %s]\n", next->name);
+		cli_put(&t, "[context: %s]\n", next->name);
 		sb_emit(sb, &t);
 	}
 	if (sb->image_ctx != next) {

@@ -14,6 +14,7 @@
 
 #include <hwt/perfdata.h>
 
+#include "cli/cli.h"
 #include "cli/ipt_sb.h"
 
 struct hwt_event;
@@ -122,15 +123,8 @@ struct cli_sb {
 					 * not the user's --raw/--elf one */
 };
 
-struct text {
-	char buf[8192];
-	size_t len;
-};
-
 /* ipt_sb_print.c */
-void sb_put(struct text *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void sb_emit(struct cli_sb *sb, struct text *t);
+void sb_emit(struct cli_sb *sb, struct cli_text *t);
 /*
  * A problem with @ch's current record: @code > 0 a warning (shown with
  * --sb:warn), < 0 an error (always shown). Decoding goes on either way,

@@ -5,7 +5,6 @@
  * errors about them.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,22 +15,7 @@
 /* Text                                                                */
 /* ------------------------------------------------------------------ */
 
-void sb_put(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->len >= sizeof(t->buf) - 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(t->buf + t->len, sizeof(t->buf) - t->len, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		t->len += (size_t)n < sizeof(t->buf) - t->len ?
-				  (size_t)n : sizeof(t->buf) - t->len - 1;
-}
-
-void sb_emit(struct cli_sb *sb, struct text *t)
+void sb_emit(struct cli_sb *sb, struct cli_text *t)
 {
 	sb->write(sb->write_ctx, t->buf, t->len);
 	t->len = 0;
@@ -53,17 +37,17 @@ static const char *warning_text(int code)
 
 void sb_report(struct cli_sb *sb, const struct sb_chan *ch, int code)
 {
-	struct text t = { .len = 0 };
+	struct cli_text t = { .len = 0 };
 
 	if (code >= 0 && !sb->warn)
 		return;
-	sb_put(&t, "[%s:%016" PRIx64 " sideband ", ch->filename, ch->rec_off);
+	cli_put(&t, "[%s:%016" PRIx64 " sideband ", ch->filename, ch->rec_off);
 	if (sb->ptxed)
-		sb_put(&t, "%s: ", code < 0 ? "error" : "warning");
+		cli_put(&t, "%s: ", code < 0 ? "error" : "warning");
 	else
-		sb_put(&t, "error: ");
-	sb_put(&t, "%s]\n",
-	       code < 0 ? cli_ipt_errstr(code) : warning_text(code));
+		cli_put(&t, "error: ");
+	cli_put(&t, "%s]\n",
+	        code < 0 ? cli_ipt_errstr(code) : warning_text(code));
 	sb_emit(sb, &t);
 }
 
@@ -163,10 +147,10 @@ int sb_parse_trailer(const struct hwt_pd_record *rec, struct trailer *tr)
 
 /* One field in libipt's compact or verbose form. */
 #define FIELD(t, verbose, name, fmt, ...)                                 \
-	((verbose) ? sb_put((t), "\n  " name ": " fmt, __VA_ARGS__)          \
-		   : sb_put((t), fmt, __VA_ARGS__))
+	((verbose) ? cli_put((t), "\n  " name ": " fmt, __VA_ARGS__)         \
+		   : cli_put((t), fmt, __VA_ARGS__))
 
-static void put_record(struct text *t, const struct hwt_pd_record *rec,
+static void put_record(struct cli_text *t, const struct hwt_pd_record *rec,
 		       int v)
 {
 	const char *sep = v ? "" : ", ";
@@ -178,12 +162,12 @@ static void put_record(struct text *t, const struct hwt_pd_record *rec,
 		const struct hwt_pd_mmap *m = &rec->u.mmap;
 		int two = rec->type == PERF_RECORD_MMAP2;
 
-		sb_put(t, "PERF_RECORD_MMAP%s%s", two ? "2" : "",
-		       v ? "" : "  ");
+		cli_put(t, "PERF_RECORD_MMAP%s%s", two ? "2" : "",
+		        v ? "" : "  ");
 		if (v)
-			sb_put(t, "\n  pid: %x\n  tid: %x", m->pid, m->tid);
+			cli_put(t, "\n  pid: %x\n  tid: %x", m->pid, m->tid);
 		else
-			sb_put(t, "%x/%x", m->pid, m->tid);
+			cli_put(t, "%x/%x", m->pid, m->tid);
 		FIELD(t, v, "addr", "%s%" PRIx64, sep, m->start);
 		FIELD(t, v, "len", "%s%" PRIx64, sep, m->len);
 		FIELD(t, v, "pgoff", "%s%" PRIx64, sep, m->pgoff);
@@ -206,20 +190,20 @@ static void put_record(struct text *t, const struct hwt_pd_record *rec,
 		return;
 	}
 	case PERF_RECORD_LOST:
-		sb_put(t, "PERF_RECORD_LOST%s", v ? "" : "  ");
+		cli_put(t, "PERF_RECORD_LOST%s", v ? "" : "  ");
 		FIELD(t, v, "id", "%s%" PRIx64, "", rec->u.lost.id);
 		FIELD(t, v, "lost", "%s%" PRIx64, sep, rec->u.lost.lost);
 		return;
 	case PERF_RECORD_COMM:
 		sfx = rec->u.comm.exec ? ".EXEC" : "";
 		if (v)
-			sb_put(t, "PERF_RECORD_COMM%s\n  pid: %x\n  tid: %x"
-			       "\n  comm: %s", sfx, rec->u.comm.pid,
-			       rec->u.comm.tid, rec->u.comm.comm);
+			cli_put(t, "PERF_RECORD_COMM%s\n  pid: %x\n  tid: %x"
+			        "\n  comm: %s", sfx, rec->u.comm.pid,
+			        rec->u.comm.tid, rec->u.comm.comm);
 		else
-			sb_put(t, "PERF_RECORD_COMM%s  %x/%x, %s", sfx,
-			       rec->u.comm.pid, rec->u.comm.tid,
-			       rec->u.comm.comm);
+			cli_put(t, "PERF_RECORD_COMM%s  %x/%x, %s", sfx,
+			        rec->u.comm.pid, rec->u.comm.tid,
+			        rec->u.comm.comm);
 		return;
 	case PERF_RECORD_EXIT:
 	case PERF_RECORD_FORK: {
@@ -227,12 +211,12 @@ static void put_record(struct text *t, const struct hwt_pd_record *rec,
 
 		sfx = rec->type == PERF_RECORD_EXIT ? "EXIT" : "FORK";
 		if (v)
-			sb_put(t, "PERF_RECORD_%s\n  pid: %x\n  ppid: %x\n  tid: %x"
-			       "\n  ptid: %x\n  time: %" PRIx64, sfx, k->pid,
-			       k->ppid, k->tid, k->ptid, k->time);
+			cli_put(t, "PERF_RECORD_%s\n  pid: %x\n  ppid: %x\n  tid: %x"
+			        "\n  ptid: %x\n  time: %" PRIx64, sfx, k->pid,
+			        k->ppid, k->tid, k->ptid, k->time);
 		else
-			sb_put(t, "PERF_RECORD_%s  %x/%x, %x/%x, %" PRIx64, sfx,
-			       k->pid, k->tid, k->ppid, k->ptid, k->time);
+			cli_put(t, "PERF_RECORD_%s  %x/%x, %x/%x, %" PRIx64,
+			        sfx, k->pid, k->tid, k->ppid, k->ptid, k->time);
 		return;
 	}
 	case PERF_RECORD_THROTTLE:
@@ -241,13 +225,13 @@ static void put_record(struct text *t, const struct hwt_pd_record *rec,
 
 		sfx = rec->type == PERF_RECORD_THROTTLE ? "" : "UN";
 		if (v)
-			sb_put(t, "PERF_RECORD_%sTHROTTLE\n  time: %" PRIx64
-			       "\n  id: %" PRIx64 "\n  stream_id: %" PRIx64,
-			       sfx, th->time, th->id, th->stream_id);
+			cli_put(t, "PERF_RECORD_%sTHROTTLE\n  time: %" PRIx64
+			        "\n  id: %" PRIx64 "\n  stream_id: %" PRIx64,
+			        sfx, th->time, th->id, th->stream_id);
 		else
-			sb_put(t, "PERF_RECORD_%sTHROTTLE  %" PRIx64 ", %" PRIx64
-			       ", %" PRIx64, sfx, th->time, th->id,
-			       th->stream_id);
+			cli_put(t, "PERF_RECORD_%sTHROTTLE  %" PRIx64 ", %" PRIx64
+			        ", %" PRIx64, sfx, th->time, th->id,
+			        th->stream_id);
 		return;
 	}
 	case PERF_RECORD_AUX: {
@@ -255,13 +239,13 @@ static void put_record(struct text *t, const struct hwt_pd_record *rec,
 
 		sfx = a->flags & PERF_AUX_FLAG_TRUNCATED ? ".TRUNCATED" : "";
 		if (v)
-			sb_put(t, "PERF_RECORD_AUX%s\n  aux offset: %" PRIx64
-			       "\n  aux size: %" PRIx64 "\n  flags: %" PRIx64,
-			       sfx, a->aux_offset, a->aux_size, a->flags);
+			cli_put(t, "PERF_RECORD_AUX%s\n  aux offset: %" PRIx64
+			        "\n  aux size: %" PRIx64 "\n  flags: %" PRIx64,
+			        sfx, a->aux_offset, a->aux_size, a->flags);
 		else
-			sb_put(t, "PERF_RECORD_AUX%s  %" PRIx64 ", %" PRIx64
-			       ", %" PRIx64, sfx, a->aux_offset, a->aux_size,
-			       a->flags);
+			cli_put(t, "PERF_RECORD_AUX%s  %" PRIx64 ", %" PRIx64
+			        ", %" PRIx64, sfx, a->aux_offset, a->aux_size,
+			        a->flags);
 		return;
 	}
 	case PERF_RECORD_ITRACE_START: {
@@ -269,92 +253,92 @@ static void put_record(struct text *t, const struct hwt_pd_record *rec,
 		uint32_t tid = rec->u.itrace_start.tid;
 
 		if (v)
-			sb_put(t, "PERF_RECORD_ITRACE_START\n  pid: %x"
-				  "\n  tid: %x", pid, tid);
+			cli_put(t, "PERF_RECORD_ITRACE_START\n  pid: %x"
+			        "\n  tid: %x", pid, tid);
 		else
-			sb_put(t, "PERF_RECORD_ITRACE_START  %x/%x", pid, tid);
+			cli_put(t, "PERF_RECORD_ITRACE_START  %x/%x", pid, tid);
 		return;
 	}
 	case PERF_RECORD_LOST_SAMPLES:
-		sb_put(t, "PERF_RECORD_LOST_SAMPLES%s", v ? "" : "  ");
+		cli_put(t, "PERF_RECORD_LOST_SAMPLES%s", v ? "" : "  ");
 		FIELD(t, v, "lost", "%s%" PRIx64, "",
 		      rec->u.lost_samples.lost);
 		return;
 	case PERF_RECORD_SWITCH:
-		sb_put(t, "PERF_RECORD_SWITCH.%s",
-		       rec->u.sw.out ? "OUT" : "IN");
+		cli_put(t, "PERF_RECORD_SWITCH.%s",
+		        rec->u.sw.out ? "OUT" : "IN");
 		return;
 	case PERF_RECORD_SWITCH_CPU_WIDE: {
 		const char *pfx = rec->u.sw.out ? "next" : "prev";
 
 		sfx = rec->u.sw.out ? "OUT" : "IN";
 		if (v)
-			sb_put(t, "PERF_RECORD_SWITCH_CPU_WIDE.%s\n  %s pid: %x"
-			       "\n  %s tid: %x", sfx, pfx,
-			       rec->u.sw.next_prev_pid, pfx,
-			       rec->u.sw.next_prev_tid);
+			cli_put(t, "PERF_RECORD_SWITCH_CPU_WIDE.%s\n  %s pid: "
+			        "%x\n  %s tid: %x", sfx, pfx,
+			        rec->u.sw.next_prev_pid, pfx,
+			        rec->u.sw.next_prev_tid);
 		else
-			sb_put(t, "PERF_RECORD_SWITCH_CPU_WIDE.%s  %x/%x", sfx,
-			       rec->u.sw.next_prev_pid,
-			       rec->u.sw.next_prev_tid);
+			cli_put(t, "PERF_RECORD_SWITCH_CPU_WIDE.%s  %x/%x", sfx,
+			        rec->u.sw.next_prev_pid,
+			        rec->u.sw.next_prev_tid);
 		return;
 	}
 	default:
 		if (v)
-			sb_put(t, "UNKNOWN\n  type: %x\n  misc: %x", rec->type,
-			       rec->misc);
+			cli_put(t, "UNKNOWN\n  type: %x\n  misc: %x", rec->type,
+			        rec->misc);
 		else
-			sb_put(t, "UNKNOWN (%x, %x)", rec->type, rec->misc);
+			cli_put(t, "UNKNOWN (%x, %x)", rec->type, rec->misc);
 		return;
 	}
 }
 
-static void put_samples(struct text *t, const struct trailer *tr, int v)
+static void put_samples(struct cli_text *t, const struct trailer *tr, int v)
 {
 	if (!v)
-		sb_put(t, "  {");
+		cli_put(t, "  {");
 	if (tr->present & HWT_PD_SID_TID)
-		v ? sb_put(t, "\n  pid: %x\n  tid: %x", tr->pid, tr->tid)
-		  : sb_put(t, " %x/%x", tr->pid, tr->tid);
+		v ? cli_put(t, "\n  pid: %x\n  tid: %x", tr->pid, tr->tid)
+		  : cli_put(t, " %x/%x", tr->pid, tr->tid);
 	if (tr->present & HWT_PD_SID_TIME)
-		v ? sb_put(t, "\n  time: %" PRIx64, tr->time)
-		  : sb_put(t, " %" PRIx64, tr->time);
+		v ? cli_put(t, "\n  time: %" PRIx64, tr->time)
+		  : cli_put(t, " %" PRIx64, tr->time);
 	if (tr->present & HWT_PD_SID_ID)
-		v ? sb_put(t, "\n  id: %" PRIx64, tr->id)
-		  : sb_put(t, " %" PRIx64, tr->id);
+		v ? cli_put(t, "\n  id: %" PRIx64, tr->id)
+		  : cli_put(t, " %" PRIx64, tr->id);
 	if (tr->present & HWT_PD_SID_CPU)
-		v ? sb_put(t, "\n  cpu: %x", tr->cpu)
-		  : sb_put(t, " cpu-%x", tr->cpu);
+		v ? cli_put(t, "\n  cpu: %x", tr->cpu)
+		  : cli_put(t, " cpu-%x", tr->cpu);
 	if (tr->present & HWT_PD_SID_STREAM_ID)
-		v ? sb_put(t, "\n  stream id: %" PRIx64, tr->stream_id)
-		  : sb_put(t, " %" PRIx64, tr->stream_id);
+		v ? cli_put(t, "\n  stream id: %" PRIx64, tr->stream_id)
+		  : cli_put(t, " %" PRIx64, tr->stream_id);
 	if (tr->present & HWT_PD_SID_IDENTIFIER)
-		v ? sb_put(t, "\n  identifier: %" PRIx64, tr->identifier)
-		  : sb_put(t, " %" PRIx64, tr->identifier);
+		v ? cli_put(t, "\n  identifier: %" PRIx64, tr->identifier)
+		  : cli_put(t, " %" PRIx64, tr->identifier);
 	if (!v)
-		sb_put(t, " }");
+		cli_put(t, " }");
 }
 
 void sb_print_record(struct cli_sb *sb, const struct sb_chan *ch)
 {
-	struct text t = { .len = 0 };
+	struct cli_text t = { .len = 0 };
 	uint32_t f = sb->flags;
 
 	if (!f)
 		return;
 	if ((f & SBP_FILENAME) && (f & SBP_OFFSET))
-		sb_put(&t, "%s:%016" PRIx64 "  ", ch->filename, ch->rec_off);
+		cli_put(&t, "%s:%016" PRIx64 "  ", ch->filename, ch->rec_off);
 	else if (f & SBP_FILENAME)
-		sb_put(&t, "%s  ", ch->filename);
+		cli_put(&t, "%s  ", ch->filename);
 	else if (f & SBP_OFFSET)
-		sb_put(&t, "%016" PRIx64 "  ", ch->rec_off);
+		cli_put(&t, "%016" PRIx64 "  ", ch->rec_off);
 	if ((f & SBP_TIME) && (ch->tr.present & HWT_PD_SID_TIME))
-		sb_put(&t, "%016" PRIx64 "  ", ch->tsc);
+		cli_put(&t, "%016" PRIx64 "  ", ch->tsc);
 	if (f & (SBP_COMPACT | SBP_VERBOSE)) {
 		put_record(&t, &ch->rec, !!(f & SBP_VERBOSE));
 		put_samples(&t, &ch->tr, !!(f & SBP_VERBOSE));
 	}
-	sb_put(&t, "\n");
+	cli_put(&t, "\n");
 	sb_emit(sb, &t);
 }
 

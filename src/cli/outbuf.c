@@ -99,3 +99,20 @@ void cli_out_printf(struct cli_out *o, const char *fmt, ...)
 		n = sizeof(tmp) - 1;
 	cli_out_write(o, tmp, (size_t)n);
 }
+
+void cli_put(struct cli_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->len >= sizeof(t->buf) - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->len, sizeof(t->buf) - t->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	t->len += (size_t)n;
+	if (t->len > sizeof(t->buf) - 1)
+		t->len = sizeof(t->buf) - 1;
+}

@@ -10,7 +10,6 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,34 +57,8 @@ struct sb_state {
 	size_t ntext, captext;
 };
 
-/* A small formatter: appends to a fixed line buffer, never overflows. */
-struct fmt {
-	char buf[8192];
-	size_t len;
-};
-
-static void put(struct fmt *f, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void put(struct fmt *f, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (f->len >= sizeof(f->buf) - 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(f->buf + f->len, sizeof(f->buf) - f->len, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	f->len += (size_t)n;
-	if (f->len > sizeof(f->buf) - 1)
-		f->len = sizeof(f->buf) - 1;
-}
-
 /* A string from the file, shown safely: control bytes as '?'. */
-static void put_str(struct fmt *f, const char *s)
+static void put_str(struct cli_text *f, const char *s)
 {
 	if (!s)
 		return;
@@ -94,7 +67,7 @@ static void put_str(struct fmt *f, const char *s)
 				   '?' : *s;
 }
 
-static void put_aux_flags(struct fmt *f, uint64_t flags)
+static void put_aux_flags(struct cli_text *f, uint64_t flags)
 {
 	static const struct {
 		uint64_t bit;
@@ -107,10 +80,10 @@ static void put_aux_flags(struct fmt *f, uint64_t flags)
 	};
 	const char *sep = " ";
 
-	put(f, " flags 0x%" PRIx64, flags);
+	cli_put(f, " flags 0x%" PRIx64, flags);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (flags & names[i].bit) {
-			put(f, "%s%s", sep, names[i].name);
+			cli_put(f, "%s%s", sep, names[i].name);
 			sep = "|";
 		}
 	}
@@ -150,7 +123,7 @@ static int record_task(const struct hwt_pd_record *rec, uint32_t *pid,
 	return 0;
 }
 
-static void put_details(struct fmt *f, const struct hwt_pd_record *rec)
+static void put_details(struct cli_text *f, const struct hwt_pd_record *rec)
 {
 	const char *name;
 
@@ -159,58 +132,59 @@ static void put_details(struct fmt *f, const struct hwt_pd_record *rec)
 	case PERF_RECORD_MMAP2: {
 		const struct hwt_pd_mmap *m = &rec->u.mmap;
 
-		put(f, " 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " ", m->start,
-		    m->len, m->pgoff);
+		cli_put(f, " 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " ",
+		    m->start, m->len, m->pgoff);
 		put_str(f, m->filename);
 		break;
 	}
 	case PERF_RECORD_COMM:
-		put(f, " %s", rec->u.comm.exec ? "exec: " : "");
+		cli_put(f, " %s", rec->u.comm.exec ? "exec: " : "");
 		put_str(f, rec->u.comm.comm);
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		put(f, " parent %d/%d", (int32_t)rec->u.task.ppid,
+		cli_put(f, " parent %d/%d", (int32_t)rec->u.task.ppid,
 		    (int32_t)rec->u.task.ptid);
 		break;
 	case PERF_RECORD_LOST:
-		put(f, " id %" PRIu64 " lost %" PRIu64, rec->u.lost.id,
+		cli_put(f, " id %" PRIu64 " lost %" PRIu64, rec->u.lost.id,
 		    rec->u.lost.lost);
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
-		put(f, " lost %" PRIu64, rec->u.lost_samples.lost);
+		cli_put(f, " lost %" PRIu64, rec->u.lost_samples.lost);
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
-		put(f, " id %" PRIu64 " stream_id %" PRIu64,
+		cli_put(f, " id %" PRIu64 " stream_id %" PRIu64,
 		    rec->u.throttle.id, rec->u.throttle.stream_id);
 		break;
 	case PERF_RECORD_AUX:
-		put(f, " offset 0x%" PRIx64 " size 0x%" PRIx64,
+		cli_put(f, " offset 0x%" PRIx64 " size 0x%" PRIx64,
 		    rec->u.aux.aux_offset, rec->u.aux.aux_size);
 		put_aux_flags(f, rec->u.aux.flags);
 		break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		put(f, " %s%s", rec->u.sw.out ? "OUT" : "IN",
+		cli_put(f, " %s%s", rec->u.sw.out ? "OUT" : "IN",
 		    rec->u.sw.out && rec->u.sw.preempt ? " preempt" : "");
 		if (rec->u.sw.cpu_wide)
-			put(f, " %s %d/%d", rec->u.sw.out ? "next" : "prev",
+			cli_put(f, " %s %d/%d", rec->u.sw.out ? "next" : "prev",
 			    (int32_t)rec->u.sw.next_prev_pid,
 			    (int32_t)rec->u.sw.next_prev_tid);
 		break;
 	case PERF_RECORD_KSYMBOL:
-		put(f, " 0x%" PRIx64 " len %u type %u ", rec->u.ksymbol.addr,
-		    rec->u.ksymbol.len, rec->u.ksymbol.ksym_type);
+		cli_put(f, " 0x%" PRIx64 " len %u type %u ",
+		    rec->u.ksymbol.addr, rec->u.ksymbol.len,
+		    rec->u.ksymbol.ksym_type);
 		put_str(f, rec->u.ksymbol.name);
 		break;
 	case PERF_RECORD_TEXT_POKE:
-		put(f, " 0x%" PRIx64 " old_len %u new_len %u",
+		cli_put(f, " 0x%" PRIx64 " old_len %u new_len %u",
 		    rec->u.text_poke.addr, rec->u.text_poke.old_len,
 		    rec->u.text_poke.new_len);
 		break;
 	case HWT_PD_AUXTRACE:
-		put(f, " size 0x%" PRIx64 " offset 0x%" PRIx64
+		cli_put(f, " size 0x%" PRIx64 " offset 0x%" PRIx64
 		    " ref 0x%" PRIx64 " idx %u tid %d cpu %d",
 		    rec->u.auxtrace.size, rec->u.auxtrace.offset,
 		    rec->u.auxtrace.reference, rec->u.auxtrace.idx,
@@ -218,20 +192,20 @@ static void put_details(struct fmt *f, const struct hwt_pd_record *rec)
 		break;
 	case HWT_PD_AUXTRACE_INFO:
 		name = hwt_pd_auxtrace_name(rec->u.auxtrace_info.type);
-		put(f, " type %u %s", rec->u.auxtrace_info.type,
+		cli_put(f, " type %u %s", rec->u.auxtrace_info.type,
 		    name ? name : "unknown");
 		break;
 	case HWT_PD_AUXTRACE_ERROR: {
 		const struct hwt_pd_auxtrace_error *e = &rec->u.auxtrace_error;
 
-		put(f, " type %u code %u cpu %d pid %d tid %d ip 0x%" PRIx64
+		cli_put(f, " type %u code %u cpu %d pid %d tid %d ip 0x%" PRIx64
 		    " ", e->type, e->code, (int32_t)e->cpu, (int32_t)e->pid,
 		    (int32_t)e->tid, e->ip);
 		put_str(f, e->msg);
 		break;
 	}
 	case HWT_PD_TIME_CONV:
-		put(f, " time_shift %" PRIu64 " time_mult %" PRIu64
+		cli_put(f, " time_shift %" PRIu64 " time_mult %" PRIu64
 		    " time_zero %" PRIu64, rec->u.time_conv.time_shift,
 		    rec->u.time_conv.time_mult, rec->u.time_conv.time_zero);
 		break;
@@ -243,7 +217,7 @@ static void put_details(struct fmt *f, const struct hwt_pd_record *rec)
 static int sb_add(struct sb_state *st, const struct hwt_pd_record *rec,
 		  uint64_t seq)
 {
-	struct fmt f;
+	struct cli_text f;
 	struct sb_line *l;
 	const char *name = hwt_pd_record_name(rec->type);
 	uint32_t pid, tid;
@@ -258,24 +232,24 @@ static int sb_add(struct sb_state *st, const struct hwt_pd_record *rec,
 	}
 	f.len = 0;
 	if (has_time)
-		put(&f, "%5" PRIu64 ".%06" PRIu64, time / 1000000000u,
+		cli_put(&f, "%5" PRIu64 ".%06" PRIu64, time / 1000000000u,
 		    time % 1000000000u / 1000u);
 	else
-		put(&f, "%12s", "-");
+		cli_put(&f, "%12s", "-");
 	if (rec->sid.present & HWT_PD_SID_CPU)
-		put(&f, " %u", rec->sid.cpu);
+		cli_put(&f, " %u", rec->sid.cpu);
 	else
-		put(&f, " -");
+		cli_put(&f, " -");
 	if (record_task(rec, &pid, &tid))
-		put(&f, " %d/%d", (int32_t)pid, (int32_t)tid);
+		cli_put(&f, " %d/%d", (int32_t)pid, (int32_t)tid);
 	else
-		put(&f, " -/-");
+		cli_put(&f, " -/-");
 	if (name)
-		put(&f, " %s", name);
+		cli_put(&f, " %s", name);
 	else
-		put(&f, " PERF_RECORD_%u", rec->type);
+		cli_put(&f, " PERF_RECORD_%u", rec->type);
 	put_details(&f, rec);
-	put(&f, "\n");
+	cli_put(&f, "\n");
 
 	if (hwt_grow((void **)&st->lines, &st->caplines, st->nlines + 1,
 		 sizeof(*st->lines)) ||
