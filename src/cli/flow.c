@@ -665,8 +665,8 @@ static void decode_segment(struct flow *fl, struct seg *s,
 	struct hwt_block block, *batch = NULL;
 	struct hwt_event ev;
 	struct hwt_blk_end end;
-	uint64_t ip;
-	int status, started = 0, fold = use_fold(fl);
+	uint64_t ip, last_sync = 0;
+	int status, started = 0, fold = use_fold(fl), have_sync = 0;
 	size_t n, i;
 
 	if (!dec)
@@ -698,12 +698,19 @@ static void decode_segment(struct flow *fl, struct seg *s,
 		started = 1;
 		if (status == -HWT_ERR_EOS)
 			break;
-		if (status < 0) {
-			print_error(fl, s, dec, 0, status);
-			break;
-		}
+		/* A PSB of the next segment's is the next's, with its errors. */
 		if (hwt_blk_end_past(&end, dec, 1))
 			break;
+		if (status < 0) {
+			/* A damaged PSB+: the next PSB, if the sync moved. */
+			print_error(fl, s, dec, 0, status);
+			if (hwt_blk_get_sync_offset(dec, &ip) < 0 ||
+			    (have_sync && ip <= last_sync))
+				break;
+			have_sync = 1;
+			last_sync = ip;
+			continue;
+		}
 
 		for (;;) {
 			while (status & HWT_STS_EVENT_PENDING) {

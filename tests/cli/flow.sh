@@ -79,6 +79,11 @@ trace ovf psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" ovf \
 trace corrupt psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" \
 	"raw 0xd9" "tnt ..." psb "mode.exec 64" "fup 0x100a" psbend "tnt ." \
 	"tip 0x1030" "tip.pgd -"
+# Two damaged PSB+s in a row: the second one is where the decoder
+# resynchronises after the first; it goes on to the PSB after that.
+trace badpsbs psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" \
+	psb "raw 0xd9" psbend psb "raw 0xd9" psbend psb "mode.exec 64" \
+	"fup 0x100a" psbend "tnt ." "tip 0x1030" "tip.pgd -"
 
 expect_out "ptxed, compressed returns" "$hwt" ptxed --raw "$raw" \
 	--pt "$tmp/ret.pt" --no-inst <<'EOF'
@@ -220,6 +225,26 @@ expect_out "flow, corrupted byte" "$hwt" flow --disasm --raw "$raw" \
 000000000000100e  jmp rax
 0000000000001030  nop
 0000000000001031  jmp rbx
+[disabled]
+EOF
+
+expect_out "flow, two damaged PSB+s in a row" "$hwt" flow --raw "$raw" \
+	"$tmp/badpsbs.pt" <<'EOF'
+[enabled, ip: 0000000000001000]
+[exec mode: 64-bit, ip: 0000000000001000]
+0000000000001000
+0000000000001005
+0000000000001020
+0000000000001021
+000000000000100a
+000000000000100c
+[error at offset 0x2c, ip 0x1005: unknown packet opcode]
+[error at offset 0x3f, ip 0x0: unknown packet opcode]
+000000000000100a
+000000000000100c
+000000000000100e
+0000000000001030
+0000000000001031
 [disabled]
 EOF
 
