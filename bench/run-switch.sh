@@ -44,20 +44,8 @@ done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-yasm -f elf64 -DITER="$iter" "$REPO/tests/data/perfdata_loop.asm" \
-	-o "$tmp/loop.o"
-ld -Ttext=0x401000 -e _start -o "$tmp/loop" "$tmp/loop.o"
-syms=$(nm "$tmp/loop" | awk '$3 ~ /^(top|f0|f1|f2|f2b|f3)$/ {
-	a = $1; sub(/^0+/, "", a); printf "-v %s=0x%s ", $3, a }')
-# shellcheck disable=SC2086
-awk -v iter="$iter" -v tsc=32075810494824 $syms \
-	-f "$REPO/tests/data/perfdata_loop.awk" | "$build/ptgen" "$tmp/loop.pt"
-names=""
-for s in top f0 f1 f1_loop f2 f2b f3 odd done _start; do
-	names="$names --redefine-sym $s=b$s"
-done
-# shellcheck disable=SC2086
-objcopy $names "$tmp/loop" "$tmp/loop.b"
+. "$REPO/tests/data/perfdata_loop.bash"
+perfdata_loop "$tmp" loop "$iter" "$build"
 
 clock() {	# CPU time in ms, mean of the rounds
 	local TIMEFORMAT='%3U %3S' t

@@ -114,6 +114,10 @@ int hwt_rec_pt_itrace_start(struct hwt_rec_pt *w, uint64_t time,
 			    uint32_t pid, uint32_t tid);
 int hwt_rec_pt_switch(struct hwt_rec_pt *w, uint64_t time, uint32_t pid,
 		      uint32_t tid, int out);
+/* PERF_RECORD_LOST: @lost sideband records lost (the kernel's ring was
+ * full). */
+int hwt_rec_pt_lost(struct hwt_rec_pt *w, uint64_t time, uint32_t pid,
+		    uint32_t tid, uint64_t lost);
 int hwt_rec_pt_round(struct hwt_rec_pt *w);	/* FINISHED_ROUND */
 
 struct hwt_rec_pt_map {

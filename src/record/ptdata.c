@@ -319,6 +319,18 @@ int hwt_rec_pt_itrace_start(struct hwt_rec_pt *w, uint64_t time,
 	return put(w, &rec);
 }
 
+int hwt_rec_pt_lost(struct hwt_rec_pt *w, uint64_t time, uint32_t pid,
+		    uint32_t tid, uint64_t lost)
+{
+	struct hwt_pd_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = PERF_RECORD_LOST;
+	rec.u.lost.lost = lost;
+	sid(w, &rec, time, pid, tid);
+	return put(w, &rec);
+}
+
 int hwt_rec_pt_switch(struct hwt_rec_pt *w, uint64_t time, uint32_t pid,
 		      uint32_t tid, int out)
 {

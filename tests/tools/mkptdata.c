@@ -20,6 +20,10 @@
  *                     hand the CPU to it and back, evenly over the
  *                     trace's time (the trace is the same code's, so it
  *                     decodes in either process)
+ *     --losses N      lost data at N places: the trace in N + 1 AUX
+ *                     records, all but the first PARTIAL (notes placed
+ *                     by trace offset), and N LOST records evenly over
+ *                     the trace's time (placed by time)
  *     --pmu-type N    intel_pt's PMU type (default: sysfs, else 8)
  *     --cpuid STR     the CPUID feature ("GenuineIntel,6,142,10")
  *     --show          print the records as perf script -D must show them
@@ -62,6 +66,7 @@ struct opts {
 	int all_records;
 	char sw_elf[PATH_MAX];	/* --switch */
 	uint32_t sw_pid, sw_n;
+	uint64_t losses;	/* --losses */
 	FILE *show;	/* where the records go as perf must show them */
 };
 
@@ -346,6 +351,16 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 
 	if (o->sw_n && put_switches(w, o, t_start, &tc, &ti))
 		goto fail;
+	for (uint64_t k = 1; k <= o->losses; k++) {
+		uint64_t first = hwt_pd_tsc_to_perf_time(&tc, ti.first_tsc);
+		uint64_t last = hwt_pd_tsc_to_perf_time(&tc, ti.last_tsc);
+		uint64_t t = first + (last - first) / (o->losses + 1) * k + 7;
+
+		if (check(w, hwt_rec_pt_lost(w, t, o->pid, o->tid, k)))
+			goto fail;
+		show_pt(o, PERF_RECORD_LOST, t);
+		fprintf(o->show, "\tlost: %" PRIu64 "\n", k);
+	}
 
 	if (check(w, hwt_rec_pt_round(w)))
 		goto fail;
@@ -355,17 +370,29 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 	aux.pid = o->pid;
 	aux.tid = o->tid;
 	aux.cpu = o->cpu;
-	aux.reference = 0x1d2c3b4a5968ull ^ tlen;
-	aux.data = trace;
-	aux.size = tlen;
-	if (check(w, hwt_rec_pt_trace(w, &aux)))
-		goto fail;
-	show_pt(o, PERF_RECORD_AUX, t_end);
-	fprintf(o->show, "\toffset: 0 size: %#zx flags: 0\n", tlen);
-	show_pt(o, HWT_PD_AUXTRACE, 0);
-	fprintf(o->show, "\tsize: %#zx offset: 0 ref: %#llx idx: 0 tid: %u cpu: %d\n",
-	       (tlen + 7) & ~(size_t)7,
-	       (unsigned long long)aux.reference, o->tid, o->cpu);
+	for (uint64_t k = 0, at = 0; k <= o->losses; k++) {
+		/* Anywhere but where a chunk would be padded (to 8 bytes),
+		 * which would put PADs inside a packet. */
+		uint64_t to = k == o->losses ? tlen :
+			      (tlen / (o->losses + 1) * (k + 1) + 40) & ~7ull;
+
+		aux.offset = at;
+		aux.reference = (0x1d2c3b4a5968ull ^ tlen) + at;
+		aux.data = trace + at;
+		aux.size = to - at;
+		aux.flags = k ? PERF_AUX_FLAG_PARTIAL : 0;
+		if (check(w, hwt_rec_pt_trace(w, &aux)))
+			goto fail;
+		show_pt(o, PERF_RECORD_AUX, t_end);
+		fprintf(o->show, "\toffset: %#" PRIx64 " size: %#" PRIx64
+			" flags: %#" PRIx64 "\n", at, to - at, aux.flags);
+		show_pt(o, HWT_PD_AUXTRACE, 0);
+		fprintf(o->show, "\tsize: %#" PRIx64 " offset: %#" PRIx64
+			" ref: %#llx idx: 0 tid: %u cpu: %d\n",
+			(to - at + 7) & ~(uint64_t)7, at,
+			(unsigned long long)aux.reference, o->tid, o->cpu);
+		at = to;
+	}
 
 	if (check(w, hwt_rec_pt_exit(w, t_end, o->pid, o->pid, o->tid,
 				     o->tid)))
@@ -742,6 +769,8 @@ int main(int argc, char **argv)
 			o.cpu = (int32_t)v;
 		} else if (!strcmp(a, "--pmu-type")) {
 			o.pmu_type = (uint32_t)v;
+		} else if (!strcmp(a, "--losses")) {
+			o.losses = v;
 		} else {
 			return die("%s: unknown option", a);
 		}

@@ -80,7 +80,7 @@ static int ip_packet(struct hwt_pt_packet *pkt, unsigned type,
 
 int main(int argc, char **argv)
 {
-	static uint8_t buf[1 << 20];
+	static uint8_t buf[1 << 26];	/* (untouched pages cost nothing) */
 	struct hwt_pt_last_ip lip;
 	size_t len = 0;
 	unsigned lineno = 0;
