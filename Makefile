@@ -6,7 +6,7 @@
 #   make fuzz       build the libFuzzer targets into build-fuzz/ and run each
 #                   for FUZZ_SECONDS
 #   make bench      run the benchmarks (bench/run.sh, run-flow.sh, run-record.sh,
-#                   run-switch.sh)
+#                   run-switch.sh, run-jobs.sh)
 #   make libipt-suite  run libipt's pttc suite against build/hwt (ptdump, ptxed)
 #   make example    record the bundled example (examples/calc.c, which
 #                   crashes) with hwt record; show hwt calls and hwt last
@@ -108,6 +108,7 @@ bench: all
 	bash bench/run-flow.sh $(BUILD)
 	bash bench/run-record.sh $(BUILD)
 	bash bench/run-switch.sh $(BUILD)
+	bash bench/run-jobs.sh $(BUILD)
 
 libipt-suite: all
 	bash scripts/libipt-suite.sh --ptxed $(BUILD)

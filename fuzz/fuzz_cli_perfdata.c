@@ -9,9 +9,12 @@
  *   the file names, lost-data notes), hwt calls, hwt last
  *
  * None may crash, hang or leak (ASan/UBSan decide); a broken file is an
- * error message and an exit status, which is all that is checked here.
- * Output goes to /dev/null. Streams are cut into 4 KiB pieces so that
- * small inputs reach the cutting too.
+ * error message and an exit status. Output goes to /dev/null, but for
+ * hwt flow --blocks -j2, which must print what -j1 prints (segments
+ * decoded on threads, each with its own view of the processes, lost-data
+ * notes placed as one thread places them). Streams are cut into 4 KiB
+ * pieces and those into 512-byte segments, so that small inputs reach
+ * the cutting too.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -46,6 +49,41 @@ static int run(int (*cmd)(int, char **), const char *a0, const char *a1,
 	return ret;
 }
 
+/* What hwt flow --blocks -jN prints of @path, in a memfd. */
+static int flow_output(const char *path, const char *jobs)
+{
+	char *argv[] = { "flow", "--blocks", (char *)jobs, (char *)path,
+			 NULL };
+	int fd = memfd_create("out", 0);
+
+	CHECK(fd >= 0);
+	CHECK(dup2(fd, STDOUT_FILENO) >= 0);
+	optind = 1;
+	cmd_flow(4, argv);
+	fflush(stdout);
+	CHECK(dup2(devnull, STDOUT_FILENO) >= 0);
+	return fd;
+}
+
+static void same_with_jobs(const char *path)
+{
+	int one = flow_output(path, "-j1"), two = flow_output(path, "-j2");
+	off_t n = lseek(one, 0, SEEK_END);
+
+	CHECK(n >= 0 && lseek(two, 0, SEEK_END) == n);
+	if (n > 0) {
+		void *a = mmap(NULL, (size_t)n, PROT_READ, MAP_SHARED, one, 0);
+		void *b = mmap(NULL, (size_t)n, PROT_READ, MAP_SHARED, two, 0);
+
+		CHECK(a != MAP_FAILED && b != MAP_FAILED);
+		CHECK(!memcmp(a, b, (size_t)n));
+		munmap(a, (size_t)n);
+		munmap(b, (size_t)n);
+	}
+	close(one);
+	close(two);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
@@ -56,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(devnull >= 0);
 		CHECK(dup2(devnull, STDOUT_FILENO) >= 0);
 		setenv("HWT_PIECE_SIZE", "4096", 1);
+		setenv("HWT_SEGMENT_SIZE", "512", 1);
 		/* No build-id cache or debug files of this machine. */
 		setenv("HOME", "/nonexistent", 1);
 	}
@@ -74,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(cmd_sideband, "sideband", NULL, path);
 	run(cmd_dump, "dump", "--quiet", path);
 	run(cmd_flow, "flow", "--stat", path);
+	same_with_jobs(path);
 	run(cmd_calls, "calls", NULL, path);
 	run(cmd_last, "last", NULL, path);
 

@@ -97,7 +97,11 @@ const char *hwt_proc_comm(const struct hwt_proc_model *m, uint32_t tid,
 int hwt_proc_running(const struct hwt_proc_model *m, uint32_t cpu,
 		     uint64_t time, uint32_t *pid, uint32_t *tid);
 
-/* A view: an image that follows one pid through time. */
+/*
+ * A view: an image that follows one pid through time. Views of one model
+ * may be used on several threads at once (each view on one), once all
+ * records are in.
+ */
 struct hwt_proc_view;
 
 struct hwt_proc_view *hwt_proc_view_new(struct hwt_proc_model *m,

@@ -244,6 +244,28 @@ void cli_pd_stream_header(const struct cli_pd *pd, size_t i,
 void cli_pd_stream_notes(const struct cli_pd *pd, size_t i,
 			 struct cli_out *out);
 
+/* A segment boundary: a PSB's stream offset and the TSC in its PSB+. */
+struct cli_cut {
+	uint64_t off, tsc;
+	int have_tsc;
+};
+
+/* Where a segment is in its stream's lost-data notes (by offset, by time). */
+struct cli_note_pos {
+	size_t off, time;
+};
+
+/* What a segment decoded on its own saw (-j), for its stream's context. */
+struct cli_seg_notes {
+	struct cli_note_pos start, end;	/* the notes it printed */
+	uint64_t first_off, first_now;	/* at its first sync */
+	uint64_t max_before, max_now;	/* latest time (perf), before/after */
+	uint64_t last_now;
+	uint8_t synced, have_first_off, have_first_now, have_now;
+	uint8_t first_due;		/* own notes due at its first sync */
+	uint8_t overrun;		/* a later segment's note was due */
+};
+
 /*
  * What flow.c asks of a perf.data stream while it decodes: @sync before
  * each block (bring the image to the decoder's time; returns 1 if lost-data
@@ -260,6 +282,40 @@ struct cli_flow_hook {
 	/* The image of the process the stream is in now (sync switches the
 	 * decoder to it). */
 	struct hwt_image *(*image)(void *ctx);
+
+	/*
+	 * -j: a stream cut at PSBs into segments decoded on threads, to
+	 * print what one thread prints. Each thread has a context of its
+	 * own (@fork, freed by @unfork) with a view of the processes that
+	 * only goes forward: a thread's segments of one stream come in
+	 * stream order. A cut is where @cut_ok says no lost-data note is
+	 * due between the PSB before and the PSB after it (stream offsets;
+	 * TSCs if @have_tsc), so the syncs that print each note are those
+	 * of one segment. @seg hands a context the segment [@from, @to)
+	 * (@from NULL: a piece's first, which goes on from where @ctx is;
+	 * @to NULL: to the end); @seg_end says what it saw.
+	 * In stream order, @seg_check says whether a segment decoded alone
+	 * printed what one thread does (its notes too if @notes print where
+	 * they are due): else (1; a time that jumped in a damaged trace, a
+	 * note due elsewhere) @ctx is made ready to decode from that segment
+	 * on itself. @seg_join prints the notes that the segments before
+	 * left, due at this one's first sync (out NULL: notes print at the
+	 * end, or not), and takes the segment's place. @resume brings
+	 * @ctx's view to where the segments took the stream, before it
+	 * decodes.
+	 */
+	void *(*fork)(void *ctx);
+	void (*unfork)(void *fork);
+	int (*cut_ok)(void *ctx, uint64_t off_lo, uint64_t off_hi,
+		      uint64_t tsc_lo, uint64_t tsc_hi, int have_tsc);
+	void (*seg)(void *fork, const struct cli_cut *from,
+		    const struct cli_cut *to, struct cli_seg_notes *sn);
+	void (*seg_end)(void *fork, struct cli_seg_notes *sn);
+	int (*seg_check)(void *ctx, const struct cli_seg_notes *sn,
+			 int notes);
+	void (*seg_join)(void *ctx, const struct cli_seg_notes *sn,
+			 struct cli_out *out);
+	void (*resume)(void *ctx);
 };
 
 struct flow;	/* flow.c's state of one flow/calls/coverage command */

@@ -19,6 +19,16 @@
  * single-threaded runs: a branch is resolved at the PSB+ IP, and the AFL
  * "previous location" restarts. Time can differ after a cut until the
  * next TSC when it depends on CYC calibration carried across the PSB.
+ * Cuts are only made at a PSB+ that reads to PSBEND and gives the IP, so
+ * a segment that starts there knows what one thread knows; a segment that
+ * ends in an error in the next one's data (a damaged trace) makes the
+ * rest decode on this thread, as one thread would resynchronise. A
+ * perf.data stream is cut the same way, piece by piece, with the hook's
+ * help (struct cli_flow_hook, perfdata_input.c): each thread has a view
+ * of the processes of its own, cuts avoid lost-data notes, and a segment
+ * that depends on the ones before (a damaged trace's time) makes the rest
+ * of the stream decode on this thread. Segments held for printing are
+ * kept small where every block or instruction prints.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -51,6 +61,7 @@ struct flow_options {
 	struct hwt_blk_config config;
 	enum flow_mode mode;
 	unsigned jobs;
+	int verbose;		/* -v: how -j cut the trace, on stderr */
 	unsigned disasm:1;
 	unsigned time:1;
 	unsigned no_sym:1;
@@ -98,6 +109,18 @@ struct seg {
 	uint64_t *rets;			/* return addresses of open frames */
 	size_t nrets;
 	int done;
+	/* The code the decoder is in (perf.data: of the process now), and
+	 * that of the open canonical block (a switch can come before it
+	 * ends). */
+	struct hwt_image *image, *block_image;
+	/* perf.data -j: the hook's context of the thread that decodes it,
+	 * where its first sync is in @out, and what the context saw. */
+	void *hctx;
+	size_t first_sync;
+	uint8_t synced;
+	struct cli_seg_notes notes;
+	/* It ended in an error in the next one's data (decode_segment). */
+	uint8_t unclean;
 };
 
 struct flow {
@@ -123,13 +146,13 @@ static char *put_str(char *p, const char *s)
 	return p;
 }
 
-static char *put_sym(const struct flow *fl, char *p, uint64_t ip)
+static char *put_sym(const struct flow *fl, struct hwt_image *image, char *p,
+		     uint64_t ip)
 {
 	const char *name;
 	uint64_t off;
 
-	if (fl->opt->no_sym ||
-	    hwt_image_symbol(fl->image, ip, &name, &off) < 0)
+	if (fl->opt->no_sym || hwt_image_symbol(image, ip, &name, &off) < 0)
 		return p;
 	*p++ = ' ';
 	*p++ = ' ';
@@ -238,7 +261,7 @@ static void insn_line(struct flow *fl, struct seg *s,
 		*p++ = ' ';
 	}
 	p = cli_put_hex16(p, insn->ip);
-	p = put_sym(fl, p, insn->ip);
+	p = put_sym(fl, s->image, p, insn->ip);
 	if (opt->disasm) {
 		*p++ = ' ';
 		*p++ = ' ';
@@ -266,13 +289,12 @@ static void block_line(struct flow *fl, struct seg *s,
 	*p++ = ' ';
 	p = cli_put_hex16(p, b->end_ip);
 	p += sprintf(p, " %5" PRIu32, b->ninsn);
-	p = put_sym(fl, p, b->ip);
+	p = put_sym(fl, s->block_image, p, b->ip);
 	*p++ = '\n';
 	cli_out_commit(&s->out, p);
 }
 
-static void call_new(struct seg *s, const struct flow *fl, uint64_t ip,
-		     int have_time, uint64_t tsc)
+static void call_new(struct seg *s, uint64_t ip, int have_time, uint64_t tsc)
 {
 	struct call_seg *c;
 	uint64_t off;
@@ -290,7 +312,7 @@ static void call_new(struct seg *s, const struct flow *fl, uint64_t ip,
 	}
 	c = &s->calls[s->ncalls++];
 	memset(c, 0, sizeof(*c));
-	if (hwt_image_symbol(fl->image, ip, &c->name, &off) < 0)
+	if (hwt_image_symbol(s->image, ip, &c->name, &off) < 0)
 		c->name = NULL;
 	c->ip = ip;
 	c->first = s->ninsn;
@@ -355,8 +377,8 @@ static void frame_return(struct seg *s, uint64_t ip, int is_return)
 }
 
 /* A new function segment at @ip unless it continues the current one. */
-static void call_enter(struct seg *s, const struct flow *fl, uint64_t ip,
-		       int have_time, uint64_t tsc)
+static void call_enter(struct seg *s, uint64_t ip, int have_time,
+		       uint64_t tsc)
 {
 	const char *name;
 	uint64_t off;
@@ -364,14 +386,14 @@ static void call_enter(struct seg *s, const struct flow *fl, uint64_t ip,
 	if (!s->new_seg && s->ncalls) {
 		/* Same function (a jump within it) or another (tail call,
 		 * jump)? Only the name tells. */
-		if (hwt_image_symbol(fl->image, ip, &name, &off) < 0)
+		if (hwt_image_symbol(s->image, ip, &name, &off) < 0)
 			name = NULL;
 		if (name == s->calls[s->ncalls - 1].name && name)
 			return;
 		if (!name && !s->calls[s->ncalls - 1].name)
 			return;
 	}
-	call_new(s, fl, ip, have_time, tsc);
+	call_new(s, ip, have_time, tsc);
 }
 
 /* Walk the instructions of @b: lines, branches, calls. */
@@ -388,13 +410,13 @@ static int walk_block(struct flow *fl, struct seg *s,
 		frame_return(s, b->ip, 1);
 	}
 	for (uint32_t n = b->ninsn; n > 0; n--) {
-		err = hwt_blk_insn_walk(fl->image, b->mode, &ip, &insn);
+		err = hwt_blk_insn_walk(s->image, b->mode, &ip, &insn);
 		if (err < 0)
 			return err;
 		insn.speculative = b->speculative;
 		if (opt->mode == MODE_CALLS) {
 			if (s->new_seg || insn.ip == b->ip)
-				call_enter(s, fl, insn.ip, have_time, tsc);
+				call_enter(s, insn.ip, have_time, tsc);
 			s->calls[s->ncalls - 1].ninsn++;
 		} else if (opt->mode == MODE_INSN) {
 			insn_line(fl, s, &insn, have_time, tsc);
@@ -416,7 +438,7 @@ static int walk_block(struct flow *fl, struct seg *s,
 				if (insn.iclass == HWT_IC_CALL)
 					frame_push(s, next);
 				else if (ip != next)
-					call_enter(s, fl, ip, have_time, tsc);
+					call_enter(s, ip, have_time, tsc);
 			}
 		} else {
 			s->pend.ip = insn.ip;
@@ -487,8 +509,10 @@ static int do_block(struct flow *fl, struct seg *s,
 
 		if ((flags & HWT_BLK_FOLD_ENDED) && opt->mode == MODE_BLOCKS)
 			block_line(fl, s, &ended);
-		if (flags & HWT_BLK_FOLD_NEW)
+		if (flags & HWT_BLK_FOLD_NEW) {
 			new_block(s, b);
+			s->block_image = s->image;
+		}
 		return 0;
 	}
 	default:
@@ -603,6 +627,19 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 /* Decoding one segment                                                */
 /* ------------------------------------------------------------------ */
 
+/*
+ * perf.data: lost-data notes print where they happened, between the
+ * lines of blocks and instructions. Not in --stat (counts instead) nor
+ * in coverage, which prints them at the stream's end: a fold stops where
+ * the block cache makes it stop (and at every timing packet), so where a
+ * note became due among the others would depend on the cache's history,
+ * which -j does not keep.
+ */
+static int inline_notes(const struct flow *fl)
+{
+	return fl->opt->mode != MODE_STAT && fl->opt->mode != MODE_COVERAGE;
+}
+
 /* perf.data: bring the image up to date, print lost-data notes due here. */
 static void sync_hook(struct flow *fl, struct seg *s,
 		      struct hwt_blk_decoder *dec)
@@ -611,13 +648,17 @@ static void sync_hook(struct flow *fl, struct seg *s,
 
 	if (!fl->hook)
 		return;
-	due = fl->hook->sync(fl->hook->ctx, dec, fl->base);
+	if (!s->synced) {
+		s->synced = 1;
+		s->first_sync = s->out.len;
+	}
+	due = fl->hook->sync(s->hctx, dec, fl->base);
 	/* Symbols from the process the decoder is in now. */
-	fl->image = hwt_blk_image(dec);
-	if (!due || fl->opt->mode == MODE_STAT)
+	s->image = hwt_blk_image(dec);
+	if (!due || !inline_notes(fl))
 		return;
 	flush_block(fl, s);
-	fl->hook->notes(fl->hook->ctx, dec, fl->base, &s->out);
+	fl->hook->notes(s->hctx, dec, fl->base, &s->out);
 }
 
 /* Blocks per hwt_blk_next_batch(). */
@@ -641,13 +682,14 @@ static int use_fold(const struct flow *fl)
 	return fl->opt->mode == MODE_STAT || fl->opt->mode == MODE_COVERAGE;
 }
 
-static struct hwt_blk_decoder *new_decoder(const struct flow *fl)
+static struct hwt_blk_decoder *new_decoder(const struct flow *fl,
+					   struct hwt_image *image)
 {
 	struct hwt_blk_config cfg = fl->opt->config;
 
 	cfg.qry.begin = fl->trace;
 	cfg.qry.end = fl->trace + fl->size;
-	return hwt_blk_new(&cfg, fl->image);
+	return hwt_blk_new(&cfg, image);
 }
 
 /*
@@ -666,11 +708,11 @@ static void decode_segment(struct flow *fl, struct seg *s,
 	struct hwt_event ev;
 	struct hwt_blk_end end;
 	uint64_t ip, last_sync = 0;
-	int status, started = 0, fold = use_fold(fl), have_sync = 0;
+	int status, started = 0, fold = use_fold(fl), have_sync = 0, synced;
 	size_t n, i;
 
 	if (!dec)
-		dec = new_decoder(fl);
+		dec = new_decoder(fl, s->image);
 	if (!dec) {
 		cli_out_printf(&s->out, "[error: cannot allocate a decoder]\n");
 		s->nerrors++;
@@ -696,6 +738,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 		if (started || !s->cont)
 			s->new_seg = 1;
 		started = 1;
+		synced = 1;
 		if (status == -HWT_ERR_EOS)
 			break;
 		/* A PSB of the next segment's is the next's, with its errors. */
@@ -718,8 +761,11 @@ static void decode_segment(struct flow *fl, struct seg *s,
 				if (status < 0)
 					break;
 				/* The next segment starts at its PSB+'s IP:
-				 * the blocks up to there are still ours. */
-				switch (hwt_blk_end_event(&end, dec, &ev)) {
+				 * the blocks up to there are still ours. (Not
+				 * the PSB+ synced to: the decoder may have read
+				 * on to the next PSB in a damaged trace.) */
+				switch (synced ? 0 :
+					hwt_blk_end_event(&end, dec, &ev)) {
 				case 0:
 					do_event(fl, s, &ev);
 					break;
@@ -729,6 +775,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 					goto out;
 				}
 			}
+			synced = 0;
 			if (status < 0)
 				break;
 			if (status & HWT_STS_EOS) {
@@ -785,9 +832,16 @@ static void decode_segment(struct flow *fl, struct seg *s,
 		}
 		if (status == -HWT_ERR_EOS || end.stopping)
 			break;
-		/* An error in the next segment's data is the next's. */
-		if (hwt_blk_end_past(&end, dec, 0))
+		/*
+		 * An error in the next segment's data: the next one cannot
+		 * see what led to it, nor can this one know where one thread
+		 * would resynchronise. One thread decodes from here
+		 * (run()).
+		 */
+		if (hwt_blk_end_past(&end, dec, 0)) {
+			s->unclean = 1;
 			break;
+		}
 		if (hwt_blk_get_ip(dec, &ip) < 0)
 			ip = block.ninsn ? block.end_ip : block.ip;
 		sync_hook(fl, s, dec);
@@ -804,27 +858,135 @@ out:
 /* Segments and threads                                                */
 /* ------------------------------------------------------------------ */
 
-/* PSB offsets to cut at, about @chunk apart; returns how many (>= 1). */
-static size_t plan_segments(const struct flow *fl, size_t chunk,
-			    uint64_t **cuts)
+/*
+ * The PSB+ the packet decoder is synchronised at: its TSC, and whether a
+ * segment may start there. It must read to PSBEND, with the packets a
+ * PSB+ holds, and give the IP (a FUP): else a segment starting there
+ * would not know what one thread knows at that point (the IP carried
+ * across a damaged PSB+, say, which an error names).
+ */
+static int psb_scan(struct hwt_pkt_decoder *pd, struct cli_cut *c)
+{
+	struct hwt_pt_packet p;
+	int n = 0, fup = 0;
+
+	c->tsc = 0;
+	c->have_tsc = 0;
+	while (hwt_pkt_next(pd, &p) > 0) {
+		switch (p.type) {
+		case HWT_PT_PSB:
+			if (n++)
+				return 0;
+			break;
+		case HWT_PT_PSBEND:
+			return fup;
+		case HWT_PT_TSC:
+			c->tsc = p.u.tsc;
+			c->have_tsc = 1;
+			break;
+		case HWT_PT_FUP:
+			fup = 1;
+			break;
+		case HWT_PT_PAD: case HWT_PT_PIP: case HWT_PT_MODE_EXEC:
+		case HWT_PT_MODE_TSX: case HWT_PT_TMA: case HWT_PT_CBR:
+		case HWT_PT_VMCS: case HWT_PT_MNT:
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The first PSB after @off (at or after @off + 1), and its TSC. Returns
+ * 1 if a segment may start there (psb_scan), 0 if not, -1 if there is no
+ * PSB.
+ */
+static int psb_after(struct hwt_pkt_decoder *pd, uint64_t off,
+		     struct cli_cut *c)
+{
+	if (hwt_pkt_sync_set(pd, off) < 0 || hwt_pkt_sync_forward(pd) < 0 ||
+	    hwt_pkt_get_sync_offset(pd, &c->off) < 0)
+		return -1;
+	return psb_scan(pd, c);
+}
+
+/*
+ * The PSB to cut at, at or after @want and before @want + @chunk and
+ * @limit; perf.data: where no lost-data note is near (cli_flow_hook).
+ * Returns 0 (offsets in @c are the stream's), 1 if there is none there,
+ * -1 if none further.
+ */
+static int find_cut(const struct flow *fl, struct hwt_pkt_decoder *pd,
+		    uint64_t want, uint64_t chunk, uint64_t limit,
+		    struct cli_cut *c)
+{
+	const struct cli_flow_hook *h = fl->hook;
+	struct cli_cut p1, p2, p3;
+	int good1, good2, good3;
+
+	good1 = psb_after(pd, want - 1, &p1);
+	if (good1 < 0 || p1.off >= limit)
+		return -1;
+	for (; p1.off < want + chunk; p1 = p2, good1 = good2) {
+		if (!h) {
+			if (good1) {
+				*c = p1;
+				c->off += fl->base;
+				return 0;
+			}
+			good2 = psb_after(pd, p1.off, &p2);
+			if (good2 < 0 || p2.off >= limit)
+				return -1;
+			continue;
+		}
+		/* The notes near are those due from p1 to p3. */
+		good2 = psb_after(pd, p1.off, &p2);
+		if (good2 < 0 || p2.off >= limit)
+			return -1;
+		good3 = psb_after(pd, p2.off, &p3);
+		if (good3 < 0) {
+			p3.off = fl->size;
+			p3.have_tsc = 0;
+		}
+		if (good2 &&
+		    h->cut_ok(h->ctx, fl->base + p1.off, fl->base + p3.off,
+			      p1.tsc, p3.tsc, p1.have_tsc && p3.have_tsc)) {
+			*c = p2;
+			c->off += fl->base;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * PSBs to cut at, about @chunk apart and before @limit; returns how many.
+ * Offsets in *@cuts are the stream's (fl->base added).
+ */
+static size_t plan_segments(const struct flow *fl, uint64_t chunk,
+			    uint64_t limit, struct cli_cut **cuts)
 {
 	struct hwt_pkt_decoder *pd;
-	uint64_t *c = NULL, off, want;
+	struct cli_cut *c = NULL, cut;
+	uint64_t want;
 	size_t n = 0, cap = 0;
 
 	pd = hwt_pkt_decoder_new(fl->trace, fl->size);
 	if (!pd)
 		goto one;
-	for (want = chunk; want < fl->size; want += chunk) {
-		/* The first PSB at or after @want. */
-		if (hwt_pkt_sync_set(pd, want - 1) < 0 ||
-		    hwt_pkt_sync_forward(pd) < 0 ||
-		    hwt_pkt_get_sync_offset(pd, &off) < 0)
+	for (want = chunk; want < limit; want += chunk) {
+		int r = find_cut(fl, pd, want, chunk, limit, &cut);
+
+		if (r < 0)
 			break;
-		if (n && off <= c[n - 1])
+		if (r > 0)
+			continue;
+		if (n && cut.off <= c[n - 1].off)
 			continue;
 		if (n == cap) {
-			uint64_t *nc;
+			struct cli_cut *nc;
 
 			cap = cap ? 2 * cap : 64;
 			nc = realloc(c, cap * sizeof(*nc));
@@ -832,9 +994,9 @@ static size_t plan_segments(const struct flow *fl, size_t chunk,
 				break;
 			c = nc;
 		}
-		c[n++] = off;
-		if (off > want)
-			want = off;
+		c[n++] = cut;
+		if (cut.off - fl->base > want)
+			want = cut.off - fl->base;
 	}
 	hwt_pkt_decoder_delete(pd);
 one:
@@ -845,6 +1007,7 @@ one:
 struct pool {
 	struct flow *fl;
 	struct seg *segs;
+	struct cli_cut *cuts;	/* segment k starts at cuts[k - 1] */
 	size_t nsegs;
 	size_t next;		/* next segment to decode */
 	size_t printed;		/* segments consumed by the main thread */
@@ -856,13 +1019,24 @@ struct pool {
 static void *worker(void *arg)
 {
 	struct pool *pool = arg;
+	const struct cli_flow_hook *hook = pool->fl->hook;
+	/* perf.data: this thread's view of the processes, which its
+	 * segments (in stream order) move forward. */
+	void *hctx = hook ? hook->fork(hook->ctx) : NULL;
 	/* One decoder for all the segments of this thread: the block cache
 	 * is the same work for each (hwt_blk_sync_set() keeps it). */
-	struct hwt_blk_decoder *dec = new_decoder(pool->fl);
+	struct hwt_blk_decoder *dec;
 	int fresh = 1;
 	size_t k;
 
+	if (hook && !hctx) {
+		fprintf(stderr, "%s: out of memory.\n", pool->fl->opt->prog);
+		exit(1);
+	}
+	dec = new_decoder(pool->fl, hook ? hook->image(hctx) : pool->fl->image);
 	for (;;) {
+		struct seg *s;
+
 		pthread_mutex_lock(&pool->lock);
 		while (pool->next < pool->nsegs &&
 		       pool->next >= pool->printed + pool->ahead)
@@ -870,18 +1044,30 @@ static void *worker(void *arg)
 		if (pool->next >= pool->nsegs) {
 			pthread_mutex_unlock(&pool->lock);
 			hwt_blk_delete(dec);
+			if (hook)
+				hook->unfork(hctx);
 			return NULL;
 		}
 		k = pool->next++;
 		pthread_mutex_unlock(&pool->lock);
 
-		decode_segment(pool->fl, &pool->segs[k], dec, fresh);
+		s = &pool->segs[k];
+		if (hook) {
+			hook->seg(hctx, k ? &pool->cuts[k - 1] : NULL,
+				  k + 1 < pool->nsegs ? &pool->cuts[k] : NULL,
+				  &s->notes);
+			s->hctx = hctx;
+			s->image = hook->image(hctx);
+		}
+		decode_segment(pool->fl, s, dec, fresh);
+		if (hook)
+			hook->seg_end(hctx, &s->notes);
 		/* (A cache warmed up once, not once more for the first
 		 * segment: a decoder is as good as new before its first.) */
 		fresh = 0;
 
 		pthread_mutex_lock(&pool->lock);
-		pool->segs[k].done = 1;
+		s->done = 1;
 		pthread_cond_broadcast(&pool->cond);
 		pthread_mutex_unlock(&pool->lock);
 	}
@@ -903,7 +1089,6 @@ struct totals {
 static int consume(struct flow *fl, struct seg *s, struct totals *t,
 		   struct cli_out *out)
 {
-	(void)fl;
 	t->ninsn += s->ninsn + s->fold.ninsn;
 	t->nblocks += s->nblocks + s->fold.nblocks;
 	t->nbranches += s->nbranches;
@@ -916,8 +1101,20 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 			t->map[i] = (uint8_t)(v > 0xff ? 0xff : v);
 		}
 	}
-	if (s->out.len)
+	if (fl->hook && s->hctx != fl->hook->ctx) {
+		/* Lost-data notes that the segments before left are due at
+		 * this one's first sync. */
+		size_t at = s->synced ? s->first_sync : s->out.len;
+
+		if (at)
+			cli_out_write(out, s->out.buf, at);
+		fl->hook->seg_join(fl->hook->ctx, &s->notes,
+				   inline_notes(fl) ? out : NULL);
+		if (s->out.len > at)
+			cli_out_write(out, s->out.buf + at, s->out.len - at);
+	} else if (s->out.len) {
 		cli_out_write(out, s->out.buf, s->out.len);
+	}
 	free(s->out.buf);
 	s->out.buf = NULL;
 	free(s->fold.map);
@@ -931,6 +1128,9 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 static int seg_init(struct flow *fl, struct seg *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->image = fl->image;
+	s->block_image = fl->image;
+	s->hctx = fl->hook ? fl->hook->ctx : NULL;
 	if (cli_out_init(&s->out, NULL) < 0)
 		return -1;
 	hwt_blk_fold_init(&s->fold, NULL);
@@ -942,27 +1142,119 @@ static int seg_init(struct flow *fl, struct seg *s)
 	return 0;
 }
 
-static int run(struct flow *fl, struct totals *t, struct cli_out *out)
+/*
+ * -j: trace bytes per segment, at least; and all where each block or
+ * instruction prints a line (held until the segments before are printed:
+ * 10-100 bytes of output per byte of trace, 400 for instructions).
+ */
+#define SEG_MIN (64u << 10)
+#define SEG_INSN (16u << 10)
+
+/* For tests and fuzzing: many segments in a small trace. */
+static uint64_t segment_size(uint64_t chunk)
+{
+	const char *env = getenv("HWT_SEGMENT_SIZE");
+	uint64_t v;
+
+	if (env && cli_parse_u64(env, &v) == 0 && v >= 16)
+		return v;
+	return chunk;
+}
+
+/*
+ * What one run() decodes: the trace in @fl, a whole raw trace (or range)
+ * or one piece of a perf.data stream (cli_pieces), which goes on from the
+ * pieces before unless @first and ends at @end (0: the trace's end); cuts
+ * are made before @limit, unless @one.
+ */
+struct span {
+	int first, one;
+	uint64_t end, limit;
+};
+
+/* What consume() did not take of segments not printed. */
+static void seg_free(struct seg *s)
+{
+	free(s->out.buf);
+	free(s->fold.map);
+	free(s->rets);
+	free(s->calls);
+}
+
+/* Decode @s on this thread, printed as it goes. */
+static void decode_here(struct flow *fl, struct seg *s, struct totals *t,
+			struct cli_out *out)
+{
+	if (fl->hook) {
+		/* The stream's context: where the segments left the view. */
+		if (fl->hook->resume)
+			fl->hook->resume(fl->hook->ctx);
+		s->image = fl->hook->image(fl->hook->ctx);
+	}
+	cli_out_fini(&s->out);
+	s->out = *out;
+	decode_segment(fl, s, NULL, 0);
+	*out = s->out;
+	s->out.buf = NULL;
+	s->out.len = 0;
+	consume(fl, s, t, out);
+	if (fl->opt->mode == MODE_CALLS) {
+		t->calls = s->calls;
+		t->ncalls = s->ncalls;
+	} else {
+		free(s->calls);
+	}
+}
+
+/* No more segments for the workers (they finish the one they have). */
+static void pool_stop(struct pool *pool)
+{
+	pthread_mutex_lock(&pool->lock);
+	pool->next = pool->nsegs;
+	pthread_cond_broadcast(&pool->cond);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/*
+ * Returns 0, -1 after a message, or 1 if a segment did not decode on its
+ * own as in one thread (it ended in an error in the next one's data, or
+ * hook->seg_check said so): the trace from there was decoded on this
+ * thread, and so must the rest of a perf.data stream.
+ */
+static int run(struct flow *fl, const struct span *sp, struct totals *t,
+	       struct cli_out *out)
 {
 	const struct flow_options *opt = fl->opt;
 	unsigned jobs = opt->jobs ? opt->jobs : 1;
-	uint64_t *cuts = NULL;
-	size_t ncuts = 0, chunk;
+	struct cli_cut *cuts = NULL;
+	size_t ncuts = 0, alone;
+	uint64_t chunk;
 	struct pool pool;
 	pthread_t *th;
 	unsigned nth = 0;
 	int ret = 0;
 
-	if (jobs > 1) {
+	if (jobs > 1 && !sp->one) {
 		/* Several segments per thread balance uneven ones. */
-		chunk = fl->size / (jobs * 8);
-		if (chunk < (64u << 10))
-			chunk = 64u << 10;
-		ncuts = plan_segments(fl, chunk, &cuts);
+		chunk = sp->limit / (jobs * 8);
+		/*
+		 * Segments ahead of the printed one are held in memory, and
+		 * a line per instruction or block is 10-100 bytes of output
+		 * per byte of trace: the trace's size would be the bound.
+		 */
+		if (opt->mode == MODE_INSN)
+			chunk = SEG_INSN;
+		else if (opt->mode != MODE_STAT && opt->mode != MODE_COVERAGE)
+			chunk = SEG_MIN;
+		else if (chunk < SEG_MIN)
+			chunk = SEG_MIN;
+		chunk = segment_size(chunk);
+		ncuts = plan_segments(fl, chunk, sp->limit, &cuts);
 	}
 
 	memset(&pool, 0, sizeof(pool));
 	pool.fl = fl;
+	pool.cuts = cuts;
 	pool.nsegs = ncuts + 1;
 	pool.segs = calloc(pool.nsegs, sizeof(*pool.segs));
 	if (!pool.segs) {
@@ -970,32 +1262,28 @@ static int run(struct flow *fl, struct totals *t, struct cli_out *out)
 		return -1;
 	}
 	for (size_t k = 0; k < pool.nsegs; k++) {
-		if (seg_init(fl, &pool.segs[k]) < 0) {
+		struct seg *s = &pool.segs[k];
+
+		if (seg_init(fl, s) < 0) {
 			fprintf(stderr, "%s: out of memory.\n", opt->prog);
 			exit(1);
 		}
-		pool.segs[k].first = k == 0;
-		pool.segs[k].begin = k ? cuts[k - 1] : 0;
-		pool.segs[k].end = k < ncuts ? cuts[k] : 0;
+		s->first = k == 0 && sp->first;
+		s->cont = k == 0 && !sp->first;
+		s->begin = k ? cuts[k - 1].off - fl->base : 0;
+		s->end = k < ncuts ? cuts[k].off - fl->base : sp->end;
 	}
-	free(cuts);
 
+	if (opt->verbose && jobs > 1)
+		fprintf(stderr, "%s: trace 0x%" PRIx64 "-0x%" PRIx64 ": %zu "
+			"segment%s\n", opt->prog, fl->base,
+			fl->base + (sp->end ? sp->end : fl->size), pool.nsegs,
+			pool.nsegs == 1 ? "" : "s");
 	if (pool.nsegs == 1) {
 		/* Single-threaded: print as we go. */
-		struct seg *s = &pool.segs[0];
-
-		cli_out_fini(&s->out);
-		s->out = *out;
-		decode_segment(fl, s, NULL, 0);
-		*out = s->out;
-		s->out.buf = NULL;
-		s->out.len = 0;
-		consume(fl, s, t, out);
-		if (opt->mode == MODE_CALLS) {
-			t->calls = s->calls;
-			t->ncalls = s->ncalls;
-		}
+		decode_here(fl, &pool.segs[0], t, out);
 		free(pool.segs);
+		free(cuts);
 		return 0;
 	}
 
@@ -1011,31 +1299,68 @@ static int run(struct flow *fl, struct totals *t, struct cli_out *out)
 	if (!nth) {
 		fprintf(stderr, "%s: cannot start threads.\n", opt->prog);
 		ret = -1;
-		/* Decode here instead. */
+		/* Decode here instead, with the stream's own context. */
+		if (fl->hook && fl->hook->resume)
+			fl->hook->resume(fl->hook->ctx);
 		for (size_t k = 0; k < pool.nsegs; k++)
 			decode_segment(fl, &pool.segs[k], NULL, 0),
 				pool.segs[k].done = 1;
 	}
-	for (size_t k = 0; k < pool.nsegs; k++) {
+	for (alone = 0; alone < pool.nsegs; alone++) {
+		struct seg *s = &pool.segs[alone];
+
 		pthread_mutex_lock(&pool.lock);
-		while (!pool.segs[k].done)
+		while (!s->done)
 			pthread_cond_wait(&pool.cond, &pool.lock);
 		pthread_mutex_unlock(&pool.lock);
 
-		consume(fl, &pool.segs[k], t, out);
-		free(pool.segs[k].calls);
+		if (nth && (s->unclean ||
+			    (fl->hook &&
+			     fl->hook->seg_check(fl->hook->ctx, &s->notes,
+						 inline_notes(fl))))) {
+			if (opt->verbose)
+				fprintf(stderr, "%s: segment %zu at 0x%" PRIx64
+					" %s: the rest on one thread\n",
+					opt->prog, alone, fl->base + s->begin,
+					s->unclean ?
+					"ends in an error at the next's PSB" :
+					"depends on the ones before");
+			break;
+		}
+		consume(fl, s, t, out);
+		free(s->calls);
 
 		pthread_mutex_lock(&pool.lock);
-		pool.printed = k + 1;
+		pool.printed = alone + 1;
 		pthread_cond_broadcast(&pool.cond);
 		pthread_mutex_unlock(&pool.lock);
 	}
+	if (alone < pool.nsegs)
+		pool_stop(&pool);
 	for (unsigned i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
 	free(th);
+	if (alone < pool.nsegs) {
+		/* The rest as one thread decodes it. */
+		struct seg rest;
+
+		if (seg_init(fl, &rest) < 0) {
+			fprintf(stderr, "%s: out of memory.\n", opt->prog);
+			exit(1);
+		}
+		rest.first = pool.segs[alone].first;
+		rest.cont = pool.segs[alone].cont;
+		rest.begin = pool.segs[alone].begin;
+		rest.end = sp->end;
+		for (size_t k = alone; k < pool.nsegs; k++)
+			seg_free(&pool.segs[k]);
+		decode_here(fl, &rest, t, out);
+		ret = 1;
+	}
 	pthread_mutex_destroy(&pool.lock);
 	pthread_cond_destroy(&pool.cond);
 	free(pool.segs);
+	free(cuts);
 	return ret;
 }
 
@@ -1162,6 +1487,40 @@ static void add_totals(struct totals *all, const struct totals *t)
 }
 
 /*
+ * A perf.data stream with -j: each piece cut into segments decoded on
+ * threads, each thread with a context of the hook's (its own view of the
+ * processes).
+ */
+static int run_pieces_jobs(struct flow *fl, struct cli_pieces *trace,
+			   struct totals *t, struct cli_out *out)
+{
+	int more, alone = 0;
+
+	while ((more = cli_pieces_next(trace)) > 0) {
+		struct span sp;
+		int r;
+
+		fl->trace = trace->buf;
+		fl->size = trace->len;
+		fl->base = trace->base;
+		sp.first = trace->base == 0;
+		sp.one = alone;
+		sp.end = trace->last ? 0 : trace->cut;
+		sp.limit = trace->last ? trace->len : trace->cut;
+		r = run(fl, &sp, t, out);
+		if (r < 0)
+			return -1;
+		/* A segment did not decode on its own as in one thread: the
+		 * view is where one thread's is now, not where the next
+		 * piece's segments would start theirs. */
+		if (r > 0)
+			alone = 1;
+	}
+	fl->base = 0;
+	return more < 0 ? -1 : 0;
+}
+
+/*
  * A perf.data stream: one segment, decoded piece by piece on this thread
  * (the hook's image follows one time line), printed as it goes.
  */
@@ -1170,6 +1529,9 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 {
 	struct seg s;
 	int more;
+
+	if (fl->opt->jobs > 1 && fl->hook->fork)
+		return run_pieces_jobs(fl, trace, t, out);
 
 	if (seg_init(fl, &s) < 0) {
 		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
@@ -1211,8 +1573,6 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 	struct totals t;
 	int ret = -1;
 
-	/* The hook's image follows one time line: one thread per stream. */
-	o.jobs = 1;
 	/* The bitmap of all streams is written once, at the end. */
 	o.bitmap_out = NULL;
 	memset(&t, 0, sizeof(t));
@@ -1289,13 +1649,16 @@ void help_flow(void)
 	       "  --no-sym        no symbol lookup\n"
 	       "  --no-events     do not print events ([enabled], ...)\n"
 	       "  -j N            decode on N threads (same output)\n"
+	       "  -v              say how -j cut the trace (stderr)\n"
 	       "\n%s\n"
 	       "Events print as ptxed prints them. Errors print as\n"
 	       "[error at offset 0xOFF, ip 0xIP: MESSAGE]; decoding resumes at\n"
-	       "the next PSB. With -j, the trace is cut at PSBs; time may differ\n"
-	       "from -j1 after a cut until the next TSC when CYC calibration\n"
-	       "matters. A branch whose target is only known after a PSB is\n"
-	       "resolved at the PSB's IP, in all modes.\n", common_help);
+	       "the next PSB. With -j, the trace is cut at PSBs (a perf.data\n"
+	       "stream too: each thread follows its processes); time may\n"
+	       "differ from -j1 after a cut until the next TSC when CYC\n"
+	       "calibration matters. A branch whose target is only known\n"
+	       "after a PSB is resolved at the PSB's IP, in all modes.\n",
+	       common_help);
 }
 
 void help_calls(void)
@@ -1321,9 +1684,11 @@ void help_coverage(void)
 	       "saturating at 255. Blocks end at every branch. Prints the\n"
 	       "number of edges (non-zero cells) and the FNV-1a 64 hash of the\n"
 	       "bitmap. No edge crosses a PSB, an enable, a disable or an\n"
-	       "overflow, so -j N gives the same bitmap as -j1.\n"
+	       "overflow, so -j N gives the same bitmap as -j1. A perf.data\n"
+	       "stream's lost-data warnings print before its counts.\n"
 	       "  -o FILE         write the bitmap (65536 bytes) to FILE\n"
 	       "  -j N            decode on N threads\n"
+	       "  -v              say how -j cut the trace (stderr)\n"
 	       "\n%s", common_help);
 }
 
@@ -1383,6 +1748,8 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 			opt->no_sym = 1;
 		} else if (!strcmp(a, "--no-events")) {
 			opt->events = 0;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			opt->verbose = 1;
 		} else if (!strcmp(a, "-j") || !strncmp(a, "-j", 2)) {
 			const char *n = a[2] ? a + 2 : next;
 
@@ -1608,8 +1975,12 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 			if (finish(&fl, &t, &out) == 0)
 				ret = 0;
 		}
-	} else if (run(&fl, &t, &out) == 0 && finish(&fl, &t, &out) == 0) {
-		ret = 0;
+	} else {
+		struct span whole = { 1, 0, 0, fl.size };
+
+		if (run(&fl, &whole, &t, &out) >= 0 &&
+		    finish(&fl, &t, &out) == 0)
+			ret = 0;
 	}
 	/* Nothing at all came out: not a trace (as hwt dump says too). */
 	if (!t.nblocks && !t.nevents && !t.nerrors && !t.ninsn) {

@@ -27,11 +27,25 @@
  * of the process model that follows its pid (per-thread mode) or the
  * thread running on its cpu (cpu mode). Before each block the decoder's
  * TSC is converted to perf time; when that passes the next sideband
- * change the view is advanced (the block decoder notices through the
- * image generation). Streams are decoded one after the other: the model
- * is not shared between threads, and one stream's view follows one time
- * line, so -j N decodes each stream on one thread and prints what -j1
- * prints.
+ * change the view is advanced, and the decoder is handed the image of the
+ * process it is in. Streams are decoded one after the other.
+ *
+ * -j N cuts a stream at PSBs into segments decoded on N threads, each
+ * thread with a view of its own (a fork of the stream's context; views
+ * share the model, whose file checks take its lock). To print what -j1
+ * prints:
+ *   - a view depends only on the latest time seen, and a thread's
+ *     segments come in stream order, so its view only goes forward;
+ *   - lost-data notes print at the syncs where they are due, so a cut is
+ *     made only where none is due from the PSB before to the PSB after
+ *     it (hook_cut_ok), and each segment prints the notes between its
+ *     cut and the next;
+ *   - what a segment could not know, in stream order: a time that jumped
+ *     ahead in a damaged trace (a view past a sideband change its own
+ *     times did not reach, a later segment's note due) is found by
+ *     hook_seg_check, and the rest of the stream is then decoded on one
+ *     thread; notes a segment left (no sync after them) print at the next
+ *     one's first sync (hook_seg_join).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -1128,7 +1142,13 @@ struct pd_decode {
 	uint64_t now;
 	uint8_t have_now;
 	uint32_t view_pid;
+	/* The next notes to print, and the first ones not to (-j: those of
+	 * later segments). */
 	size_t next_off, next_time;
+	size_t end_off, end_time;
+	uint64_t max_now;	/* the latest time seen: where the view is */
+	const struct pd_decode *parent;	/* -j: the stream's, of a fork */
+	struct cli_seg_notes seg;	/* a fork's segment */
 };
 
 /* The first sideband time after @t. */
@@ -1167,6 +1187,36 @@ static void view_to(struct pd_decode *d, uint64_t t)
 	d->next_change = next_change_after(pd, t);
 }
 
+/* A fork's sync: what seg_check needs to know. */
+static void fork_sync(struct pd_decode *d, struct hwt_blk_decoder *dec,
+		      uint64_t base)
+{
+	const struct pd_stream *st = d->st;
+	struct cli_seg_notes *sn = &d->seg;
+	uint64_t off = 0;
+	int have_off = hwt_blk_get_offset(dec, &off) >= 0;
+
+	if (!sn->synced) {
+		sn->synced = 1;
+		sn->first_off = base + off;
+		sn->have_first_off = (uint8_t)have_off;
+		sn->first_now = d->now;
+		sn->have_first_now = d->have_now;
+		/* Its own notes due here too: the order of the two sets
+		 * would be this one's, not file order. */
+		sn->first_due =
+			(d->next_time < d->end_time && d->have_now &&
+			 st->by_time.v[d->next_time].key <= d->now) ||
+			(d->next_off < d->end_off && have_off &&
+			 st->by_off.v[d->next_off].key <= base + off);
+	}
+	if ((d->end_time < st->by_time.n && d->have_now &&
+	     st->by_time.v[d->end_time].key <= d->now) ||
+	    (d->end_off < st->by_off.n && have_off &&
+	     st->by_off.v[d->end_off].key <= base + off))
+		sn->overrun = 1;
+}
+
 static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base)
 {
 	struct pd_decode *d = ctx;
@@ -1177,19 +1227,23 @@ static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base)
 	if (d->pd->tsc_enabled && hwt_blk_time(dec, &tsc, NULL, NULL) >= 0) {
 		d->now = hwt_pd_tsc_to_perf_time(&d->pd->tc, tsc);
 		d->have_now = 1;
+		if (d->now > d->max_now)
+			d->max_now = d->now;
 		if (d->now >= d->next_change)
 			view_to(d, d->now);
 	}
+	if (d->parent)
+		fork_sync(d, dec, base);
 	/* Another process: its image, with the blocks the decoder kept of
 	 * it if it ran before (a new decoder may start with an old one). */
 	image = hwt_proc_view_image(d->view);
 	if (hwt_blk_image(dec) != image && hwt_blk_set_image(dec, image) < 0)
 		fprintf(stderr, "%s: warning: out of memory switching to pid "
 			"%" PRIu32 "'s image.\n", d->pd->prog, d->view_pid);
-	if (d->next_time < st->by_time.n && d->have_now &&
+	if (d->next_time < d->end_time && d->have_now &&
 	    st->by_time.v[d->next_time].key <= d->now)
 		return 1;
-	return d->next_off < st->by_off.n &&
+	return d->next_off < d->end_off &&
 	       hwt_blk_get_offset(dec, &off) >= 0 &&
 	       st->by_off.v[d->next_off].key <= base + off;
 }
@@ -1200,9 +1254,9 @@ static void print_notes(struct pd_decode *d, struct cli_out *out,
 	const struct pd_stream *st = d->st;
 
 	for (;;) {
-		const struct pd_note *o = d->next_off < st->by_off.n ?
+		const struct pd_note *o = d->next_off < d->end_off ?
 					  &st->by_off.v[d->next_off] : NULL;
-		const struct pd_note *t = d->next_time < st->by_time.n ?
+		const struct pd_note *t = d->next_time < d->end_time ?
 					  &st->by_time.v[d->next_time] : NULL;
 
 		if (o && !all && !(have_off && o->key <= off))
@@ -1254,6 +1308,229 @@ static void hook_stat(void *ctx, struct cli_out *out)
 	cli_out_printf(out, "trace errors: %" PRIu64 "\n", l->errors);
 }
 
+static int decode_init(struct pd_decode *d, struct cli_pd *pd,
+		       struct pd_stream *st)
+{
+	memset(d, 0, sizeof(*d));
+	d->pd = pd;
+	d->st = st;
+	d->view_pid = st->pid;
+	d->end_off = st->by_off.n;
+	d->end_time = st->by_time.n;
+	d->view = hwt_proc_view_new(pd->model, st->pid);
+	if (!d->view)
+		return -1;
+	if (!pd->tsc_enabled) {
+		/*
+		 * No timestamps: the trace cannot say when it ran, so the
+		 * code is what was mapped at the stream's end.
+		 */
+		view_to(d, st->have_end_time ? st->end_time : UINT64_MAX);
+		d->next_change = UINT64_MAX;
+	}
+	return 0;
+}
+
+/* -j: another thread's view of the stream (see struct cli_flow_hook). */
+static void *hook_fork(void *ctx)
+{
+	const struct pd_decode *parent = ctx;
+	struct pd_decode *d = malloc(sizeof(*d));
+
+	if (!d || decode_init(d, parent->pd, parent->st) < 0) {
+		free(d);
+		return NULL;
+	}
+	d->parent = parent;
+	return d;
+}
+
+static void hook_unfork(void *fork)
+{
+	struct pd_decode *d = fork;
+
+	if (d)
+		hwt_proc_view_delete(d->view);
+	free(d);
+}
+
+/* The first note with a key at or above @key. */
+static size_t note_at(const struct pd_notes *n, uint64_t key)
+{
+	size_t lo = 0, hi = n->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (n->v[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Time notes are printed when the decoder's time passes them; without
+ * timestamps only at the end. */
+static int time_notes_due(const struct pd_decode *d)
+{
+	return d->pd->tsc_enabled && d->st->by_time.n;
+}
+
+static int hook_cut_ok(void *ctx, uint64_t off_lo, uint64_t off_hi,
+		       uint64_t tsc_lo, uint64_t tsc_hi, int have_tsc)
+{
+	const struct pd_decode *d = ctx;
+	const struct pd_stream *st = d->st;
+	size_t k = note_at(&st->by_off, off_lo);
+
+	if (k < st->by_off.n && st->by_off.v[k].key <= off_hi)
+		return 0;
+	if (!time_notes_due(d))
+		return 1;
+	if (!have_tsc)
+		return 0;
+	tsc_lo = hwt_pd_tsc_to_perf_time(&d->pd->tc, tsc_lo);
+	tsc_hi = hwt_pd_tsc_to_perf_time(&d->pd->tc, tsc_hi);
+	k = note_at(&st->by_time, tsc_lo);
+	return !(k < st->by_time.n && st->by_time.v[k].key <= tsc_hi);
+}
+
+/* Where the notes of the segment from @c start. */
+static struct cli_note_pos cut_notes(const struct pd_decode *d,
+				     const struct cli_cut *c)
+{
+	const struct pd_decode *p = d->parent ? d->parent : d;
+	struct cli_note_pos pos;
+
+	/* (The stream's place: the pieces before are printed, and the
+	 * segments of this one wait for the first.) */
+	if (!c)
+		return (struct cli_note_pos){ p->next_off, p->next_time };
+	pos.off = note_at(&d->st->by_off, c->off);
+	/* (Else time notes wait for the end, and the stream's place among
+	 * them stays at 0 till then; cuts have a TSC where they count.) */
+	pos.time = time_notes_due(d) && c->have_tsc ?
+		   note_at(&d->st->by_time,
+			   hwt_pd_tsc_to_perf_time(&d->pd->tc, c->tsc)) : 0;
+	return pos;
+}
+
+static void hook_seg(void *fork, const struct cli_cut *from,
+		     const struct cli_cut *to, struct cli_seg_notes *sn)
+{
+	struct pd_decode *d = fork;
+
+	memset(&d->seg, 0, sizeof(d->seg));
+	d->seg.start = cut_notes(d, from);
+	d->seg.max_before = d->max_now;
+	d->next_off = d->seg.start.off;
+	d->next_time = d->seg.start.time;
+	if (to) {
+		struct cli_note_pos end = cut_notes(d, to);
+
+		d->end_off = end.off;
+		d->end_time = end.time;
+	} else {
+		d->end_off = d->st->by_off.n;
+		d->end_time = d->st->by_time.n;
+	}
+	/* Its time is its own (a sync without one would take the last). */
+	d->have_now = 0;
+	*sn = d->seg;
+}
+
+static void hook_seg_end(void *fork, struct cli_seg_notes *sn)
+{
+	struct pd_decode *d = fork;
+
+	d->seg.end.off = d->next_off;
+	d->seg.end.time = d->next_time;
+	d->seg.max_now = d->max_now;
+	d->seg.last_now = d->now;
+	d->seg.have_now = d->have_now;
+	*sn = d->seg;
+}
+
+static void hook_resume(void *ctx)
+{
+	struct pd_decode *d = ctx;
+
+	if (d->pd->tsc_enabled && d->max_now >= d->next_change)
+		view_to(d, d->max_now);
+}
+
+/*
+ * One thread's decode would differ where the segment's view or notes
+ * depended on what came before it: the stream's latest time (d->max_now)
+ * past a sideband change that the segment's own times did not reach (a
+ * damaged TSC that jumped ahead), a note of a later segment due, or notes
+ * the segments before left that are not due at its first sync.
+ */
+static int hook_seg_check(void *ctx, const struct cli_seg_notes *sn,
+			  int notes)
+{
+	struct pd_decode *d = ctx;
+	const struct pd_stream *st = d->st;
+
+	if (!sn->synced)
+		return 0;
+	if (notes && sn->overrun)
+		goto alone;
+	if (d->pd->tsc_enabled) {
+		uint64_t lo = sn->max_before > sn->first_now ?
+			      sn->max_before : sn->first_now;
+
+		if (!sn->have_first_now)
+			goto alone;
+		if (d->max_now > lo &&
+		    next_change_after(d->pd, lo) <= d->max_now)
+			goto alone;
+	}
+	if (!notes)
+		return 0;
+	if (sn->first_due && (sn->start.off > d->next_off ||
+			      sn->start.time > d->next_time))
+		goto alone;
+	if (sn->start.off > d->next_off &&
+	    (!sn->have_first_off ||
+	     st->by_off.v[sn->start.off - 1].key > sn->first_off))
+		goto alone;
+	if (sn->start.time > d->next_time &&
+	    st->by_time.v[sn->start.time - 1].key > sn->first_now)
+		goto alone;
+	return 0;
+alone:
+	hook_resume(d);
+	return 1;
+}
+
+static void hook_seg_join(void *ctx, const struct cli_seg_notes *sn,
+			  struct cli_out *out)
+{
+	struct pd_decode *d = ctx;
+
+	/* (out NULL: notes print at the end, from the stream's start.) */
+	if (sn->synced && out) {
+		if (d->next_off < sn->start.off ||
+		    d->next_time < sn->start.time) {
+			d->end_off = sn->start.off;
+			d->end_time = sn->start.time;
+			print_notes(d, out, 0, 0, 1);
+			d->end_off = d->st->by_off.n;
+			d->end_time = d->st->by_time.n;
+		}
+		d->next_off = sn->end.off;
+		d->next_time = sn->end.time;
+	}
+	if (sn->max_now > d->max_now)
+		d->max_now = sn->max_now;
+	if (sn->have_now) {
+		d->now = sn->last_now;
+		d->have_now = 1;
+	}
+}
+
 int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx)
 {
 	int ret = 0;
@@ -1264,23 +1541,9 @@ int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx)
 		struct cli_pieces trace;
 		struct pd_decode d;
 
-		memset(&d, 0, sizeof(d));
-		d.pd = pd;
-		d.st = st;
-		d.view_pid = st->pid;
-		d.view = hwt_proc_view_new(pd->model, st->pid);
-		if (!d.view) {
+		if (decode_init(&d, pd, st) < 0) {
 			fprintf(stderr, "%s: out of memory.\n", pd->prog);
 			return -1;
-		}
-		if (!pd->tsc_enabled) {
-			/*
-			 * No timestamps: the trace cannot say when it ran, so
-			 * the code is what was mapped at the stream's end.
-			 */
-			view_to(&d, st->have_end_time ? st->end_time :
-							UINT64_MAX);
-			d.next_change = UINT64_MAX;
 		}
 		memset(&hook, 0, sizeof(hook));
 		hook.ctx = &d;
@@ -1288,6 +1551,14 @@ int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx)
 		hook.notes = hook_notes;
 		hook.stat = hook_stat;
 		hook.image = hook_image;
+		hook.fork = hook_fork;
+		hook.unfork = hook_unfork;
+		hook.cut_ok = hook_cut_ok;
+		hook.seg = hook_seg;
+		hook.seg_end = hook_seg_end;
+		hook.seg_check = hook_seg_check;
+		hook.seg_join = hook_seg_join;
+		hook.resume = hook_resume;
 		cli_pd_stream_pieces(pd, i, &trace);
 		if (fn(ctx, i, &trace, hwt_proc_view_image(d.view), &hook) < 0)
 			ret = -1;

@@ -125,6 +125,7 @@ struct hwt_proc_model *hwt_proc_new(const struct hwt_proc_config *config)
 
 	if (!m)
 		return NULL;
+	pthread_mutex_init(&m->lock, NULL);
 	if (config) {
 		m->config = *config;
 		m->config.root = NULL;
@@ -167,6 +168,7 @@ void hwt_proc_delete(struct hwt_proc_model *m)
 	free((char *)m->config.root);
 	free((char *)m->config.vdso_path);
 	free((char *)m->config.buildid_dir);
+	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
 

@@ -9,6 +9,7 @@
 #ifndef HWT_PROC_INT_H
 #define HWT_PROC_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -115,6 +116,10 @@ struct hwt_proc_model {
 
 	struct hwt_proc_map *scratch;	/* hwt_proc_maps' answer */
 	size_t capscratch;
+
+	/* Views on several threads: what they learn of files (@files) and
+	 * their warnings. */
+	pthread_mutex_t lock;
 };
 
 /* The space of @pid, or NULL. */

@@ -265,8 +265,10 @@ static int apply_map(struct hwt_proc_view *v, const struct proc_mapx *x,
 		return 0;
 	if (map->start + len < map->start)
 		len = UINT64_MAX - map->start;
+	pthread_mutex_lock(&m->lock);
 	if (x->code)
 		path = map_file(m, x, time, v->pid);
+	pthread_mutex_unlock(&m->lock);
 	/* A new mapping replaces whatever was there, code or not. */
 	err = hwt_image_remove(v->image, map->start, len);
 	if (err < 0 && err != -HWT_ERR_INVALID)
@@ -276,12 +278,14 @@ static int apply_map(struct hwt_proc_view *v, const struct proc_mapx *x,
 	err = hwt_image_add_mmap(v->image, path, map->pgoff, len, map->start);
 	if (err == -HWT_ERR_NOMEM)
 		return err;
+	pthread_mutex_lock(&m->lock);
 	if (err < 0 && !(f->warned & PROC_WARNED_MAP)) {
 		proc_warn(m, time, v->pid,
 			  "%s: cannot map offset 0x%llx (%s): its code is missing",
 			  path, (unsigned long long)map->pgoff, hwt_errstr(err));
 		f->warned |= PROC_WARNED_MAP;
 	}
+	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
 

@@ -3,8 +3,9 @@
 # on a tiny program (assembled with yasm here) and traces written by
 # ptgen (tests/tools/ptgen.c, hwt's own packet encoder): instruction by
 # instruction, with and without return compression, with filtering (a
-# disable/enable gap), an overflow and a corrupted byte in the middle, and
-# code that is not in the image. -j N must print what -j1 prints.
+# disable/enable gap), an overflow and a corrupted byte in the middle, two
+# damaged PSB+s in a row, and code that is not in the image. -j N must
+# print what -j1 prints, also where a cut falls on a PSB an error breaks.
 #
 #   bash tests/cli/flow.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" flow "$@"
@@ -373,5 +374,39 @@ got=$(sed -n 's/^insn: \([0-9]*\)\.$/insn: \1/p' "$tmp/px")
 [ "$want" = "$got" ] || {
 	fail "ptxed --stat:insn '$got' != coverage '$want'"
 }
+
+# Damage right before a PSB: a FUP with no TIP, which the PSB after it
+# breaks (the error is at that PSB). In 2 KiB segments some cut falls on
+# such a PSB: the segment before cannot know where one thread goes on
+# after the error, so the rest decodes on one thread (-v says so), and
+# the output is still -j1's.
+awk 'BEGIN {
+	print "psb"; print "tsc 0x1000"; print "mode.exec 64"; print "psbend"
+	print "tip.pge 0x1000"
+	for (i = 0; i < 60000; i++) {
+		if (i && i % 97 == 0) {
+			if (i % 1067 == 0) print "fup 0x1005"
+			print "psb"; printf "tsc %d\n", 4096 + i * 100
+			print "mode.exec 64"; print "fup 0x1000"; print "psbend"
+		}
+		print "tnt !!!.!"
+	}
+	print "tip.pgd -"
+}' | "$ptgen" "$tmp/long2.pt" || exit 1
+for mode in --insn --blocks --stat; do
+	"$hwt" flow $mode --raw "$tmp/loop.bin:0x1000" "$tmp/long2.pt" \
+		>"$tmp/d1" 2>&1
+	HWT_SEGMENT_SIZE=2048 "$hwt" flow $mode -j2 -v \
+		--raw "$tmp/loop.bin:0x1000" "$tmp/long2.pt" >"$tmp/dn" \
+		2>"$tmp/dn.err"
+	check
+	cmp -s "$tmp/d1" "$tmp/dn" || {
+		fail "flow $mode -j2, errors at cuts: differs from -j1"
+		diff "$tmp/d1" "$tmp/dn" | head -n 10 >&2
+	}
+	check
+	grep -q "ends in an error at the next's PSB: the rest on one" \
+		"$tmp/dn.err" || fail "flow $mode -j2 -v: no error at a cut"
+done
 
 finish

@@ -24,7 +24,7 @@
 ptgen=$build/ptgen
 mkptdata=$build/mkptdata
 built "$ptgen" "$mkptdata"
-needs yasm ld nm od dd truncate
+needs yasm ld nm objcopy od dd truncate
 have_perf=1
 command -v perf >/dev/null || have_perf=0
 compared=0
@@ -97,21 +97,9 @@ yasm -f elf64 "$src/examples/calls.asm" -o "$tmp/calls.o" &&
 	exit 1
 }
 
-iter=3000
-yasm -f elf64 -DITER=$iter "$src/tests/data/perfdata_loop.asm" \
-	-o "$tmp/loop.o" &&
-	ld -Ttext=0x401000 -e _start -o "$tmp/loop" "$tmp/loop.o" || {
-	echo "FAIL: building the loop program" >&2
-	exit 1
-}
-# The symbol addresses the trace description needs, as 0x... numbers.
-syms=$(nm "$tmp/loop" | awk '$3 ~ /^(top|f0|f1|f2|f2b|f3)$/ {
-	a = $1; sub(/^0+/, "", a); printf "-v %s=0x%s ", $3, a }')
-# shellcheck disable=SC2086
-awk -v iter=$iter -v tsc=32075810494824 $syms \
-	-f "$src/tests/data/perfdata_loop.awk" >"$tmp/loop.ptdesc" &&
-	"$ptgen" "$tmp/loop.pt" <"$tmp/loop.ptdesc" || {
-	echo "FAIL: writing the loop trace" >&2
+. "$src/tests/data/perfdata_loop.bash"
+perfdata_loop "$tmp" loop 3000 "$build" || {
+	echo "FAIL: building the loop program and its trace" >&2
 	exit 1
 }
 
@@ -280,14 +268,8 @@ fi
 # the cpu goes to it and back 6 times over the loop's trace: each block's
 # symbol says whose image decoded it. The decoder keeps each image's
 # block cache (hwt_blk_set_image): the flow must still be the raw one.
-b_names=""
-for s in top f0 f1 f1_loop f2 f2b f3 odd done _start; do
-	b_names="$b_names --redefine-sym $s=b$s"
-done
-# shellcheck disable=SC2086
-objcopy $b_names "$tmp/loop" "$tmp/loop.b" &&
-	"$mkptdata" --cpu 0 --switch "4321:$tmp/loop.b:6" \
-		--pt "$tmp/loop.pt" --elf "$tmp/loop" "$tmp/cpu2.data" ||
+"$mkptdata" --cpu 0 --switch "4321:$tmp/loop.b:6" \
+	--pt "$tmp/loop.pt" --elf "$tmp/loop" "$tmp/cpu2.data" ||
 	fail "mkptdata --switch"
 if per_cpu "$tmp/cpu2.data"; then
 	run_as cpu2 "$hwt" flow --blocks "$tmp/cpu2.data" ||
@@ -319,6 +301,82 @@ if per_cpu "$tmp/cpu2.data"; then
 	contains "two processes: coverage" "$tmp/cpu2c.out" \
 		"^$(grep -m1 '^hash: ' "$tmp/loop.cov")\$"
 fi
+
+# ---- -j: a stream cut at PSBs, the segments decoded on threads -----
+
+# The loop program at 60,000 iterations (a 600 KB trace: 10 and more
+# segments), packed with lost data at 300 trace offsets and 300 times,
+# per thread and on a cpu handed to a second process 400 times; and the
+# same trace with 12 bytes overwritten. -j2 and -j3 must print what -j1
+# prints. A damaged TSC can take a segment's time past its end, where a
+# segment would print a later one's notes, or take the stream's view
+# where the segments after do not see it: hwt decodes the rest of the
+# stream on one thread then (-v says so), which the damaged files make
+# happen in the middle of a piece.
+perfdata_loop "$tmp" big 60000 "$build" || {
+	echo "FAIL: building the big loop program and its trace" >&2
+	exit 1
+}
+cp "$tmp/big.pt" "$tmp/bad.pt"
+for ob in 199412:25 201222:153 251438:255 310944:255 388765:25 389052:25 \
+	401311:25 567623:255 573350:25 576361:85 600165:25 601117:153; do
+	poke "$tmp/bad.pt" "${ob%:*}" "${ob#*:}"
+done
+for p in big bad; do
+	"$mkptdata" --losses 300 --pt "$tmp/$p.pt" --elf "$tmp/big" \
+		"$tmp/j$p.data" &&
+		"$mkptdata" --cpu 0 --switch "4321:$tmp/big.b:400" \
+			--losses 100 --pt "$tmp/$p.pt" --elf "$tmp/big" \
+			"$tmp/jc$p.data" ||
+		fail "mkptdata -j files ($p)"
+done
+for f in jbig jcbig jbad jcbad; do
+	alone=0
+	for cmd in "flow --blocks" "flow --branches" "flow --insn --time" \
+		"coverage" "flow --stat"; do
+		# shellcheck disable=SC2086
+		run_as j1 "$hwt" $cmd "$tmp/$f.data"
+		contains "$f.data has lost-data notes" "$tmp/j1.out" \
+			'^\[warning: |^lost sideband records: 300 |^# all'
+		for j in 2 3; do
+			# shellcheck disable=SC2086
+			run_as jn "$hwt" $cmd -v -j$j "$tmp/$f.data"
+			same "hwt $cmd -j$j vs -j1 ($f.data)" "$tmp/j1.out" \
+				"$tmp/jn.out"
+			contains "hwt $cmd -j$j -v ($f.data): segments" \
+				"$tmp/jn.err" ': [0-9]{2,} segments$'
+			grep -q 'the rest on one thread' \
+				"$tmp/jn.err" && alone=$((alone + 1))
+		done
+	done
+	# Whole traces decode on threads to the end; the damaged ones go on
+	# on one thread where their time jumped (in most runs: not where the
+	# thread's own segments before saw the jump).
+	check
+	case $f:$alone in
+	j*big:0 | j*bad:[1-9]*) ;;
+	*) fail "-j: $alone runs of 10 on $f.data went on on one thread" ;;
+	esac
+done
+# Read in pieces of 200,000 bytes: each piece is cut again.
+for f in jbig jcbad; do
+	run_as j1 env HWT_PIECE_SIZE=200000 "$hwt" flow --blocks "$tmp/$f.data"
+	run_as jn env HWT_PIECE_SIZE=200000 "$hwt" flow --blocks -j3 \
+		"$tmp/$f.data"
+	same "in pieces: flow --blocks -j3 vs -j1 ($f.data)" "$tmp/j1.out" \
+		"$tmp/jn.out"
+done
+# Segments of 512 bytes: some cuts fall where the cpu went to the other
+# process, and a block's symbol is from the process that ran it.
+for f in jcbig jcbad; do
+	run_as j1 "$hwt" flow --blocks "$tmp/$f.data"
+	run_as jn env HWT_SEGMENT_SIZE=512 "$hwt" flow --blocks -j2 -v \
+		"$tmp/$f.data"
+	same "512-byte segments: flow --blocks -j2 vs -j1 ($f.data)" \
+		"$tmp/j1.out" "$tmp/jn.out"
+	contains "512-byte segments ($f.data)" "$tmp/jn.err" \
+		': [0-9]{3,} segments$'
+done
 
 # ---- lost data: an AUX record that says the buffer was full ----------
 
