@@ -830,15 +830,16 @@ static void decode_segment(struct flow *fl, struct seg *s,
 			if (status < 0)
 				break;
 		}
-		if (status == -HWT_ERR_EOS || end.stopping)
+		if (status == -HWT_ERR_EOS)
 			break;
 		/*
-		 * An error in the next segment's data: the next one cannot
+		 * An error in the next segment's data, or on the way to its
+		 * PSB+'s IP (which the flow did not reach: a damaged PSB+
+		 * whose IP does not match the code): the next segment cannot
 		 * see what led to it, nor can this one know where one thread
-		 * would resynchronise. One thread decodes from here
-		 * (run()).
+		 * would resynchronise. One thread decodes from here (run()).
 		 */
-		if (hwt_blk_end_past(&end, dec, 0)) {
+		if (end.stopping || hwt_blk_end_past(&end, dec, 0)) {
 			s->unclean = 1;
 			break;
 		}

@@ -375,11 +375,11 @@ got=$(sed -n 's/^insn: \([0-9]*\)\.$/insn: \1/p' "$tmp/px")
 	fail "ptxed --stat:insn '$got' != coverage '$want'"
 }
 
-# Damage right before a PSB: a FUP with no TIP, which the PSB after it
-# breaks (the error is at that PSB). In 2 KiB segments some cut falls on
-# such a PSB: the segment before cannot know where one thread goes on
-# after the error, so the rest decodes on one thread (-v says so), and
-# the output is still -j1's.
+# Damage at PSBs: a FUP with no TIP right before one, which the PSB
+# breaks (the error is at the PSB), and PSB+s whose IP is not where the
+# flow is. In 2 KiB segments some cut falls on such a PSB: the segment
+# before cannot know where one thread goes on after the error, so the
+# rest decodes on one thread (-v says so), and the output is still -j1's.
 awk 'BEGIN {
 	print "psb"; print "tsc 0x1000"; print "mode.exec 64"; print "psbend"
 	print "tip.pge 0x1000"
@@ -387,7 +387,9 @@ awk 'BEGIN {
 		if (i && i % 97 == 0) {
 			if (i % 1067 == 0) print "fup 0x1005"
 			print "psb"; printf "tsc %d\n", 4096 + i * 100
-			print "mode.exec 64"; print "fup 0x1000"; print "psbend"
+			print "mode.exec 64"
+			print (i % 1358 ? "fup 0x1000" : "fup 0x2000")
+			print "psbend"
 		}
 		print "tnt !!!.!"
 	}
