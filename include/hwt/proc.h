@@ -98,6 +98,15 @@ int hwt_proc_running(const struct hwt_proc_model *m, uint32_t cpu,
 		     uint64_t time, uint32_t *pid, uint32_t *tid);
 
 /*
+ * The last thread known to run on @cpu at or before @time: after a switch
+ * out with no switch in (a lost record), the one that left, as perf's
+ * decoder takes it. What a decoder follows: it depends on @time alone,
+ * not on the times asked before. -HWT_ERR_NOMAP if none yet.
+ */
+int hwt_proc_ran_last(const struct hwt_proc_model *m, uint32_t cpu,
+		      uint64_t time, uint32_t *pid, uint32_t *tid);
+
+/*
  * A view: an image that follows one pid through time. Views of one model
  * may be used on several threads at once (each view on one), once all
  * records are in.

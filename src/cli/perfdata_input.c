@@ -1178,7 +1178,7 @@ static void view_to(struct pd_decode *d, uint64_t t)
 		fprintf(stderr, "%s: warning: time %" PRIu64 ": %s.\n",
 			pd->prog, t, hwt_errstr(err));
 	if (pd->per_cpu &&
-	    hwt_proc_running(pd->model, d->st->cpu, t, &pid, &tid) >= 0 &&
+	    hwt_proc_ran_last(pd->model, d->st->cpu, t, &pid, &tid) >= 0 &&
 	    pid != d->view_pid) {
 		err = hwt_proc_view_set_pid(d->view, pid);
 		if (err >= 0)

@@ -700,19 +700,18 @@ const char *hwt_proc_comm(const struct hwt_proc_model *m, uint32_t tid,
 	return idx < 0 ? NULL : m->comms.s[idx];
 }
 
-int hwt_proc_running(const struct hwt_proc_model *m, uint32_t cpu,
-		     uint64_t time, uint32_t *pid, uint32_t *tid)
+/* The run of @cpu at @time (the last one that started by then). */
+static const struct proc_run *run_at(const struct hwt_proc_model *m,
+				     uint32_t cpu, uint64_t time,
+				     const struct proc_run **first)
 {
 	const struct proc_cpu *c;
-	const struct proc_run *r;
 	size_t pos, lo = 0, hi;
 	int found;
 
-	if (!m || !pid || !tid)
-		return -HWT_ERR_INVALID;
 	pos = key_pos(m->cpus, m->ncpus, sizeof(*m->cpus), cpu, &found);
 	if (!found)
-		return -HWT_ERR_NOMAP;
+		return NULL;
 	c = &m->cpus[pos];
 	hi = c->nruns;
 	while (lo < hi) {
@@ -723,10 +722,37 @@ int hwt_proc_running(const struct hwt_proc_model *m, uint32_t cpu,
 		else
 			hi = mid;
 	}
-	if (!lo)
+	*first = c->runs;
+	return lo ? &c->runs[lo - 1] : NULL;
+}
+
+int hwt_proc_running(const struct hwt_proc_model *m, uint32_t cpu,
+		     uint64_t time, uint32_t *pid, uint32_t *tid)
+{
+	const struct proc_run *r, *first;
+
+	if (!m || !pid || !tid)
+		return -HWT_ERR_INVALID;
+	r = run_at(m, cpu, time, &first);
+	if (!r || !r->known)
 		return -HWT_ERR_NOMAP;
-	r = &c->runs[lo - 1];
-	if (!r->known)
+	*pid = r->pid;
+	*tid = r->tid;
+	return 0;
+}
+
+int hwt_proc_ran_last(const struct hwt_proc_model *m, uint32_t cpu,
+		      uint64_t time, uint32_t *pid, uint32_t *tid)
+{
+	const struct proc_run *r, *first;
+
+	if (!m || !pid || !tid)
+		return -HWT_ERR_INVALID;
+	r = run_at(m, cpu, time, &first);
+	/* (Unknown runs never follow each other: cpu_push() merges them.) */
+	while (r && !r->known)
+		r = r > first ? r - 1 : NULL;
+	if (!r)
 		return -HWT_ERR_NOMAP;
 	*pid = r->pid;
 	*tid = r->tid;

@@ -267,10 +267,23 @@ static void expect_not_running(struct hwt_proc_model *m, uint32_t cpu,
 			 -HWT_ERR_NOMAP);
 }
 
+static void expect_ran_last(struct hwt_proc_model *m, uint32_t cpu,
+			    uint64_t time, uint32_t pid, uint32_t tid)
+{
+	uint32_t p = ~0u, t = ~0u;
+
+	if (hwt_proc_ran_last(m, cpu, time, &p, &t) != 0)
+		fail_msg("nothing ran on cpu %u by %llu", cpu,
+			 (unsigned long long)time);
+	assert_int_equal(p, pid);
+	assert_int_equal(t, tid);
+}
+
 static void test_running(void **state)
 {
 	struct hwt_proc_model *m = hwt_proc_new(NULL);
 	struct hwt_pd_record r;
+	uint32_t p, t;
 
 	(void)state;
 	r = rec_base(PERF_RECORD_ITRACE_START, 100, 101, 10);
@@ -298,11 +311,23 @@ static void test_running(void **state)
 	assert_int_equal(hwt_proc_pid_of(m, 301), 300);
 	assert_int_equal(hwt_proc_pid_of(m, 101), 100);
 
-	/* Per-thread switches: in names the thread, out leaves it unknown. */
+	/* Per-thread switches: in names the thread, out leaves it unknown;
+	 * what ran last is the one that left. */
 	add(m, sw(3, 30, 0, 0, 400, 401, 0, 0));
 	add(m, sw(3, 40, 0, 1, 400, 401, 0, 0));
 	expect_running(m, 3, 35, 400, 401);
 	expect_not_running(m, 3, 40);
+	expect_ran_last(m, 3, 40, 400, 401);
+	expect_ran_last(m, 3, 1000, 400, 401);
+	add(m, sw(3, 50, 0, 0, 500, 501, 0, 0));
+	add(m, sw(3, 60, 0, 1, 500, 501, 0, 0));
+	add(m, sw(3, 61, 0, 1, 500, 501, 0, 0));
+	expect_ran_last(m, 3, 45, 400, 401);
+	expect_ran_last(m, 3, 55, 500, 501);
+	expect_ran_last(m, 3, 70, 500, 501);
+	expect_ran_last(m, 2, 1000, 300, 301);
+	assert_int_equal(hwt_proc_ran_last(m, 3, 29, &p, &t), -HWT_ERR_NOMAP);
+	assert_int_equal(hwt_proc_ran_last(m, 1, 29, &p, &t), -HWT_ERR_NOMAP);
 
 	/* Without a CPU in the sample id nothing is known. */
 	r = sw(5, 50, 1, 0, 9, 9, 0, 0);
