@@ -628,16 +628,34 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 /* ------------------------------------------------------------------ */
 
 /*
+ * Blocks may come in batches, or be folded by the decoder without coming
+ * out at all (--stat, coverage), where nothing between two blocks asks
+ * the decoder: not the instruction modes (time, error offsets), and in
+ * batches not the perf.data hook (lost-data notes go between the blocks
+ * where they happened). A fold stops at every timing packet, so the
+ * hook, asked before each fold, keeps the image at the decoder's time.
+ */
+static int use_batch(const struct flow *fl)
+{
+	return fl->opt->mode == MODE_BLOCKS && !fl->hook;
+}
+
+static int use_fold(const struct flow *fl)
+{
+	return fl->opt->mode == MODE_STAT || fl->opt->mode == MODE_COVERAGE;
+}
+
+/*
  * perf.data: lost-data notes print where they happened, between the
- * lines of blocks and instructions. Not in --stat (counts instead) nor
- * in coverage, which prints them at the stream's end: a fold stops where
- * the block cache makes it stop (and at every timing packet), so where a
- * note became due among the others would depend on the cache's history,
- * which -j does not keep.
+ * lines of blocks and instructions; not where blocks are folded (--stat
+ * prints counts instead, coverage the notes at the stream's end): a fold
+ * stops where the block cache makes it stop (and at every timing
+ * packet), so where a note became due among the others would depend on
+ * the cache's history, which -j does not keep.
  */
 static int inline_notes(const struct flow *fl)
 {
-	return fl->opt->mode != MODE_STAT && fl->opt->mode != MODE_COVERAGE;
+	return !use_fold(fl);
 }
 
 /* perf.data: bring the image up to date, print lost-data notes due here. */
@@ -663,24 +681,6 @@ static void sync_hook(struct flow *fl, struct seg *s,
 
 /* Blocks per hwt_blk_next_batch(). */
 #define BATCH 256
-
-/*
- * Blocks may come in batches, or be folded by the decoder without coming
- * out at all (--stat, coverage), where nothing between two blocks asks
- * the decoder: not the instruction modes (time, error offsets), and in
- * batches not the perf.data hook (lost-data notes go between the blocks
- * where they happened). A fold stops at every timing packet, so the
- * hook, asked before each fold, keeps the image at the decoder's time.
- */
-static int use_batch(const struct flow *fl)
-{
-	return fl->opt->mode == MODE_BLOCKS && !fl->hook;
-}
-
-static int use_fold(const struct flow *fl)
-{
-	return fl->opt->mode == MODE_STAT || fl->opt->mode == MODE_COVERAGE;
-}
 
 static struct hwt_blk_decoder *new_decoder(const struct flow *fl,
 					   struct hwt_image *image)
@@ -915,7 +915,9 @@ static int psb_after(struct hwt_pkt_decoder *pd, uint64_t off,
 
 /*
  * The PSB to cut at, at or after @want and before @want + @chunk and
- * @limit; perf.data: where no lost-data note is near (cli_flow_hook).
+ * @limit; perf.data: where no lost-data note is near (cli_flow_hook), so
+ * not the first one: the window cut_ok looks at runs from the PSB before
+ * the cut to the PSB after it. Each PSB+ is read once.
  * Returns 0 (offsets in @c are the stream's), 1 if there is none there,
  * -1 if none further.
  */
@@ -924,42 +926,40 @@ static int find_cut(const struct flow *fl, struct hwt_pkt_decoder *pd,
 		    struct cli_cut *c)
 {
 	const struct cli_flow_hook *h = fl->hook;
-	struct cli_cut p1, p2, p3;
-	int good1, good2, good3;
+	struct cli_cut prev = { 0 }, cur, next;
+	int good, good_next;
 
-	good1 = psb_after(pd, want - 1, &p1);
-	if (good1 < 0 || p1.off >= limit)
-		return -1;
-	for (; p1.off < want + chunk; p1 = p2, good1 = good2) {
-		if (!h) {
-			if (good1) {
-				*c = p1;
-				c->off += fl->base;
-				return 0;
-			}
-			good2 = psb_after(pd, p1.off, &p2);
-			if (good2 < 0 || p2.off >= limit)
-				return -1;
-			continue;
-		}
-		/* The notes near are those due from p1 to p3. */
-		good2 = psb_after(pd, p1.off, &p2);
-		if (good2 < 0 || p2.off >= limit)
+	good = psb_after(pd, want - 1, &cur);
+	if (h) {
+		if (good < 0 || cur.off >= limit)
 			return -1;
-		good3 = psb_after(pd, p2.off, &p3);
-		if (good3 < 0) {
-			p3.off = fl->size;
-			p3.have_tsc = 0;
-		}
-		if (good2 &&
-		    h->cut_ok(h->ctx, fl->base + p1.off, fl->base + p3.off,
-			      p1.tsc, p3.tsc, p1.have_tsc && p3.have_tsc)) {
-			*c = p2;
-			c->off += fl->base;
-			return 0;
-		}
+		prev = cur;
+		good = psb_after(pd, prev.off, &cur);
 	}
-	return 1;
+	for (;;) {
+		if (good < 0 || cur.off >= limit)
+			return -1;
+		/* (The scan stands on the first PSB of its window.) */
+		if ((h ? prev.off : cur.off) >= want + chunk)
+			return 1;
+		if (good && !h)
+			break;
+		good_next = psb_after(pd, cur.off, &next);
+		if (good_next < 0) {
+			next.off = fl->size;
+			next.have_tsc = 0;
+		}
+		if (good && h->cut_ok(h->ctx, fl->base + prev.off,
+				      fl->base + next.off, prev.tsc, next.tsc,
+				      prev.have_tsc && next.have_tsc))
+			break;
+		prev = cur;
+		cur = next;
+		good = good_next;
+	}
+	*c = cur;
+	c->off += fl->base;
+	return 0;
 }
 
 /*
@@ -1182,19 +1182,17 @@ static void seg_free(struct seg *s)
 	free(s->calls);
 }
 
-/* Decode @s on this thread, printed as it goes. */
-static void decode_here(struct flow *fl, struct seg *s, struct totals *t,
-			struct cli_out *out)
+/* One thread: @s prints straight into @out, lent to it. */
+static void seg_lend(struct seg *s, struct cli_out *out)
 {
-	if (fl->hook) {
-		/* The stream's context: where the segments left the view. */
-		if (fl->hook->resume)
-			fl->hook->resume(fl->hook->ctx);
-		s->image = fl->hook->image(fl->hook->ctx);
-	}
 	cli_out_fini(&s->out);
 	s->out = *out;
-	decode_segment(fl, s, NULL, 0);
+}
+
+/* ... and gives it back, with its counts (and calls) added to @t. */
+static void seg_give_back(struct flow *fl, struct seg *s, struct totals *t,
+			  struct cli_out *out)
+{
 	*out = s->out;
 	s->out.buf = NULL;
 	s->out.len = 0;
@@ -1205,6 +1203,20 @@ static void decode_here(struct flow *fl, struct seg *s, struct totals *t,
 	} else {
 		free(s->calls);
 	}
+}
+
+/* Decode @s on this thread, printed as it goes. */
+static void decode_here(struct flow *fl, struct seg *s, struct totals *t,
+			struct cli_out *out)
+{
+	if (fl->hook) {
+		/* The stream's context: where the segments left the view. */
+		fl->hook->resume(fl->hook->ctx);
+		s->image = fl->hook->image(fl->hook->ctx);
+	}
+	seg_lend(s, out);
+	decode_segment(fl, s, NULL, 0);
+	seg_give_back(fl, s, t, out);
 }
 
 /* No more segments for the workers (they finish the one they have). */
@@ -1245,7 +1257,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		 */
 		if (opt->mode == MODE_INSN)
 			chunk = SEG_INSN;
-		else if (opt->mode != MODE_STAT && opt->mode != MODE_COVERAGE)
+		else if (!use_fold(fl))
 			chunk = SEG_MIN;
 		else if (chunk < SEG_MIN)
 			chunk = SEG_MIN;
@@ -1301,7 +1313,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		fprintf(stderr, "%s: cannot start threads.\n", opt->prog);
 		ret = -1;
 		/* Decode here instead, with the stream's own context. */
-		if (fl->hook && fl->hook->resume)
+		if (fl->hook)
 			fl->hook->resume(fl->hook->ctx);
 		for (size_t k = 0; k < pool.nsegs; k++)
 			decode_segment(fl, &pool.segs[k], NULL, 0),
@@ -1531,15 +1543,14 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 	struct seg s;
 	int more;
 
-	if (fl->opt->jobs > 1 && fl->hook->fork)
+	if (fl->opt->jobs > 1)
 		return run_pieces_jobs(fl, trace, t, out);
 
 	if (seg_init(fl, &s) < 0) {
 		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
 		return -1;
 	}
-	cli_out_fini(&s.out);
-	s.out = *out;
+	seg_lend(&s, out);
 	while ((more = cli_pieces_next(trace)) > 0) {
 		fl->trace = trace->buf;
 		fl->size = trace->len;
@@ -1550,16 +1561,7 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		s.end = trace->last ? 0 : trace->cut;
 		decode_segment(fl, &s, NULL, 0);
 	}
-	*out = s.out;
-	s.out.buf = NULL;
-	s.out.len = 0;
-	consume(fl, &s, t, out);
-	if (fl->opt->mode == MODE_CALLS) {
-		t->calls = s.calls;
-		t->ncalls = s.ncalls;
-	} else {
-		free(s.calls);
-	}
+	seg_give_back(fl, &s, t, out);
 	fl->base = 0;
 	return more < 0 ? -1 : 0;
 }

@@ -1187,42 +1187,49 @@ static void view_to(struct pd_decode *d, uint64_t t)
 	d->next_change = next_change_after(pd, t);
 }
 
+/*
+ * Whether the note by offset @o (if before @o_end) or the one by time @t
+ * (if before @t_end) is due at stream offset @off (if @have_off) and the
+ * decoder's time.
+ */
+static int note_due(const struct pd_decode *d, size_t o, size_t o_end,
+		    size_t t, size_t t_end, uint64_t off, int have_off)
+{
+	const struct pd_stream *st = d->st;
+
+	return (t < t_end && d->have_now && st->by_time.v[t].key <= d->now) ||
+	       (o < o_end && have_off && st->by_off.v[o].key <= off);
+}
+
 /* A fork's sync: what seg_check needs to know. */
-static void fork_sync(struct pd_decode *d, struct hwt_blk_decoder *dec,
-		      uint64_t base)
+static void fork_sync(struct pd_decode *d, uint64_t off, int have_off)
 {
 	const struct pd_stream *st = d->st;
 	struct cli_seg_notes *sn = &d->seg;
-	uint64_t off = 0;
-	int have_off = hwt_blk_get_offset(dec, &off) >= 0;
 
 	if (!sn->synced) {
 		sn->synced = 1;
-		sn->first_off = base + off;
+		sn->first_off = off;
 		sn->have_first_off = (uint8_t)have_off;
 		sn->first_now = d->now;
 		sn->have_first_now = d->have_now;
 		/* Its own notes due here too: the order of the two sets
 		 * would be this one's, not file order. */
-		sn->first_due =
-			(d->next_time < d->end_time && d->have_now &&
-			 st->by_time.v[d->next_time].key <= d->now) ||
-			(d->next_off < d->end_off && have_off &&
-			 st->by_off.v[d->next_off].key <= base + off);
+		sn->first_due = (uint8_t)note_due(d, d->next_off, d->end_off,
+						  d->next_time, d->end_time,
+						  off, have_off);
 	}
-	if ((d->end_time < st->by_time.n && d->have_now &&
-	     st->by_time.v[d->end_time].key <= d->now) ||
-	    (d->end_off < st->by_off.n && have_off &&
-	     st->by_off.v[d->end_off].key <= base + off))
+	if (note_due(d, d->end_off, st->by_off.n, d->end_time, st->by_time.n,
+		     off, have_off))
 		sn->overrun = 1;
 }
 
 static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base)
 {
 	struct pd_decode *d = ctx;
-	const struct pd_stream *st = d->st;
 	struct hwt_image *image;
-	uint64_t tsc, off;
+	uint64_t tsc, off = 0;
+	int have_off;
 
 	if (d->pd->tsc_enabled && hwt_blk_time(dec, &tsc, NULL, NULL) >= 0) {
 		d->now = hwt_pd_tsc_to_perf_time(&d->pd->tc, tsc);
@@ -1232,20 +1239,18 @@ static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base)
 		if (d->now >= d->next_change)
 			view_to(d, d->now);
 	}
+	have_off = hwt_blk_get_offset(dec, &off) >= 0;
+	off += base;
 	if (d->parent)
-		fork_sync(d, dec, base);
+		fork_sync(d, off, have_off);
 	/* Another process: its image, with the blocks the decoder kept of
 	 * it if it ran before (a new decoder may start with an old one). */
 	image = hwt_proc_view_image(d->view);
 	if (hwt_blk_image(dec) != image && hwt_blk_set_image(dec, image) < 0)
 		fprintf(stderr, "%s: warning: out of memory switching to pid "
 			"%" PRIu32 "'s image.\n", d->pd->prog, d->view_pid);
-	if (d->next_time < d->end_time && d->have_now &&
-	    st->by_time.v[d->next_time].key <= d->now)
-		return 1;
-	return d->next_off < d->end_off &&
-	       hwt_blk_get_offset(dec, &off) >= 0 &&
-	       st->by_off.v[d->next_off].key <= base + off;
+	return note_due(d, d->next_off, d->end_off, d->next_time, d->end_time,
+			off, have_off);
 }
 
 static void print_notes(struct pd_decode *d, struct cli_out *out,
@@ -1531,6 +1536,21 @@ static void hook_seg_join(void *ctx, const struct cli_seg_notes *sn,
 	}
 }
 
+static const struct cli_flow_hook pd_hook = {
+	.sync = hook_sync,
+	.notes = hook_notes,
+	.stat = hook_stat,
+	.image = hook_image,
+	.fork = hook_fork,
+	.unfork = hook_unfork,
+	.cut_ok = hook_cut_ok,
+	.seg = hook_seg,
+	.seg_end = hook_seg_end,
+	.seg_check = hook_seg_check,
+	.seg_join = hook_seg_join,
+	.resume = hook_resume,
+};
+
 int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx)
 {
 	int ret = 0;
@@ -1545,20 +1565,8 @@ int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx)
 			fprintf(stderr, "%s: out of memory.\n", pd->prog);
 			return -1;
 		}
-		memset(&hook, 0, sizeof(hook));
+		hook = pd_hook;
 		hook.ctx = &d;
-		hook.sync = hook_sync;
-		hook.notes = hook_notes;
-		hook.stat = hook_stat;
-		hook.image = hook_image;
-		hook.fork = hook_fork;
-		hook.unfork = hook_unfork;
-		hook.cut_ok = hook_cut_ok;
-		hook.seg = hook_seg;
-		hook.seg_end = hook_seg_end;
-		hook.seg_check = hook_seg_check;
-		hook.seg_join = hook_seg_join;
-		hook.resume = hook_resume;
 		cli_pd_stream_pieces(pd, i, &trace);
 		if (fn(ctx, i, &trace, hwt_proc_view_image(d.view), &hook) < 0)
 			ret = -1;

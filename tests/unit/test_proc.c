@@ -246,13 +246,16 @@ static struct hwt_pd_record sw(uint32_t cpu, uint64_t time, int cpu_wide,
 	return r;
 }
 
-static void expect_running(struct hwt_proc_model *m, uint32_t cpu,
-			   uint64_t time, uint32_t pid, uint32_t tid)
+/* @query (hwt_proc_running, hwt_proc_ran_last) must name this thread. */
+static void expect_on(int (*query)(const struct hwt_proc_model *, uint32_t,
+				   uint64_t, uint32_t *, uint32_t *),
+		      struct hwt_proc_model *m, uint32_t cpu, uint64_t time,
+		      uint32_t pid, uint32_t tid)
 {
 	uint32_t p = ~0u, t = ~0u;
 
-	if (hwt_proc_running(m, cpu, time, &p, &t) != 0)
-		fail_msg("nothing running on cpu %u at %llu", cpu,
+	if (query(m, cpu, time, &p, &t) != 0)
+		fail_msg("no thread on cpu %u at %llu", cpu,
 			 (unsigned long long)time);
 	assert_int_equal(p, pid);
 	assert_int_equal(t, tid);
@@ -265,18 +268,6 @@ static void expect_not_running(struct hwt_proc_model *m, uint32_t cpu,
 
 	assert_int_equal(hwt_proc_running(m, cpu, time, &p, &t),
 			 -HWT_ERR_NOMAP);
-}
-
-static void expect_ran_last(struct hwt_proc_model *m, uint32_t cpu,
-			    uint64_t time, uint32_t pid, uint32_t tid)
-{
-	uint32_t p = ~0u, t = ~0u;
-
-	if (hwt_proc_ran_last(m, cpu, time, &p, &t) != 0)
-		fail_msg("nothing ran on cpu %u by %llu", cpu,
-			 (unsigned long long)time);
-	assert_int_equal(p, pid);
-	assert_int_equal(t, tid);
 }
 
 static void test_running(void **state)
@@ -300,13 +291,13 @@ static void test_running(void **state)
 	add(m, sw(0, 25, 1, 0, 0, 0, 7, 8));
 
 	expect_not_running(m, 2, 9);
-	expect_running(m, 2, 10, 100, 101);
-	expect_running(m, 2, 19, 100, 101);
-	expect_running(m, 2, 20, 300, 301);
-	expect_running(m, 2, 1000, 300, 301);
+	expect_on(hwt_proc_running, m, 2, 10, 100, 101);
+	expect_on(hwt_proc_running, m, 2, 19, 100, 101);
+	expect_on(hwt_proc_running, m, 2, 20, 300, 301);
+	expect_on(hwt_proc_running, m, 2, 1000, 300, 301);
 	expect_not_running(m, 0, 14);
-	expect_running(m, 0, 15, 7, 8);
-	expect_running(m, 0, 25, 0, 0);
+	expect_on(hwt_proc_running, m, 0, 15, 7, 8);
+	expect_on(hwt_proc_running, m, 0, 25, 0, 0);
 	expect_not_running(m, 1, 20);
 	assert_int_equal(hwt_proc_pid_of(m, 301), 300);
 	assert_int_equal(hwt_proc_pid_of(m, 101), 100);
@@ -315,17 +306,17 @@ static void test_running(void **state)
 	 * what ran last is the one that left. */
 	add(m, sw(3, 30, 0, 0, 400, 401, 0, 0));
 	add(m, sw(3, 40, 0, 1, 400, 401, 0, 0));
-	expect_running(m, 3, 35, 400, 401);
+	expect_on(hwt_proc_running, m, 3, 35, 400, 401);
 	expect_not_running(m, 3, 40);
-	expect_ran_last(m, 3, 40, 400, 401);
-	expect_ran_last(m, 3, 1000, 400, 401);
+	expect_on(hwt_proc_ran_last, m, 3, 40, 400, 401);
+	expect_on(hwt_proc_ran_last, m, 3, 1000, 400, 401);
 	add(m, sw(3, 50, 0, 0, 500, 501, 0, 0));
 	add(m, sw(3, 60, 0, 1, 500, 501, 0, 0));
 	add(m, sw(3, 61, 0, 1, 500, 501, 0, 0));
-	expect_ran_last(m, 3, 45, 400, 401);
-	expect_ran_last(m, 3, 55, 500, 501);
-	expect_ran_last(m, 3, 70, 500, 501);
-	expect_ran_last(m, 2, 1000, 300, 301);
+	expect_on(hwt_proc_ran_last, m, 3, 45, 400, 401);
+	expect_on(hwt_proc_ran_last, m, 3, 55, 500, 501);
+	expect_on(hwt_proc_ran_last, m, 3, 70, 500, 501);
+	expect_on(hwt_proc_ran_last, m, 2, 1000, 300, 301);
 	assert_int_equal(hwt_proc_ran_last(m, 3, 29, &p, &t), -HWT_ERR_NOMAP);
 	assert_int_equal(hwt_proc_ran_last(m, 1, 29, &p, &t), -HWT_ERR_NOMAP);
 
