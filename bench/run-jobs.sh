@@ -10,8 +10,8 @@
 # instructions; tests/data/perfdata_loop.bash), packed by mkptdata per
 # thread with lost data at 300 places (notes the cuts must avoid), and on
 # a cpu handed to a second process 2000 times; then each --data FILE (a
-# `hwt record` file, say). For each, hwt flow --stat, coverage and flow
-# --blocks (output to /dev/null) with each -j: the best wall clock of
+# `hwt record` file, say). For each, hwt flow --stat, coverage, flow
+# --blocks and calls (output to a file) with each -j: the best wall clock of
 # the rounds and the CPU time (user + sys) of that run, in ms, and
 # whether the output is the -j1 output. Nothing here asserts on timings;
 # a different output is an error (exit 1).
@@ -66,7 +66,7 @@ printf "%-22s %-14s %-4s %10s %10s  %s\n" file mode -j "wall (ms)" \
 	"cpu (ms)" output
 for f in "$tmp/thread.data" "$tmp/cpu.data" "${data[@]}"; do
 	name=$(basename "$f")
-	for mode in "flow --stat" coverage "flow --blocks"; do
+	for mode in "flow --stat" coverage "flow --blocks" calls; do
 		for j in $jobs; do
 			best=""
 			for ((r = 0; r < rounds; r++)); do

@@ -10,11 +10,12 @@
  *
  * None may crash, hang or leak (ASan/UBSan decide); a broken file is an
  * error message and an exit status. Output goes to /dev/null, but for
- * hwt flow --blocks -j2, which must print what -j1 prints (segments
- * decoded on threads, each with its own view of the processes, lost-data
- * notes placed as one thread places them). Streams are cut into 4 KiB
- * pieces and those into 512-byte segments, so that small inputs reach
- * the cutting too.
+ * hwt flow --blocks -j2 and hwt calls -j2, which must print what -j1
+ * prints (segments decoded on threads, each with its own view of the
+ * processes, lost-data notes placed as one thread places them; calls
+ * replayed on one stack and joined across cuts). Streams are cut into
+ * 4 KiB pieces and those into 512-byte segments, so that small inputs
+ * reach the cutting too, and hwt calls keeps 64 lines in memory.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -49,25 +50,28 @@ static int run(int (*cmd)(int, char **), const char *a0, const char *a1,
 	return ret;
 }
 
-/* What hwt flow --blocks -jN prints of @path, in a memfd. */
-static int flow_output(const char *path, const char *jobs)
+/* What hwt A0 A1 -jN prints of @path, in a memfd. */
+static int output(int (*cmd)(int, char **), const char *a0, const char *a1,
+		  const char *path, const char *jobs)
 {
-	char *argv[] = { "flow", "--blocks", (char *)jobs, (char *)path,
+	char *argv[] = { (char *)a0, (char *)a1, (char *)jobs, (char *)path,
 			 NULL };
 	int fd = memfd_create("out", 0);
 
 	CHECK(fd >= 0);
 	CHECK(dup2(fd, STDOUT_FILENO) >= 0);
 	optind = 1;
-	cmd_flow(4, argv);
+	cmd(4, argv);
 	fflush(stdout);
 	CHECK(dup2(devnull, STDOUT_FILENO) >= 0);
 	return fd;
 }
 
-static void same_with_jobs(const char *path)
+static void same_with_jobs(int (*cmd)(int, char **), const char *a0,
+			   const char *a1, const char *path)
 {
-	int one = flow_output(path, "-j1"), two = flow_output(path, "-j2");
+	int one = output(cmd, a0, a1, path, "-j1");
+	int two = output(cmd, a0, a1, path, "-j2");
 	off_t n = lseek(one, 0, SEEK_END);
 
 	CHECK(n >= 0 && lseek(two, 0, SEEK_END) == n);
@@ -95,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(dup2(devnull, STDOUT_FILENO) >= 0);
 		setenv("HWT_PIECE_SIZE", "4096", 1);
 		setenv("HWT_SEGMENT_SIZE", "512", 1);
+		setenv("HWT_CALLS_CHUNK", "64", 1);
 		/* No build-id cache or debug files of this machine. */
 		setenv("HOME", "/nonexistent", 1);
 	}
@@ -113,8 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(cmd_sideband, "sideband", NULL, path);
 	run(cmd_dump, "dump", "--quiet", path);
 	run(cmd_flow, "flow", "--stat", path);
-	same_with_jobs(path);
-	run(cmd_calls, "calls", NULL, path);
+	same_with_jobs(cmd_flow, "flow", "--blocks", path);
+	same_with_jobs(cmd_calls, "calls", "-v", path);
 	run(cmd_last, "last", NULL, path);
 
 	fflush(stderr);

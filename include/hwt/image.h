@@ -125,6 +125,14 @@ uint64_t hwt_image_id(const struct hwt_image *image);
  */
 int hwt_image_symbol(const struct hwt_image *image, uint64_t vaddr,
 		     const char **name, uint64_t *offset);
+/*
+ * As hwt_image_symbol(), and *@end: from @vaddr up to there the answer is
+ * the same (this symbol; or none, *@name NULL, until the next begins:
+ * UINT64_MAX if none does).
+ */
+int hwt_image_symbol_extent(const struct hwt_image *image, uint64_t vaddr,
+			    const char **name, uint64_t *offset,
+			    uint64_t *end);
 
 #ifdef __cplusplus
 }

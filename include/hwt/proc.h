@@ -138,6 +138,8 @@ int hwt_proc_view_set_pid(struct hwt_proc_view *v, uint32_t pid);
  * new image). Valid until the view is deleted or switches pids.
  */
 struct hwt_image *hwt_proc_view_image(struct hwt_proc_view *v);
+/* The pid followed (0 before any). */
+uint32_t hwt_proc_view_pid(const struct hwt_proc_view *v);
 
 #ifdef __cplusplus
 }

@@ -160,6 +160,21 @@ static inline char *cli_put_hex16(char *p, uint64_t v)
 }
 
 /* @v in hex without leading zeros; returns the end. */
+/* @v in decimal. */
+static inline char *cli_put_dec(char *p, uint64_t v)
+{
+	char tmp[20];
+	unsigned n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
 static inline char *cli_put_hex(char *p, uint64_t v)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -282,6 +297,8 @@ struct cli_flow_hook {
 	/* The image of the process the stream is in now (sync switches the
 	 * decoder to it). */
 	struct hwt_image *(*image)(void *ctx);
+	/* ... and its pid (hwt calls starts a line where it changes). */
+	uint32_t (*pid)(void *ctx);
 
 	/*
 	 * -j: a stream cut at PSBs into segments decoded on threads, to

@@ -9,7 +9,7 @@
  *             indented by call depth (gdb's record function-call-history)
  *   coverage  an AFL-style 64 KiB edge bitmap and its hash
  *
- * Parallel decode (-j N, flow and coverage): the trace is cut at PSBs into
+ * Parallel decode (-j N; calls: calls.h): the trace is cut at PSBs into
  * segments that are decoded on N threads and printed in order. A segment
  * decodes from its PSB until its decoder has read the next segment's PSB
  * and reports an event there; the next segment starts from that PSB. The
@@ -42,6 +42,7 @@
 #include <hwt/image.h>
 #include <hwt/pt.h>
 
+#include "cli/calls.h"
 #include "cli/cli.h"
 
 enum flow_mode {
@@ -77,16 +78,6 @@ struct pending {
 	uint8_t valid;
 };
 
-/* One function segment of hwt calls. */
-struct call_seg {
-	const char *name;	/* owned by the image; NULL: unknown */
-	uint64_t ip;		/* first instruction, when no name */
-	uint64_t first, ninsn;	/* instruction numbers */
-	uint64_t tsc;
-	int depth;
-	uint8_t has_tsc;
-};
-
 /* Everything one segment of the trace produces. */
 struct seg {
 	uint64_t begin, end;		/* trace offsets: [begin PSB, end PSB);
@@ -100,14 +91,10 @@ struct seg {
 	uint64_t psb_ip;		/* where the last PSB+ resumes */
 	uint8_t have_psb_ip;
 	struct pending pend;
-	/* calls */
-	struct call_seg *calls;
-	size_t ncalls, calls_cap;
-	int depth;
-	uint8_t new_seg;		/* next instruction starts a segment */
-	uint8_t ret_pending;		/* a return; its target comes next */
-	uint64_t *rets;			/* return addresses of open frames */
-	size_t nrets;
+	/* calls; on the printing thread, the history it goes to as it
+	 * goes (else all of it at the end, in consume()) */
+	struct calls_seg calls;
+	struct calls_hist *calls_hist;
 	int done;
 	/* The code the decoder is in (perf.data: of the process now), and
 	 * that of the open canonical block (a switch can come before it
@@ -130,6 +117,7 @@ struct flow {
 	size_t size;
 	uint64_t base;			/* trace offset of @trace[0] */
 	struct cli_disasm *dis;
+	struct calls_names *names;	/* calls */
 	/* perf.data input (perfdata_input.c): NULL for a raw trace */
 	const struct cli_flow_hook *hook;
 	struct totals *all;		/* of all streams */
@@ -294,109 +282,7 @@ static void block_line(struct flow *fl, struct seg *s,
 	cli_out_commit(&s->out, p);
 }
 
-static void call_new(struct seg *s, uint64_t ip, int have_time, uint64_t tsc)
-{
-	struct call_seg *c;
-	uint64_t off;
-
-	if (s->ncalls == s->calls_cap) {
-		size_t cap = s->calls_cap ? 2 * s->calls_cap : 256;
-		struct call_seg *n = realloc(s->calls, cap * sizeof(*n));
-
-		if (!n) {
-			fprintf(stderr, "hwt: out of memory\n");
-			exit(1);
-		}
-		s->calls = n;
-		s->calls_cap = cap;
-	}
-	c = &s->calls[s->ncalls++];
-	memset(c, 0, sizeof(*c));
-	if (hwt_image_symbol(s->image, ip, &c->name, &off) < 0)
-		c->name = NULL;
-	c->ip = ip;
-	c->first = s->ninsn;
-	c->depth = s->depth;
-	c->tsc = tsc;
-	c->has_tsc = (uint8_t)have_time;
-	s->new_seg = 0;
-}
-
-/*
- * The frames of hwt calls, as a shadow stack of return addresses: a
- * return goes back to the frame it returns to (longjmp, exceptions and
- * tail calls unwind several), and code that ran untraced (a system call,
- * a call out of the filter, a signal) is seen to come back when tracing
- * resumes where it returns. Without them the depth drifts with every
- * system call.
- */
-#define CALL_FRAMES_MAX 4096
-
-static void frame_push(struct seg *s, uint64_t ret)
-{
-	s->depth++;
-	s->new_seg = 1;
-	if (!s->rets) {
-		s->rets = malloc(CALL_FRAMES_MAX * sizeof(*s->rets));
-		if (!s->rets) {
-			fprintf(stderr, "hwt: out of memory\n");
-			exit(1);
-		}
-	}
-	/* Deeper than that: the oldest frames are forgotten. */
-	if (s->nrets == CALL_FRAMES_MAX) {
-		memmove(s->rets, s->rets + 1,
-			(CALL_FRAMES_MAX - 1) * sizeof(*s->rets));
-		s->nrets--;
-	}
-	s->rets[s->nrets++] = ret;
-}
-
-/*
- * Execution goes on at @ip after a return or a gap in the trace: close
- * the frames down to the one that returns there. If none does, a return
- * goes one level up (to a caller the trace never saw) and a gap changes
- * nothing.
- */
-static void frame_return(struct seg *s, uint64_t ip, int is_return)
-{
-	for (size_t i = s->nrets; i-- > 0;) {
-		if (s->rets[i] == ip) {
-			s->depth -= (int)(s->nrets - i);
-			s->nrets = i;
-			s->new_seg = 1;
-			return;
-		}
-	}
-	if (!is_return)
-		return;
-	s->depth--;
-	if (s->nrets)
-		s->nrets--;
-	s->new_seg = 1;
-}
-
-/* A new function segment at @ip unless it continues the current one. */
-static void call_enter(struct seg *s, uint64_t ip, int have_time,
-		       uint64_t tsc)
-{
-	const char *name;
-	uint64_t off;
-
-	if (!s->new_seg && s->ncalls) {
-		/* Same function (a jump within it) or another (tail call,
-		 * jump)? Only the name tells. */
-		if (hwt_image_symbol(s->image, ip, &name, &off) < 0)
-			name = NULL;
-		if (name == s->calls[s->ncalls - 1].name && name)
-			return;
-		if (!name && !s->calls[s->ncalls - 1].name)
-			return;
-	}
-	call_new(s, ip, have_time, tsc);
-}
-
-/* Walk the instructions of @b: lines, branches, calls. */
+/* Walk the instructions of @b: lines, branches. */
 static int walk_block(struct flow *fl, struct seg *s,
 		      const struct hwt_block *b, int have_time, uint64_t tsc)
 {
@@ -405,20 +291,12 @@ static int walk_block(struct flow *fl, struct seg *s,
 	uint64_t ip = b->ip, next;
 	int err;
 
-	if (s->ret_pending) {
-		s->ret_pending = 0;
-		frame_return(s, b->ip, 1);
-	}
 	for (uint32_t n = b->ninsn; n > 0; n--) {
 		err = hwt_blk_insn_walk(s->image, b->mode, &ip, &insn);
 		if (err < 0)
 			return err;
 		insn.speculative = b->speculative;
-		if (opt->mode == MODE_CALLS) {
-			if (s->new_seg || insn.ip == b->ip)
-				call_enter(s, insn.ip, have_time, tsc);
-			s->calls[s->ncalls - 1].ninsn++;
-		} else if (opt->mode == MODE_INSN) {
+		if (opt->mode == MODE_INSN) {
 			insn_line(fl, s, &insn, have_time, tsc);
 		}
 		s->ninsn++;
@@ -434,32 +312,11 @@ static int walk_block(struct flow *fl, struct seg *s,
 				else
 					s->nbranches++;
 			}
-			if (opt->mode == MODE_CALLS) {
-				if (insn.iclass == HWT_IC_CALL)
-					frame_push(s, next);
-				else if (ip != next)
-					call_enter(s, ip, have_time, tsc);
-			}
 		} else {
 			s->pend.ip = insn.ip;
 			s->pend.fallthrough = next;
 			s->pend.iclass = insn.iclass;
 			s->pend.valid = 1;
-			if (opt->mode == MODE_CALLS) {
-				switch (insn.iclass) {
-				case HWT_IC_CALL:
-				case HWT_IC_FAR_CALL:
-					frame_push(s, next);
-					break;
-				case HWT_IC_RETURN:
-				case HWT_IC_FAR_RETURN:
-					s->ret_pending = 1;
-					s->new_seg = 1;
-					break;
-				default:
-					break;
-				}
-			}
 		}
 	}
 	return 0;
@@ -493,6 +350,9 @@ static void new_block(struct seg *s, const struct hwt_block *b)
 	s->have_psb_ip = 0;
 }
 
+/* hwt calls on the printing thread: function segments held, at most. */
+#define CALLS_DRAIN 4096
+
 static int do_block(struct flow *fl, struct seg *s,
 		    struct hwt_blk_decoder *dec, const struct hwt_block *b)
 {
@@ -521,8 +381,17 @@ static int do_block(struct flow *fl, struct seg *s,
 	s->nblocks++;
 	if (!b->ninsn)
 		return 0;
-	if (opt->time || opt->mode == MODE_CALLS)
+	if (opt->time)
 		have_time = hwt_blk_time(dec, &tsc, NULL, NULL) >= 0;
+	if (opt->mode == MODE_CALLS) {
+		int err = calls_seg_block(&s->calls, s->image, b, have_time,
+					  tsc, s->out.len);
+
+		s->ninsn += b->ninsn;
+		if (s->calls_hist && s->calls.nrecs >= CALLS_DRAIN)
+			calls_drain(s->calls_hist, &s->calls, &s->out);
+		return err;
+	}
 	resolve(s, b->ip, opt->mode == MODE_BRANCHES);
 	return walk_block(fl, s, b, have_time, tsc);
 }
@@ -546,40 +415,6 @@ static int event_breaks_flow(const struct hwt_event *ev)
 		return ev->u.tsx.aborted;
 	default:
 		return 0;
-	}
-}
-
-/* hwt calls: frames across an event that breaks the flow. */
-static void call_event(struct seg *s, const struct hwt_event *ev)
-{
-	uint64_t ip;
-
-	s->new_seg = 1;
-	switch (ev->type) {
-	case HWT_EV_ASYNC_BRANCH:
-		/* An interrupt or a signal: a frame until it comes back. */
-		frame_push(s, ev->u.async_branch.from);
-		break;
-	case HWT_EV_ASYNC_DISABLED:
-		frame_push(s, ev->u.async_disabled.at);
-		break;
-	case HWT_EV_DISABLED:
-		/*
-		 * A return out of the traced code (a filter): back to a frame
-		 * the trace has, or to code it does not show, where the depth
-		 * stays for whatever is traced next.
-		 */
-		if (s->ret_pending && !ev->ip_suppressed)
-			frame_return(s, ev->u.disabled.ip, 0);
-		s->ret_pending = 0;
-		break;
-	case HWT_EV_ENABLED:
-		if (hwt_event_resume_ip(ev, &ip))
-			frame_return(s, ip, 0);
-		s->ret_pending = 0;
-		break;
-	default:
-		break;
 	}
 }
 
@@ -615,7 +450,7 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 		s->pend.valid = 0;
 		s->fold.prev = 0;
 		if (opt->mode == MODE_CALLS)
-			call_event(s, ev);
+			calls_seg_event(&s->calls, ev);
 	}
 	if (!opt->events || ev->type == HWT_EV_TICK)
 		return;
@@ -637,7 +472,8 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
  */
 static int use_batch(const struct flow *fl)
 {
-	return fl->opt->mode == MODE_BLOCKS && !fl->hook;
+	return (fl->opt->mode == MODE_BLOCKS ||
+		(fl->opt->mode == MODE_CALLS && !fl->opt->time)) && !fl->hook;
 }
 
 static int use_fold(const struct flow *fl)
@@ -673,6 +509,8 @@ static void sync_hook(struct flow *fl, struct seg *s,
 	due = fl->hook->sync(s->hctx, dec, fl->base);
 	/* Symbols from the process the decoder is in now. */
 	s->image = hwt_blk_image(dec);
+	if (fl->opt->mode == MODE_CALLS)
+		calls_seg_space(&s->calls, fl->hook->pid(s->hctx));
 	if (!due || !inline_notes(fl))
 		return;
 	flush_block(fl, s);
@@ -719,6 +557,8 @@ static void decode_segment(struct flow *fl, struct seg *s,
 		return;
 	}
 
+	if (opt->mode == MODE_CALLS && !s->calls.started)
+		calls_seg_start(&s->calls, fl->names, s->first);
 	/* Without it, one block at a time. */
 	if (use_batch(fl))
 		batch = malloc(BATCH * sizeof(*batch));
@@ -734,9 +574,9 @@ static void decode_segment(struct flow *fl, struct seg *s,
 		s->pend.valid = 0;
 		s->fold.prev = 0;
 		s->have_psb_ip = 0;
-		/* A piece's PSB+ is any PSB+ to a function segment. */
-		if (started || !s->cont)
-			s->new_seg = 1;
+		/* (Where a decode starts, calls_seg_start() said so.) */
+		if (started && opt->mode == MODE_CALLS)
+			calls_seg_sync(&s->calls);
 		started = 1;
 		synced = 1;
 		if (status == -HWT_ERR_EOS)
@@ -1081,15 +921,40 @@ static void *worker(void *arg)
 struct totals {
 	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
 	uint8_t *map;
-	/* calls: depth of the next segment's start, relative to the first */
-	struct call_seg *calls;
-	size_t ncalls;
+	struct calls_hist *calls;
 };
+
+/* Lost-data notes that the segments before left are due at the first
+ * sync of a segment decoded on another thread (of the hook's). */
+static size_t seg_join_at(const struct seg *s)
+{
+	return s->synced ? s->first_sync : s->out.len;
+}
+
+/* hwt calls: a segment's lines (and text) to the history. */
+static void consume_calls(struct flow *fl, struct seg *s, struct totals *t)
+{
+	struct calls_hist *h = t->calls;
+
+	if (fl->hook && s->hctx != fl->hook->ctx) {
+		size_t at = seg_join_at(s);
+
+		calls_take(h, &s->calls, s->out.buf, 0, at, 0);
+		fl->hook->seg_join(fl->hook->ctx, &s->notes,
+				   calls_hist_text(h));
+		calls_take(h, &s->calls, s->out.buf, at, s->out.len, 1);
+	} else {
+		calls_take(h, &s->calls, s->out.buf, 0, s->out.len, 1);
+	}
+	calls_take_end(h, &s->calls);
+}
 
 /* Fold a finished segment into the totals, print its output. */
 static int consume(struct flow *fl, struct seg *s, struct totals *t,
 		   struct cli_out *out)
 {
+	if (fl->opt->mode == MODE_CALLS)
+		consume_calls(fl, s, t);
 	t->ninsn += s->ninsn + s->fold.ninsn;
 	t->nblocks += s->nblocks + s->fold.nblocks;
 	t->nbranches += s->nbranches;
@@ -1102,10 +967,9 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 			t->map[i] = (uint8_t)(v > 0xff ? 0xff : v);
 		}
 	}
-	if (fl->hook && s->hctx != fl->hook->ctx) {
-		/* Lost-data notes that the segments before left are due at
-		 * this one's first sync. */
-		size_t at = s->synced ? s->first_sync : s->out.len;
+	if (fl->hook && s->hctx != fl->hook->ctx &&
+	    fl->opt->mode != MODE_CALLS) {
+		size_t at = seg_join_at(s);
 
 		if (at)
 			cli_out_write(out, s->out.buf, at);
@@ -1113,16 +977,14 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 				   inline_notes(fl) ? out : NULL);
 		if (s->out.len > at)
 			cli_out_write(out, s->out.buf + at, s->out.len - at);
-	} else if (s->out.len) {
+	} else if (s->out.len && fl->opt->mode != MODE_CALLS) {
 		cli_out_write(out, s->out.buf, s->out.len);
 	}
 	free(s->out.buf);
 	s->out.buf = NULL;
 	free(s->fold.map);
 	s->fold.map = NULL;
-	free(s->rets);
-	s->rets = NULL;
-	s->nrets = 0;
+	calls_seg_free(&s->calls);
 	return 0;
 }
 
@@ -1178,31 +1040,33 @@ static void seg_free(struct seg *s)
 {
 	free(s->out.buf);
 	free(s->fold.map);
-	free(s->rets);
-	free(s->calls);
+	calls_seg_free(&s->calls);
 }
 
-/* One thread: @s prints straight into @out, lent to it. */
-static void seg_lend(struct seg *s, struct cli_out *out)
+/*
+ * One thread: @s prints straight into @out, lent to it; hwt calls puts
+ * its lines into the history as it goes (they print at the end).
+ */
+static void seg_lend(struct seg *s, struct totals *t, struct cli_out *out)
 {
+	if (t->calls) {
+		s->calls_hist = t->calls;
+		return;
+	}
 	cli_out_fini(&s->out);
 	s->out = *out;
 }
 
-/* ... and gives it back, with its counts (and calls) added to @t. */
+/* ... and gives it back, with its counts added to @t. */
 static void seg_give_back(struct flow *fl, struct seg *s, struct totals *t,
 			  struct cli_out *out)
 {
-	*out = s->out;
-	s->out.buf = NULL;
-	s->out.len = 0;
-	consume(fl, s, t, out);
-	if (fl->opt->mode == MODE_CALLS) {
-		t->calls = s->calls;
-		t->ncalls = s->ncalls;
-	} else {
-		free(s->calls);
+	if (!t->calls) {
+		*out = s->out;
+		s->out.buf = NULL;
+		s->out.len = 0;
 	}
+	consume(fl, s, t, out);
 }
 
 /* Decode @s on this thread, printed as it goes. */
@@ -1214,7 +1078,7 @@ static void decode_here(struct flow *fl, struct seg *s, struct totals *t,
 		fl->hook->resume(fl->hook->ctx);
 		s->image = fl->hook->image(fl->hook->ctx);
 	}
-	seg_lend(s, out);
+	seg_lend(s, t, out);
 	decode_segment(fl, s, NULL, 0);
 	seg_give_back(fl, s, t, out);
 }
@@ -1341,7 +1205,6 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 			break;
 		}
 		consume(fl, s, t, out);
-		free(s->calls);
 
 		pthread_mutex_lock(&pool.lock);
 		pool.printed = alone + 1;
@@ -1377,52 +1240,6 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 	return ret;
 }
 
-static void print_calls(const struct flow *fl, const struct totals *t,
-			struct cli_out *out)
-{
-	int min = 0;
-
-	for (size_t i = 0; i < t->ncalls; i++)
-		if (t->calls[i].depth < min)
-			min = t->calls[i].depth;
-	for (size_t i = 0; i < t->ncalls; i++) {
-		const struct call_seg *c = &t->calls[i];
-		char *p;
-
-		if (!c->ninsn)
-			continue;
-		p = cli_out_reserve(out, LINE_MAX_LEN + 64);
-		p += sprintf(p, "%zu\t", i + 1);
-		for (int d = c->depth - min; d > 0 && d < 200; d--) {
-			*p++ = ' ';
-			*p++ = ' ';
-		}
-		if (c->name) {
-			const char *n = c->name;
-
-			for (int k = 0; *n && k < 200; k++)
-				*p++ = *n++;
-		} else {
-			*p++ = '?';
-			*p++ = '?';
-			*p++ = ' ';
-			*p++ = '0';
-			*p++ = 'x';
-			p = cli_put_hex(p, c->ip);
-		}
-		p += sprintf(p, "\tinst %" PRIu64 ",%" PRIu64, c->first + 1,
-			     c->first + c->ninsn);
-		if (fl->opt->time) {
-			if (c->has_tsc)
-				p += sprintf(p, "\ttsc %016" PRIx64, c->tsc);
-			else
-				p += sprintf(p, "\ttsc ?");
-		}
-		*p++ = '\n';
-		cli_out_commit(out, p);
-	}
-}
-
 /* FNV-1a, 64 bits. */
 static uint64_t fnv1a(const uint8_t *p, size_t n)
 {
@@ -1447,7 +1264,8 @@ static int finish(struct flow *fl, struct totals *t, struct cli_out *out)
 		cli_out_printf(out, "errors: %" PRIu64 "\n", t->nerrors);
 		break;
 	case MODE_CALLS:
-		print_calls(fl, t, out);
+		if (calls_print(t->calls, out, opt->time) < 0)
+			return -1;
 		break;
 	case MODE_COVERAGE: {
 		size_t edges = 0;
@@ -1482,6 +1300,25 @@ static int finish(struct flow *fl, struct totals *t, struct cli_out *out)
 /* ------------------------------------------------------------------ */
 /* perf.data streams (perfdata_input.c drives, one stream at a time)   */
 /* ------------------------------------------------------------------ */
+
+/* A stream's totals (or a raw trace's): the map, the history. */
+static int totals_init(const struct flow *fl, struct totals *t)
+{
+	if (fl->opt->mode == MODE_COVERAGE) {
+		t->map = calloc(1, MAP_SIZE);
+		if (!t->map)
+			goto oom;
+	}
+	if (fl->opt->mode == MODE_CALLS) {
+		t->calls = calls_hist_new();
+		if (!t->calls)
+			goto oom;
+	}
+	return 0;
+oom:
+	fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
+	return -1;
+}
 
 static void add_totals(struct totals *all, const struct totals *t)
 {
@@ -1550,7 +1387,7 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
 		return -1;
 	}
-	seg_lend(&s, out);
+	seg_lend(&s, t, out);
 	while ((more = cli_pieces_next(trace)) > 0) {
 		fl->trace = trace->buf;
 		fl->size = trace->len;
@@ -1582,16 +1419,12 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 	fl->opt = &o;
 	fl->image = image;
 	fl->hook = hook;
-	if (o.mode == MODE_COVERAGE) {
-		t.map = calloc(1, MAP_SIZE);
-		if (!t.map) {
-			fprintf(stderr, "%s: out of memory.\n", o.prog);
-			goto out;
-		}
-	}
+	if (totals_init(fl, &t) < 0)
+		goto out;
 	if (run_pieces(fl, trace, &t, out) == 0) {
 		if (o.mode != MODE_STAT)
-			hook->notes(hook->ctx, NULL, 0, out);
+			hook->notes(hook->ctx, NULL, 0,
+				    t.calls ? calls_hist_text(t.calls) : out);
 		if (finish(fl, &t, out) == 0)
 			ret = 0;
 		if (o.mode == MODE_STAT)
@@ -1601,7 +1434,7 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 		add_totals(fl->all, &t);
 out:
 	free(t.map);
-	free(t.calls);
+	calls_hist_delete(t.calls);
 	fl->opt = saved;
 	fl->image = saved_image;
 	fl->hook = NULL;
@@ -1672,11 +1505,12 @@ void help_calls(void)
 	       "indented two spaces per call level (the lowest level seen is\n"
 	       "0). A segment starts after a call or return, at a jump into\n"
 	       "another symbol, after an interrupt and after a gap in the\n"
-	       "trace. Instructions are numbered from 1.\n"
+	       "trace. Instructions are numbered from 1. Errors and notes of\n"
+	       "lost data print between the lines, where they happened. With\n"
+	       "-j the lines are the same as on one thread: a segment's\n"
+	       "calls and returns are replayed, in order, on one call stack.\n"
 	       "  --time          the TSC at the segment's start\n"
-	       "\n%s\n"
-	       "Decoding is single-threaded (-j is accepted and ignored: call\n"
-	       "depth does not survive a cut).\n", common_help);
+	       "\n%s\n", common_help);
 }
 
 void help_coverage(void)
@@ -1916,12 +1750,11 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		hwt_image_delete(fl.image);
 		return ret > 0 ? 0 : 1;
 	}
-	if (opt.mode == MODE_CALLS)
-		opt.jobs = 1;
 	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_BRANCHES ||
 	    opt.mode == MODE_STAT || opt.mode == MODE_CALLS)
 		opt.events = 0;
-	if (opt.mode == MODE_COVERAGE)
+	/* Only a block's last instruction branches: no walk of the others. */
+	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_CALLS)
 		opt.config.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
 	if (cli_pd_is_perfdata(opt.trace)) {
 		opt.files.no_symbols = symbols_unused(&opt);
@@ -1956,13 +1789,15 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 			goto out;
 		}
 	}
-	if (opt.mode == MODE_COVERAGE) {
-		t.map = calloc(1, MAP_SIZE);
-		if (!t.map) {
+	if (opt.mode == MODE_CALLS) {
+		fl.names = calls_names_new();
+		if (!fl.names) {
 			fprintf(stderr, "%s: out of memory.\n", prog);
 			goto out;
 		}
 	}
+	if (totals_init(&fl, &t) < 0)
+		goto out;
 	/* Symbols may be loaded lazily: not on several threads at once. */
 	{
 		const char *name;
@@ -2000,7 +1835,8 @@ out:
 		ret = 1;
 	}
 	free(t.map);
-	free(t.calls);
+	calls_hist_delete(t.calls);
+	calls_names_delete(fl.names);
 	cli_disasm_delete(fl.dis);
 	hwt_image_delete(fl.image);
 	cli_input_close(&in);

@@ -1298,6 +1298,13 @@ static struct hwt_image *hook_image(void *ctx)
 	return hwt_proc_view_image(d->view);
 }
 
+static uint32_t hook_pid(void *ctx)
+{
+	struct pd_decode *d = ctx;
+
+	return hwt_proc_view_pid(d->view);
+}
+
 static void hook_stat(void *ctx, struct cli_out *out)
 {
 	const struct pd_decode *d = ctx;
@@ -1541,6 +1548,7 @@ static const struct cli_flow_hook pd_hook = {
 	.notes = hook_notes,
 	.stat = hook_stat,
 	.image = hook_image,
+	.pid = hook_pid,
 	.fork = hook_fork,
 	.unfork = hook_unfork,
 	.cut_ok = hook_cut_ok,

@@ -77,13 +77,14 @@ int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
 	return 0;
 }
 
-int hwt_image_symbol(const struct hwt_image *image, uint64_t vaddr,
-		     const char **name, uint64_t *offset)
+int hwt_image_symbol_extent(const struct hwt_image *image, uint64_t vaddr,
+			    const char **name, uint64_t *offset,
+			    uint64_t *end)
 {
 	const struct img_sym *s;
-	size_t lo, hi;
+	size_t lo, hi, after;
 
-	if (!image || !name || !offset)
+	if (!image || !name || !offset || !end)
 		return -HWT_ERR_INVALID;
 
 	/* hi: the number of symbols starting at or below @vaddr. */
@@ -97,6 +98,12 @@ int hwt_image_symbol(const struct hwt_image *image, uint64_t vaddr,
 		else
 			hi = mid;
 	}
+	/* The answer holds until a symbol starts: the one that contains
+	 * @vaddr and starts last wins until it ends. */
+	after = hi;
+	*end = after < image->nsyms ? image->syms[after].begin : UINT64_MAX;
+	*name = NULL;
+	*offset = 0;
 	while (hi--) {
 		s = &image->syms[hi];
 		if (s->maxend <= vaddr)
@@ -104,8 +111,27 @@ int hwt_image_symbol(const struct hwt_image *image, uint64_t vaddr,
 		if (vaddr < s->end) {
 			*name = s->name;
 			*offset = vaddr - s->begin;
+			if (s->end < *end)
+				*end = s->end;
 			return 0;
 		}
 	}
 	return -HWT_ERR_NOMAP;
+}
+
+int hwt_image_symbol(const struct hwt_image *image, uint64_t vaddr,
+		     const char **name, uint64_t *offset)
+{
+	const char *n;
+	uint64_t off, end;
+	int err;
+
+	if (!name || !offset)
+		return -HWT_ERR_INVALID;
+	err = hwt_image_symbol_extent(image, vaddr, &n, &off, &end);
+	if (err < 0)
+		return err;
+	*name = n;
+	*offset = off;
+	return 0;
 }

@@ -86,6 +86,11 @@ struct hwt_image *hwt_proc_view_image(struct hwt_proc_view *v)
 	return v ? v->image : NULL;
 }
 
+uint32_t hwt_proc_view_pid(const struct hwt_proc_view *v)
+{
+	return v ? v->pid : 0;
+}
+
 static const struct proc_space *view_space(struct hwt_proc_view *v)
 {
 	struct hwt_proc_model *m = v->m;

@@ -333,7 +333,7 @@ done
 for f in jbig jcbig jbad jcbad; do
 	alone=0
 	for cmd in "flow --blocks" "flow --branches" "flow --insn --time" \
-		"coverage" "flow --stat"; do
+		"coverage" "flow --stat" "calls --time"; do
 		# shellcheck disable=SC2086
 		run_as j1 "$hwt" $cmd "$tmp/$f.data"
 		contains "$f.data has lost-data notes" "$tmp/j1.out" \
@@ -367,15 +367,23 @@ for f in jbig jcbad; do
 		"$tmp/jn.out"
 done
 # Segments of 512 bytes: some cuts fall where the cpu went to the other
-# process, and a block's symbol is from the process that ran it.
+# process, and a block's symbol is from the process that ran it (hwt
+# calls: a line starts where the process changes).
 for f in jcbig jcbad; do
-	run_as j1 "$hwt" flow --blocks "$tmp/$f.data"
-	run_as jn env HWT_SEGMENT_SIZE=512 "$hwt" flow --blocks -j2 -v \
-		"$tmp/$f.data"
-	same "512-byte segments: flow --blocks -j2 vs -j1 ($f.data)" \
-		"$tmp/j1.out" "$tmp/jn.out"
-	contains "512-byte segments ($f.data)" "$tmp/jn.err" \
-		': [0-9]{3,} segments$'
+	for cmd in "flow --blocks" "calls"; do
+		# shellcheck disable=SC2086
+		run_as j1 "$hwt" $cmd "$tmp/$f.data"
+		# shellcheck disable=SC2086
+		run_as jn env HWT_SEGMENT_SIZE=512 "$hwt" $cmd -j2 -v \
+			"$tmp/$f.data"
+		same "512-byte segments: $cmd -j2 vs -j1 ($f.data)" \
+			"$tmp/j1.out" "$tmp/jn.out"
+		contains "512-byte segments ($cmd, $f.data)" "$tmp/jn.err" \
+			': [0-9]{3,} segments$'
+	done
+	# hwt calls: all lines but the last few through the temporary file.
+	run_as jn env HWT_CALLS_CHUNK=3 "$hwt" calls "$tmp/$f.data"
+	same "calls through the file ($f.data)" "$tmp/j1.out" "$tmp/jn.out"
 done
 
 # ---- lost data: an AUX record that says the buffer was full ----------

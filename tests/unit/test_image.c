@@ -598,6 +598,50 @@ static void expect_not_symbol(const struct hwt_image *image, uint64_t vaddr,
 			 got);
 }
 
+/*
+ * hwt_image_symbol_extent(): from an address up to the end it gives,
+ * hwt_image_symbol() answers the same, byte by byte over 256 KiB of this
+ * program's code (functions, their gaps, the unsized label).
+ */
+static void test_symbol_extent(void **state)
+{
+	struct hwt_image *image = hwt_image_new();
+	uint64_t mid = (uint64_t)(uintptr_t)&hwt_image_test_probe;
+	uint64_t lo = mid > (128u << 10) ? mid - (128u << 10) : 0;
+	uint64_t start = 0, end = 0, off, changes = 0;
+	const char *name = NULL, *got;
+	int have = 0, err;
+
+	(void)state;
+	assert_int_equal(hwt_image_add_elf(image, "/proc/self/exe",
+					   self_bias()), 0);
+	for (uint64_t a = lo; a < mid + (128u << 10); a++) {
+		if (a >= end) {
+			err = hwt_image_symbol_extent(image, a, &name, &off,
+						      &end);
+			assert_true(end > a);
+			have = err == 0;
+			if (have)
+				start = a - off;
+			else
+				assert_int_equal(err, -HWT_ERR_NOMAP);
+			changes++;
+			continue;
+		}
+		err = hwt_image_symbol(image, a, &got, &off);
+		if (!have) {
+			assert_int_equal(err, -HWT_ERR_NOMAP);
+			continue;
+		}
+		assert_int_equal(err, 0);
+		assert_ptr_equal(got, name);
+		assert_int_equal(a - off, start);
+	}
+	/* It moves on at symbols, not at every byte. */
+	assert_true(changes > 10 && changes < (32u << 10));
+	hwt_image_delete(image);
+}
+
 static void test_remove_symbols(void **state)
 {
 	struct hwt_image *image = hwt_image_new();
@@ -777,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_elf_bias),
 		cmocka_unit_test(test_remove_model),
 		cmocka_unit_test(test_remove_cases),
+		cmocka_unit_test(test_symbol_extent),
 		cmocka_unit_test(test_remove_symbols),
 		cmocka_unit_test(test_mmap_self),
 	};

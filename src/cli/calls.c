@@ -1,0 +1,760 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* hwt calls: function segments and their history (see calls.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/calls.h"
+#include "common/grow.h"
+
+enum calls_op_kind {
+	OP_PUSH,	/* a call or an interrupt: a frame that returns to @ip */
+	OP_RETURN,	/* a return, to @ip */
+	OP_GAP,		/* code that ran untraced; traced again at @ip */
+	/* As OP_RETURN and OP_GAP, if the decode before ended in a return
+	 * whose target was still to come. */
+	OP_RETURN_IF,
+	OP_GAP_IF,
+};
+
+/* A return taken, its target (the next block's IP) not yet seen. */
+enum calls_ret {
+	RET_NONE,
+	RET_PENDING,
+	RET_UNKNOWN,	/* as the decode before ended: not known here */
+};
+
+static void oom(void)
+{
+	fprintf(stderr, "hwt: out of memory\n");
+	exit(1);
+}
+
+static void *grow(void *arr, size_t *cap, size_t need, size_t elem)
+{
+	if (hwt_grow(&arr, cap, need, elem) < 0)
+		oom();
+	return arr;
+}
+
+/* ------------------------------------------------------------------ */
+/* Names                                                               */
+/* ------------------------------------------------------------------ */
+
+struct calls_names {
+	pthread_mutex_t lock;
+	char **slots;		/* open addressing, at most half full */
+	size_t cap, n;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+struct calls_names *calls_names_new(void)
+{
+	struct calls_names *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->cap = 1024;
+	n->slots = calloc(n->cap, sizeof(*n->slots));
+	if (!n->slots) {
+		free(n);
+		return NULL;
+	}
+	pthread_mutex_init(&n->lock, NULL);
+	return n;
+}
+
+void calls_names_delete(struct calls_names *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->cap; i++)
+		free(n->slots[i]);
+	free(n->slots);
+	pthread_mutex_destroy(&n->lock);
+	free(n);
+}
+
+static char **names_slot(char **slots, size_t cap, const char *name)
+{
+	size_t i = (size_t)str_hash(name) & (cap - 1);
+
+	while (slots[i] && strcmp(slots[i], name))
+		i = (i + 1) & (cap - 1);
+	return &slots[i];
+}
+
+/* The one copy of @name. */
+static const char *names_get(struct calls_names *n, const char *name)
+{
+	char **slot;
+
+	pthread_mutex_lock(&n->lock);
+	if (2 * (n->n + 1) > n->cap) {
+		size_t cap = 2 * n->cap;
+		char **slots = calloc(cap, sizeof(*slots));
+
+		if (!slots)
+			oom();
+		for (size_t i = 0; i < n->cap; i++)
+			if (n->slots[i])
+				*names_slot(slots, cap, n->slots[i]) =
+					n->slots[i];
+		free(n->slots);
+		n->slots = slots;
+		n->cap = cap;
+	}
+	slot = names_slot(n->slots, n->cap, name);
+	if (!*slot) {
+		*slot = strdup(name);
+		if (!*slot)
+			oom();
+		n->n++;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return *slot;
+}
+
+/* ------------------------------------------------------------------ */
+/* A decode's function segments                                        */
+/* ------------------------------------------------------------------ */
+
+#define SYM_CACHE 1024
+
+/* One function: the same symbol, or both unknown. Names are interned. */
+static int same_fn(const char *a, uint64_t a_start, const char *b,
+		   uint64_t b_start)
+{
+	return a == b && (!a || a_start == b_start);
+}
+
+/* Whether the function at @ip is known to be the open record's. */
+static int in_fn(const struct calls_seg *c, const struct hwt_image *image,
+		 uint64_t ip)
+{
+	return ip >= c->fn_lo && ip < c->fn_hi &&
+	       hwt_image_id(image) == c->fn_image &&
+	       hwt_image_generation(image) == c->fn_generation;
+}
+
+/*
+ * The function at @ip: its name (NULL: none) and *@start; and, in c->fn_*,
+ * up to where it is the same.
+ */
+static const char *fn_at(struct calls_seg *c, const struct hwt_image *image,
+			 uint64_t ip, uint64_t *start)
+{
+	uint64_t id = hwt_image_id(image), gen = hwt_image_generation(image);
+	struct calls_sym *e;
+	const char *name;
+	uint64_t off;
+
+	if (!c->syms) {
+		c->syms = calloc(SYM_CACHE, sizeof(*c->syms));
+		if (!c->syms)
+			oom();
+	}
+	e = &c->syms[(ip ^ ip >> 10 ^ ip >> 20) & (SYM_CACHE - 1)];
+	if (e->ip != ip || e->image_id != id || e->generation != gen || !id) {
+		/* (No image: look again at the next instruction.) */
+		e->end = ip + 1;
+		if (hwt_image_symbol_extent(image, ip, &name, &off,
+					    &e->end) < 0) {
+			e->name = NULL;
+			e->start = 0;
+		} else {
+			e->name = names_get(c->names, name);
+			e->start = ip - off;
+		}
+		e->image_id = id;
+		e->generation = gen;
+		e->ip = ip;
+	}
+	c->fn_image = id;
+	c->fn_generation = gen;
+	c->fn_lo = ip;
+	c->fn_hi = e->end;
+	*start = e->start;
+	return e->name;
+}
+
+static void mark_new(struct calls_seg *c)
+{
+	c->new_seg = 1;
+	c->start_pending = 0;
+}
+
+static void add_op(struct calls_seg *c, enum calls_op_kind kind, uint64_t ip)
+{
+	c->ops = grow(c->ops, &c->ops_cap, c->nops + 1, sizeof(*c->ops));
+	c->ops[c->nops++] = (struct calls_op){ ip, c->nrecs, (uint8_t)kind };
+}
+
+void calls_seg_start(struct calls_seg *c, struct calls_names *names,
+		     int first)
+{
+	c->names = names;
+	c->new_seg = 1;
+	c->start_pending = !first;
+	c->ret_pending = first ? RET_NONE : RET_UNKNOWN;
+	c->started = 1;
+}
+
+void calls_seg_free(struct calls_seg *c)
+{
+	free(c->recs);
+	free(c->ops);
+	free(c->syms);
+	memset(c, 0, sizeof(*c));
+}
+
+void calls_seg_sync(struct calls_seg *c)
+{
+	mark_new(c);
+}
+
+/* A new function segment at @ip, unless it goes on with the open one. */
+static void enter(struct calls_seg *c, const struct hwt_image *image,
+		  uint64_t ip, int have_time, uint64_t tsc, size_t text_at)
+{
+	uint64_t start;
+	const char *name = fn_at(c, image, ip, &start);
+	struct calls_rec *r;
+
+	if (!c->new_seg && c->nrecs) {
+		/* A jump within the function, or to another (a tail
+		 * call): only the symbol tells. */
+		r = &c->recs[c->nrecs - 1];
+		if (same_fn(name, start, r->name, r->start))
+			return;
+	}
+	c->recs = grow(c->recs, &c->recs_cap, c->nrecs + 1, sizeof(*c->recs));
+	r = &c->recs[c->nrecs++];
+	*r = (struct calls_rec){
+		.name = name, .start = start, .ip = ip, .tsc = tsc,
+		.text_at = text_at, .space = c->space,
+		.has_tsc = (uint8_t)have_time, .joinable = c->start_pending,
+	};
+	c->new_seg = 0;
+	c->start_pending = 0;
+}
+
+int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
+		    const struct hwt_block *b, int have_time, uint64_t tsc,
+		    size_t text_at)
+{
+	struct hwt_insn insn;
+	uint64_t ip;
+	int err = 0;
+
+	if (c->ret_pending != RET_NONE) {
+		add_op(c, c->ret_pending == RET_UNKNOWN ? OP_RETURN_IF :
+			  OP_RETURN, b->ip);
+		c->ret_pending = RET_NONE;
+	}
+	/*
+	 * The function is looked at on every instruction, as gdb does (a
+	 * jump to the next instruction, code that falls through into the
+	 * next symbol), and so not only where blocks happen to start.
+	 * Only the last instruction branches: the others follow each other
+	 * in memory.
+	 */
+	if (c->new_seg || !c->nrecs || !in_fn(c, image, b->ip))
+		enter(c, image, b->ip, have_time, tsc, text_at);
+	if (b->end_ip < c->fn_hi) {
+		c->recs[c->nrecs - 1].ninsn += b->ninsn;
+	} else {
+		ip = b->ip;
+		for (uint32_t n = b->ninsn; n > 0; n--) {
+			if (!in_fn(c, image, ip))
+				enter(c, image, ip, have_time, tsc, text_at);
+			c->recs[c->nrecs - 1].ninsn++;
+			if (n == 1)
+				break;
+			err = hwt_blk_insn_walk(image, b->mode, &ip, &insn);
+			if (err < 0) {
+				c->recs[c->nrecs - 1].ninsn += n - 1;
+				break;
+			}
+		}
+	}
+
+	switch (b->iclass) {
+	case HWT_IC_CALL:
+	case HWT_IC_FAR_CALL:
+		if (b->truncated) {
+			add_op(c, OP_PUSH, b->end_ip + b->size);
+		} else {
+			ip = b->end_ip;
+			err = hwt_blk_insn_walk(image, b->mode, &ip, &insn);
+			if (err >= 0)
+				add_op(c, OP_PUSH, insn.ip + insn.size);
+		}
+		mark_new(c);
+		break;
+	case HWT_IC_RETURN:
+	case HWT_IC_FAR_RETURN:
+		c->ret_pending = RET_PENDING;
+		mark_new(c);
+		break;
+	default:
+		break;
+	}
+	return err < 0 ? err : 0;
+}
+
+void calls_seg_space(struct calls_seg *c, uint32_t pid)
+{
+	/* (Where a decode starts, take_rec() compares.) */
+	if (c->have_space && pid != c->space)
+		mark_new(c);
+	c->space = pid;
+	c->have_space = 1;
+}
+
+void calls_seg_event(struct calls_seg *c, const struct hwt_event *ev)
+{
+	uint64_t ip;
+
+	mark_new(c);
+	switch (ev->type) {
+	case HWT_EV_ASYNC_BRANCH:
+		/* An interrupt or a signal: a frame until it comes back. */
+		add_op(c, OP_PUSH, ev->u.async_branch.from);
+		break;
+	case HWT_EV_ASYNC_DISABLED:
+		add_op(c, OP_PUSH, ev->u.async_disabled.at);
+		break;
+	case HWT_EV_DISABLED:
+		/*
+		 * A return out of the traced code (a filter): back to a frame
+		 * the trace has, or to code it does not show, where the depth
+		 * stays for whatever is traced next.
+		 */
+		if (c->ret_pending != RET_NONE && !ev->ip_suppressed)
+			add_op(c, c->ret_pending == RET_UNKNOWN ? OP_GAP_IF :
+				  OP_GAP, ev->u.disabled.ip);
+		c->ret_pending = RET_NONE;
+		break;
+	case HWT_EV_ENABLED:
+		if (hwt_event_resume_ip(ev, &ip))
+			add_op(c, OP_GAP, ip);
+		c->ret_pending = RET_NONE;
+		break;
+	default:
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The history                                                         */
+/* ------------------------------------------------------------------ */
+
+/* A line to print; its first instruction follows from the ones before. */
+struct hist_rec {
+	uint64_t key;		/* the name (a pointer), or the IP if none */
+	uint64_t ninsn, tsc;
+	uint64_t text_end;	/* the text before it ends there */
+	int32_t depth;
+	uint8_t named, has_tsc;
+};
+
+/* Lines kept in memory; more go to the temporary file. */
+#define HIST_CHUNK (1u << 16)
+/* A frame deeper than that forgets the oldest. */
+#define FRAMES_MAX 4096
+
+struct calls_hist {
+	/*
+	 * The frames, as a shadow stack of return addresses: a return goes
+	 * back to the frame it returns to (longjmp, exceptions and tail
+	 * calls unwind several), and code that ran untraced (a system
+	 * call, a call out of the filter, a signal) is seen to come back
+	 * when tracing resumes where it returns. Without them the depth
+	 * drifts with every system call.
+	 */
+	uint64_t rets[FRAMES_MAX];
+	size_t nrets;
+	int depth, min;
+	/* How the decode taken last ended. */
+	uint8_t new_seg, ret_pending;
+	/* The last line's function, for a cut decode's first. */
+	const char *last_name;
+	uint64_t last_start;
+	uint32_t last_space;
+	struct hist_rec *recs;
+	size_t n, cap, chunk;
+	struct cli_out text;
+	FILE *spill;
+	int failed;
+};
+
+struct calls_hist *calls_hist_new(void)
+{
+	struct calls_hist *h = calloc(1, sizeof(*h));
+	const char *env;
+	uint64_t v;
+
+	if (!h)
+		return NULL;
+	if (cli_out_init(&h->text, NULL) < 0) {
+		free(h);
+		return NULL;
+	}
+	h->chunk = HIST_CHUNK;
+	/* For tests: the file used after a few lines. */
+	env = getenv("HWT_CALLS_CHUNK");
+	if (env && cli_parse_u64(env, &v) == 0 && v >= 2 && v <= HIST_CHUNK)
+		h->chunk = (size_t)v;
+	return h;
+}
+
+void calls_hist_delete(struct calls_hist *h)
+{
+	if (!h)
+		return;
+	if (h->spill)
+		fclose(h->spill);
+	free(h->recs);
+	free(h->text.buf);
+	free(h);
+}
+
+struct cli_out *calls_hist_text(struct calls_hist *h)
+{
+	return &h->text;
+}
+
+static void frame_push(struct calls_hist *h, uint64_t ret)
+{
+	h->depth++;
+	if (h->nrets == FRAMES_MAX) {
+		memmove(h->rets, h->rets + 1,
+			(FRAMES_MAX - 1) * sizeof(*h->rets));
+		h->nrets--;
+	}
+	h->rets[h->nrets++] = ret;
+}
+
+/*
+ * Execution goes on at @ip after a return or a gap in the trace: close
+ * the frames down to the one that returns there. If none does, a return
+ * goes one level up (to a caller the trace never saw) and a gap changes
+ * nothing.
+ */
+static void frame_return(struct calls_hist *h, uint64_t ip, int is_return)
+{
+	for (size_t i = h->nrets; i-- > 0;) {
+		if (h->rets[i] == ip) {
+			h->depth -= (int)(h->nrets - i);
+			h->nrets = i;
+			return;
+		}
+	}
+	if (!is_return)
+		return;
+	h->depth--;
+	if (h->nrets)
+		h->nrets--;
+}
+
+static void apply(struct calls_hist *h, const struct calls_op *op)
+{
+	switch (op->kind) {
+	case OP_PUSH:
+		frame_push(h, op->ip);
+		break;
+	case OP_RETURN:
+	case OP_GAP:
+		frame_return(h, op->ip, op->kind == OP_RETURN);
+		break;
+	default:
+		if (h->ret_pending)
+			frame_return(h, op->ip, op->kind == OP_RETURN_IF);
+		h->ret_pending = 0;
+		break;
+	}
+}
+
+static FILE *tmp_open(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	FILE *f;
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	snprintf(path, sizeof(path), "%s/hwt-calls-XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0) {
+		fprintf(stderr, "hwt calls: cannot make a temporary file in "
+			"%s: %s\n", dir, strerror(errno));
+		return NULL;
+	}
+	unlink(path);
+	f = fdopen(fd, "w+b");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/* All lines but the last (a cut decode's first may join it) to the file. */
+static int spill(struct calls_hist *h)
+{
+	size_t keep = h->n - 1;
+	uint64_t cut = h->recs[keep].text_end;
+	uint64_t hdr[2] = { keep, cut };
+
+	if (!h->spill)
+		h->spill = tmp_open();
+	if (!h->spill)
+		return -1;
+	if (fwrite(hdr, sizeof(hdr), 1, h->spill) != 1 ||
+	    fwrite(h->recs, sizeof(*h->recs), keep, h->spill) != keep ||
+	    fwrite(h->text.buf, 1, cut, h->spill) != cut) {
+		fprintf(stderr, "hwt calls: cannot write the temporary file: "
+			"%s\n", strerror(errno));
+		return -1;
+	}
+	h->recs[0] = h->recs[keep];
+	h->recs[0].text_end = 0;
+	memmove(h->text.buf, h->text.buf + cut, h->text.len - cut);
+	h->text.len -= cut;
+	h->n = 1;
+	return 0;
+}
+
+static void take_rec(struct calls_hist *h, const struct calls_rec *r)
+{
+	struct hist_rec *o;
+
+	/*
+	 * The first of a decode that goes on from the one before: one
+	 * thread would have looked at the function here (at the PSB+'s
+	 * IP), with what that one left.
+	 */
+	if (r->joinable && h->n && !h->new_seg && r->space == h->last_space &&
+	    same_fn(r->name, r->start, h->last_name, h->last_start)) {
+		h->recs[h->n - 1].ninsn += r->ninsn;
+		return;
+	}
+	if (h->failed)
+		return;
+	if (h->n == h->chunk && spill(h) < 0) {
+		h->failed = 1;
+		return;
+	}
+	h->recs = grow(h->recs, &h->cap, h->n + 1, sizeof(*h->recs));
+	o = &h->recs[h->n++];
+	*o = (struct hist_rec){
+		.key = r->name ? (uint64_t)(uintptr_t)r->name : r->ip,
+		.ninsn = r->ninsn, .tsc = r->tsc, .text_end = h->text.len,
+		.depth = h->depth, .named = r->name != NULL,
+		.has_tsc = r->has_tsc,
+	};
+	if (h->depth < h->min)
+		h->min = h->depth;
+	h->last_name = r->name;
+	h->last_start = r->start;
+	h->last_space = r->space;
+}
+
+/* Records [c->taken, @end) of @c, with their text, and text up to @to. */
+static void take_range(struct calls_hist *h, struct calls_seg *c,
+		       const char *text, size_t from, size_t to, size_t end)
+{
+	size_t pos = from;
+
+	for (; c->taken < end; c->taken++) {
+		const struct calls_rec *r = &c->recs[c->taken];
+
+		while (c->ops_taken < c->nops &&
+		       c->ops[c->ops_taken].before <= c->taken)
+			apply(h, &c->ops[c->ops_taken++]);
+		if (r->text_at > pos) {
+			cli_out_write(&h->text, text + pos, r->text_at - pos);
+			pos = r->text_at;
+		}
+		take_rec(h, r);
+	}
+	if (to > pos)
+		cli_out_write(&h->text, text + pos, to - pos);
+}
+
+int calls_take(struct calls_hist *h, struct calls_seg *c, const char *text,
+	       size_t text_from, size_t text_to, int all)
+{
+	size_t end = c->taken;
+
+	if (all)
+		end = c->nrecs;
+	else
+		while (end < c->nrecs && c->recs[end].text_at < text_to)
+			end++;
+	take_range(h, c, text, text_from, text_to, end);
+	if (all)
+		while (c->ops_taken < c->nops)
+			apply(h, &c->ops[c->ops_taken++]);
+	return h->failed ? -1 : 0;
+}
+
+void calls_take_end(struct calls_hist *h, struct calls_seg *c)
+{
+	/* A decode where nothing happened leaves things as they were. */
+	if (!c->start_pending)
+		h->new_seg = c->new_seg;
+	if (c->ret_pending != RET_UNKNOWN)
+		h->ret_pending = c->ret_pending == RET_PENDING;
+}
+
+int calls_drain(struct calls_hist *h, struct calls_seg *c,
+		struct cli_out *text)
+{
+	size_t keep = c->nrecs - 1, cut;
+
+	if (c->nrecs < 2)
+		return 0;
+	cut = c->recs[keep].text_at;
+	take_range(h, c, text->buf, 0, cut, keep);
+	/* What is left: the open record and the operations after. */
+	c->recs[0] = c->recs[keep];
+	c->recs[0].text_at = 0;
+	c->nrecs = 1;
+	c->taken = 0;
+	memmove(c->ops, c->ops + c->ops_taken,
+		(c->nops - c->ops_taken) * sizeof(*c->ops));
+	c->nops -= c->ops_taken;
+	c->ops_taken = 0;
+	for (size_t i = 0; i < c->nops; i++)
+		c->ops[i].before -= keep;
+	memmove(text->buf, text->buf + cut, text->len - cut);
+	text->len -= cut;
+	return h->failed ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Printing                                                            */
+/* ------------------------------------------------------------------ */
+
+static char *put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	return p;
+}
+
+struct printer {
+	struct cli_out *out;
+	uint64_t index, first;
+	int min, time;
+};
+
+static void print_recs(struct printer *pr, const struct hist_rec *recs,
+		       size_t n, const char *text, uint64_t ntext)
+{
+	uint64_t pos = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hist_rec *r = &recs[i];
+		char *p;
+
+		if (r->text_end > pos)
+			cli_out_write(pr->out, text + pos, r->text_end - pos);
+		pos = r->text_end;
+		pr->index++;
+		if (!r->ninsn)
+			continue;
+		p = cli_out_reserve(pr->out, 1024);
+		p = cli_put_dec(p, pr->index);
+		*p++ = '\t';
+		for (int d = r->depth - pr->min; d > 0 && d < 200; d--) {
+			*p++ = ' ';
+			*p++ = ' ';
+		}
+		if (r->named) {
+			const char *s = (const char *)(uintptr_t)r->key;
+
+			for (int k = 0; *s && k < 200; k++)
+				*p++ = *s++;
+		} else {
+			p = put_str(p, "?? 0x");
+			p = cli_put_hex(p, r->key);
+		}
+		p = put_str(p, "\tinst ");
+		p = cli_put_dec(p, pr->first + 1);
+		*p++ = ',';
+		p = cli_put_dec(p, pr->first + r->ninsn);
+		pr->first += r->ninsn;
+		if (pr->time && r->has_tsc) {
+			p = put_str(p, "\ttsc ");
+			p = cli_put_hex16(p, r->tsc);
+		} else if (pr->time) {
+			p = put_str(p, "\ttsc ?");
+		}
+		*p++ = '\n';
+		cli_out_commit(pr->out, p);
+	}
+	if (ntext > pos)
+		cli_out_write(pr->out, text + pos, ntext - pos);
+}
+
+int calls_print(struct calls_hist *h, struct cli_out *out, int time)
+{
+	struct printer pr = { out, 0, 0, h->min, time };
+	struct hist_rec *recs = NULL;
+	char *text = NULL;
+	uint64_t hdr[2];
+	int ret = h->failed ? -1 : 0;
+
+	if (h->spill && !ret) {
+		if (fflush(h->spill) || fseek(h->spill, 0, SEEK_SET))
+			ret = -1;
+		while (!ret && fread(hdr, sizeof(hdr), 1, h->spill) == 1) {
+			struct hist_rec *nr;
+			char *nt;
+
+			if (hdr[0] > HIST_CHUNK || hdr[1] > SIZE_MAX / 2) {
+				ret = -1;
+				break;
+			}
+			nr = realloc(recs, (hdr[0] + 1) * sizeof(*recs));
+			nt = realloc(text, hdr[1] + 1);
+			if (nr)
+				recs = nr;
+			if (nt)
+				text = nt;
+			if (!nr || !nt)
+				oom();
+			if (fread(recs, sizeof(*recs), hdr[0], h->spill) !=
+				    hdr[0] ||
+			    fread(text, 1, hdr[1], h->spill) != hdr[1]) {
+				ret = -1;
+				break;
+			}
+			print_recs(&pr, recs, hdr[0], text, hdr[1]);
+		}
+		if (ret)
+			fprintf(stderr, "hwt calls: cannot read the temporary "
+				"file back\n");
+	}
+	if (!ret)
+		print_recs(&pr, h->recs, h->n, h->text.buf, h->text.len);
+	free(recs);
+	free(text);
+	return ret;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt calls: the function-call history, made in two halves so that -j can
+ * decode on several threads and still print what one thread prints.
+ *
+ * A decode (one segment of the trace, on any thread) turns blocks and
+ * events into function segments and the frame operations between them
+ * (calls, returns, interrupts, gaps), in a struct calls_seg. It knows
+ * nothing of the frames open before it started.
+ *
+ * The history (struct calls_hist, on the printing thread) takes the
+ * decodes' output in trace order: it replays the frame operations on one
+ * shadow stack, so each function segment gets the depth one thread gives
+ * it, joins a segment cut by -j with its continuation, and keeps the
+ * lines (and the text between them: errors, lost-data notes) for the
+ * end, where indentation starts at the smallest depth seen, as gdb's
+ * record function-call-history does. Beyond a few MiB the lines go to an
+ * unlinked temporary file, so memory stays bounded however long the
+ * trace.
+ */
+#ifndef HWT_CLI_CALLS_H
+#define HWT_CLI_CALLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hwt/flow.h>
+#include <hwt/image.h>
+
+#include "cli/cli.h"
+
+/*
+ * Function names, each kept once for the whole command: a decode's image
+ * (a thread's view of a process) may go before its lines are printed.
+ * Shared by the threads (it has a lock; each decode caches its lookups).
+ */
+struct calls_names;
+
+struct calls_names *calls_names_new(void);
+void calls_names_delete(struct calls_names *n);
+
+/* A function segment as a decode makes it. */
+struct calls_rec {
+	const char *name;	/* in calls_names; NULL: unknown */
+	uint64_t start;		/* the symbol's address */
+	uint64_t ip;		/* first instruction */
+	uint64_t ninsn;
+	uint64_t tsc;
+	size_t text_at;		/* the decode's text before it */
+	uint32_t space;		/* the pid (perf.data) */
+	uint8_t has_tsc;
+	uint8_t joinable;	/* made only because the decode started */
+};
+
+/* A frame operation, applied before record @before of the decode. */
+struct calls_op {
+	uint64_t ip;
+	size_t before;
+	uint8_t kind;		/* enum calls_op_kind (calls.c) */
+};
+
+struct calls_sym {
+	uint64_t image_id, generation, ip, start, end;
+	const char *name;
+};
+
+struct calls_seg {
+	struct calls_names *names;
+	struct calls_rec *recs;
+	size_t nrecs, recs_cap, taken;
+	struct calls_op *ops;
+	size_t nops, ops_cap, ops_taken;
+	struct calls_sym *syms;	/* a cache of symbol lookups */
+	/* The open record's function is the same in [fn_lo, fn_hi). */
+	uint64_t fn_image, fn_generation, fn_lo, fn_hi;
+	uint8_t new_seg;	/* the next block starts a function segment */
+	uint8_t ret_pending;	/* enum calls_ret (calls.c) */
+	uint8_t start_pending;	/* nothing happened yet but the start */
+	uint8_t started, have_space;
+	uint32_t space;		/* the pid of the blocks (perf.data) */
+};
+
+/* A decode starts: the first of its stream, or one that goes on from
+ * another decode's end (a -j cut, a perf.data piece); names in @names. */
+void calls_seg_start(struct calls_seg *c, struct calls_names *names,
+		     int first);
+void calls_seg_free(struct calls_seg *c);
+/* The decoder synchronised again (after an error). */
+void calls_seg_sync(struct calls_seg *c);
+/*
+ * Block @b (ninsn > 0) of @image, decoded with HWT_BLK_END_ON_CALL and
+ * HWT_BLK_END_ON_JUMP (only its last instruction branches), after
+ * @text_at bytes of the decode's text. Returns 0 or an error (an
+ * instruction cannot be read again).
+ */
+int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
+		    const struct hwt_block *b, int have_time, uint64_t tsc,
+		    size_t text_at);
+/* The process the next blocks run in: another starts a function segment. */
+void calls_seg_space(struct calls_seg *c, uint32_t pid);
+/* An event that breaks the flow (an interrupt, a disable, an enable...). */
+void calls_seg_event(struct calls_seg *c, const struct hwt_event *ev);
+
+struct calls_hist;
+
+struct calls_hist *calls_hist_new(void);
+void calls_hist_delete(struct calls_hist *h);
+/* Where text between the lines goes (notes at the end of a stream). */
+struct cli_out *calls_hist_text(struct calls_hist *h);
+/*
+ * Take @c's records made before @text_to bytes of its text (all that are
+ * left with @all), with its text [@text_from, @text_to) between them.
+ * Returns 0 or -1 after a message (the temporary file).
+ */
+int calls_take(struct calls_hist *h, struct calls_seg *c, const char *text,
+	       size_t text_from, size_t text_to, int all);
+/* ... and, when all is taken, what @c's end leaves for the next decode. */
+void calls_take_end(struct calls_hist *h, struct calls_seg *c);
+/*
+ * One thread, as it goes: take all of @c but its open record, with the
+ * text before it, and drop them from @c and @text.
+ */
+int calls_drain(struct calls_hist *h, struct calls_seg *c,
+		struct cli_out *text);
+/* Print the history: numbered lines (and the text between). */
+int calls_print(struct calls_hist *h, struct cli_out *out, int time);
+
+#endif /* HWT_CLI_CALLS_H */

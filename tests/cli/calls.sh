@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Golden tests of `hwt calls` on a tiny ELF program (yasm, ld) and traces
+# written by ptgen:
+#  - a line starts where the function changes, as gdb's record
+#    function-call-history has it: after a call or a return, at a jump to
+#    another function, a jump to the next instruction when that is
+#    another symbol, and code that falls through into the next symbol;
+#  - -j N prints what -j1 prints: a function cut by a PSB (a -j cut) is
+#    one line, and a return across cuts goes back to the right depth;
+#  - lines beyond memory go to a temporary file; when there is none,
+#    hwt calls says so and fails.
+#
+#   bash tests/cli/calls.sh path/to/hwt BUILD_DIR
+. "$(dirname "$0")/lib.bash" calls "$@"
+ptgen=$build/ptgen
+wants yasm ld
+built "$ptgen"
+
+#   401000 _start: call a      401005 call c      40100a call spin
+#   40100f jmp rax
+#   401011 a: nop              401012 jmp b (to the next instruction)
+#   401014 b: nop              401015 ret
+#   401016 c: nop              (falls through into d)
+#   401017 d: nop              401018 ret
+#   401019 spin: mov ecx, 25   40101e .l: dec ecx   401020 jnz .l
+#   401022 ret
+cat >"$tmp/prog.asm" <<'EOF'
+bits 64
+global _start:function
+global a:function
+global b:function
+global c:function
+global d:function
+global spin:function
+section .text
+_start:
+	call a
+	call c
+	call spin
+	jmp rax
+a:
+	nop
+	jmp short b
+b:
+	nop
+	ret
+c:
+	nop
+d:
+	nop
+	ret
+spin:
+	mov ecx, 25
+.l:
+	dec ecx
+	jnz .l
+	ret
+EOF
+yasm -f elf64 -o "$tmp/prog.o" "$tmp/prog.asm" &&
+	ld -Ttext=0x401000 -e _start -o "$tmp/prog" "$tmp/prog.o" || exit 1
+
+# trace NAME PACKETS...: write $tmp/NAME.pt
+trace() {
+	local name=$1
+	shift
+	printf '%s\n' "$@" | "$ptgen" "$tmp/$name.pt" || {
+		echo "FAIL: ptgen $name" >&2
+		exit 1
+	}
+}
+
+# expect_out DESC CMD... <<EXPECTED: stdout must be EXPECTED, exit code 0.
+expect_out() {
+	local desc=$1
+	shift
+	check
+	cat >"$tmp/want"
+	timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ $rc -ne 0 ] || ! cmp -s "$tmp/want" "$tmp/out"; then
+		fail "$desc (exit $rc)"
+		diff -u "$tmp/want" "$tmp/out" | head -n 40 >&2
+		head -n 5 "$tmp/err" >&2
+	fi
+}
+
+# The returns of a and c are compressed (TNT); the loop is cut by two
+# PSB+s at .l (24 taken jnz in all), and returns with a TIP, as a CPU
+# writes it after a PSB.
+psb_l=(psb "mode.exec 64" "fup 0x40101e" psbend)
+trace t psb "mode.exec 64" psbend "tip.pge 0x401000" "tnt !!" \
+	"tnt !!!!!!!!" "${psb_l[@]}" "tnt !!!!!!!!" "${psb_l[@]}" \
+	"tnt !!!!!!!!." "tip 0x40100f" "tip.pgd -"
+
+cat >"$tmp/golden" <<'EOF'
+1	_start	inst 1,1
+2	  a	inst 2,3
+3	  b	inst 4,5
+4	_start	inst 6,6
+5	  c	inst 7,7
+6	  d	inst 8,9
+7	_start	inst 10,10
+8	  spin	inst 11,62
+9	_start	inst 63,63
+EOF
+expect_out "calls" "$hwt" calls --elf "$tmp/prog" "$tmp/t.pt" <"$tmp/golden"
+for j in 2 3; do
+	expect_out "calls -j$j, cut at each PSB" env HWT_SEGMENT_SIZE=16 \
+		"$hwt" calls -j$j --elf "$tmp/prog" "$tmp/t.pt" <"$tmp/golden"
+done
+run "calls -j2 -v" env HWT_SEGMENT_SIZE=16 "$hwt" calls -j2 -v \
+	--elf "$tmp/prog" "$tmp/t.pt"
+if ! grep -q ': 3 segments$' "$tmp/err"; then
+	fail "calls -j2: not cut in 3 segments"
+	cat "$tmp/err" >&2
+fi
+
+# Every line but the last written to the file and read back.
+expect_out "calls, lines through the file" env HWT_CALLS_CHUNK=2 \
+	"$hwt" calls --elf "$tmp/prog" "$tmp/t.pt" <"$tmp/golden"
+run "calls without a temporary directory" env HWT_CALLS_CHUNK=2 \
+	TMPDIR="$tmp/none" "$hwt" calls --elf "$tmp/prog" "$tmp/t.pt"
+if [ "$rc" = 0 ] || [ -s "$tmp/out" ] ||
+	! grep -q 'cannot make a temporary file' "$tmp/err"; then
+	fail "calls without a temporary directory: rc $rc, no message"
+fi
+
+finish
