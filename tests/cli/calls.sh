@@ -59,36 +59,11 @@ EOF
 yasm -f elf64 -o "$tmp/prog.o" "$tmp/prog.asm" &&
 	ld -Ttext=0x401000 -e _start -o "$tmp/prog" "$tmp/prog.o" || exit 1
 
-# trace NAME PACKETS...: write $tmp/NAME.pt
-trace() {
-	local name=$1
-	shift
-	printf '%s\n' "$@" | "$ptgen" "$tmp/$name.pt" || {
-		echo "FAIL: ptgen $name" >&2
-		exit 1
-	}
-}
-
-# expect_out DESC CMD... <<EXPECTED: stdout must be EXPECTED, exit code 0.
-expect_out() {
-	local desc=$1
-	shift
-	check
-	cat >"$tmp/want"
-	timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
-	local rc=$?
-	if [ $rc -ne 0 ] || ! cmp -s "$tmp/want" "$tmp/out"; then
-		fail "$desc (exit $rc)"
-		diff -u "$tmp/want" "$tmp/out" | head -n 40 >&2
-		head -n 5 "$tmp/err" >&2
-	fi
-}
-
 # The returns of a and c are compressed (TNT); the loop is cut by two
 # PSB+s at .l (24 taken jnz in all), and returns with a TIP, as a CPU
 # writes it after a PSB.
 psb_l=(psb "mode.exec 64" "fup 0x40101e" psbend)
-trace t psb "mode.exec 64" psbend "tip.pge 0x401000" "tnt !!" \
+ptgen_trace t psb "mode.exec 64" psbend "tip.pge 0x401000" "tnt !!" \
 	"tnt !!!!!!!!" "${psb_l[@]}" "tnt !!!!!!!!" "${psb_l[@]}" \
 	"tnt !!!!!!!!." "tip 0x40100f" "tip.pgd -"
 
@@ -103,9 +78,9 @@ cat >"$tmp/golden" <<'EOF'
 8	  spin	inst 11,62
 9	_start	inst 63,63
 EOF
-expect_out "calls" "$hwt" calls --elf "$tmp/prog" "$tmp/t.pt" <"$tmp/golden"
+golden "calls" "$hwt" calls --elf "$tmp/prog" "$tmp/t.pt" <"$tmp/golden"
 for j in 2 3; do
-	expect_out "calls -j$j, cut at each PSB" env HWT_SEGMENT_SIZE=16 \
+	golden "calls -j$j, cut at each PSB" env HWT_SEGMENT_SIZE=16 \
 		"$hwt" calls -j$j --elf "$tmp/prog" "$tmp/t.pt" <"$tmp/golden"
 done
 run "calls -j2 -v" env HWT_SEGMENT_SIZE=16 "$hwt" calls -j2 -v \
@@ -116,7 +91,7 @@ if ! grep -q ': 3 segments$' "$tmp/err"; then
 fi
 
 # Every line but the last written to the file and read back.
-expect_out "calls, lines through the file" env HWT_CALLS_CHUNK=2 \
+golden "calls, lines through the file" env HWT_CALLS_CHUNK=2 \
 	"$hwt" calls --elf "$tmp/prog" "$tmp/t.pt" <"$tmp/golden"
 run "calls without a temporary directory" env HWT_CALLS_CHUNK=2 \
 	TMPDIR="$tmp/none" "$hwt" calls --elf "$tmp/prog" "$tmp/t.pt"

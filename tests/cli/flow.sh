@@ -39,54 +39,29 @@ EOF
 yasm -f bin -o "$tmp/prog.bin" "$tmp/prog.asm" || exit 1
 raw="$tmp/prog.bin:0x1000"
 
-# trace NAME PACKETS...: write $tmp/NAME.pt
-trace() {
-	local name=$1
-	shift
-	printf '%s\n' "$@" | "$ptgen" "$tmp/$name.pt" || {
-		echo "FAIL: ptgen $name" >&2
-		exit 1
-	}
-}
-
-# expect_out DESC CMD... <<EXPECTED: stdout must be EXPECTED, exit code 0.
-expect_out() {
-	local desc=$1
-	shift
-	check
-	cat >"$tmp/want"
-	timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
-	local rc=$?
-	if [ $rc -ne 0 ] || ! cmp -s "$tmp/want" "$tmp/out"; then
-		fail "$desc (exit $rc)"
-		diff -u "$tmp/want" "$tmp/out" | head -n 40 >&2
-		head -n 5 "$tmp/err" >&2
-	fi
-}
-
 # Compressed returns: the ret's TNT bit is taken.
-trace ret psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!!." \
+ptgen_trace ret psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!!." \
 	"tip 0x1030" "tip.pgd -"
 # Uncompressed returns: a TIP each.
-trace tipret psb psbend "mode.exec 64" "tip.pge 0x1000" "tip 0x100a" \
+ptgen_trace tipret psb psbend "mode.exec 64" "tip.pge 0x1000" "tip 0x100a" \
 	"tnt !" "tip 0x100a" "tnt ." "tip 0x1030" "tip.pgd -"
 # Filtering: f is outside the traced range.
-trace filter psb psbend "mode.exec 64" "tip.pge 0x1000" "tip.pgd 0x1020" \
+ptgen_trace filter psb psbend "mode.exec 64" "tip.pge 0x1000" "tip.pgd 0x1020" \
 	"tip.pge 0x100a" "tnt ." "tip 0x1030" "tip.pgd -"
 # An overflow after the first return.
-trace ovf psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" ovf \
+ptgen_trace ovf psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" ovf \
 	"fup 0x100a" "tnt ." "tip 0x1030" "tip.pgd -"
 # A corrupted byte; decoding resumes at the next PSB.
-trace corrupt psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" \
+ptgen_trace corrupt psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" \
 	"raw 0xd9" "tnt ..." psb "mode.exec 64" "fup 0x100a" psbend "tnt ." \
 	"tip 0x1030" "tip.pgd -"
 # Two damaged PSB+s in a row: the second one is where the decoder
 # resynchronises after the first; it goes on to the PSB after that.
-trace badpsbs psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" \
+ptgen_trace badpsbs psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!" \
 	psb "raw 0xd9" psbend psb "raw 0xd9" psbend psb "mode.exec 64" \
 	"fup 0x100a" psbend "tnt ." "tip 0x1030" "tip.pgd -"
 
-expect_out "ptxed, compressed returns" "$hwt" ptxed --raw "$raw" \
+golden "ptxed, compressed returns" "$hwt" ptxed --raw "$raw" \
 	--pt "$tmp/ret.pt" --no-inst <<'EOF'
 [enabled]
 [exec mode: 64-bit]
@@ -107,7 +82,7 @@ expect_out "ptxed, compressed returns" "$hwt" ptxed --raw "$raw" \
 [disabled]
 EOF
 
-expect_out "ptxed, uncompressed returns, --insn-decoder --stat" "$hwt" ptxed \
+golden "ptxed, uncompressed returns, --insn-decoder --stat" "$hwt" ptxed \
 	--insn-decoder --raw "$raw" --pt "$tmp/tipret.pt" --no-inst --stat <<'EOF'
 [enabled]
 [exec mode: 64-bit]
@@ -129,7 +104,7 @@ expect_out "ptxed, uncompressed returns, --insn-decoder --stat" "$hwt" ptxed \
 insn: 14.
 EOF
 
-expect_out "ptxed, disassembly" "$hwt" ptxed --raw "$raw" --pt "$tmp/filter.pt" <<'EOF'
+golden "ptxed, disassembly" "$hwt" ptxed --raw "$raw" --pt "$tmp/filter.pt" <<'EOF'
 [enabled]
 [exec mode: 64-bit]
 0000000000001000  mov ecx, 0x02
@@ -144,7 +119,7 @@ expect_out "ptxed, disassembly" "$hwt" ptxed --raw "$raw" --pt "$tmp/filter.pt" 
 [disabled]
 EOF
 
-expect_out "ptxed, overflow" "$hwt" ptxed --raw "$raw" --pt "$tmp/ovf.pt" \
+golden "ptxed, overflow" "$hwt" ptxed --raw "$raw" --pt "$tmp/ovf.pt" \
 	--no-inst --event:ip <<'EOF'
 [enabled, ip: 0000000000001000]
 [exec mode: 64-bit, ip: 0000000000001000]
@@ -163,7 +138,7 @@ expect_out "ptxed, overflow" "$hwt" ptxed --raw "$raw" --pt "$tmp/ovf.pt" \
 [disabled]
 EOF
 
-expect_out "ptxed, corrupted byte" "$hwt" ptxed --raw "$raw" \
+golden "ptxed, corrupted byte" "$hwt" ptxed --raw "$raw" \
 	--pt "$tmp/corrupt.pt" --no-inst <<'EOF'
 [enabled]
 [exec mode: 64-bit]
@@ -182,7 +157,7 @@ expect_out "ptxed, corrupted byte" "$hwt" ptxed --raw "$raw" \
 [disabled]
 EOF
 
-expect_out "flow --branches" "$hwt" flow --branches --raw "$raw" \
+golden "flow --branches" "$hwt" flow --branches --raw "$raw" \
 	"$tmp/ret.pt" <<'EOF'
 0x1005 0x1020
 0x1021 0x100a
@@ -192,7 +167,7 @@ expect_out "flow --branches" "$hwt" flow --branches --raw "$raw" \
 0x100e 0x1030
 EOF
 
-expect_out "flow --branches, uncompressed returns" "$hwt" flow --branches \
+golden "flow --branches, uncompressed returns" "$hwt" flow --branches \
 	--raw "$raw" "$tmp/tipret.pt" <<'EOF'
 0x1005 0x1020
 0x1021 0x100a
@@ -204,13 +179,13 @@ EOF
 
 # The call that leaves the filter is a branch to where the disable says
 # (perf script --itrace=b lists it so too).
-expect_out "flow --branches, filtered" "$hwt" flow --branches --raw "$raw" \
+golden "flow --branches, filtered" "$hwt" flow --branches --raw "$raw" \
 	"$tmp/filter.pt" <<'EOF'
 0x1005 0x1020
 0x100e 0x1030
 EOF
 
-expect_out "flow, corrupted byte" "$hwt" flow --disasm --raw "$raw" \
+golden "flow, corrupted byte" "$hwt" flow --disasm --raw "$raw" \
 	"$tmp/corrupt.pt" <<'EOF'
 [enabled, ip: 0000000000001000]
 [exec mode: 64-bit, ip: 0000000000001000]
@@ -229,7 +204,7 @@ expect_out "flow, corrupted byte" "$hwt" flow --disasm --raw "$raw" \
 [disabled]
 EOF
 
-expect_out "flow, two damaged PSB+s in a row" "$hwt" flow --raw "$raw" \
+golden "flow, two damaged PSB+s in a row" "$hwt" flow --raw "$raw" \
 	"$tmp/badpsbs.pt" <<'EOF'
 [enabled, ip: 0000000000001000]
 [exec mode: 64-bit, ip: 0000000000001000]
@@ -249,7 +224,7 @@ expect_out "flow, two damaged PSB+s in a row" "$hwt" flow --raw "$raw" \
 [disabled]
 EOF
 
-expect_out "flow --blocks, overflow" "$hwt" flow --blocks --raw "$raw" \
+golden "flow --blocks, overflow" "$hwt" flow --blocks --raw "$raw" \
 	"$tmp/ovf.pt" <<'EOF'
 [enabled, ip: 0000000000001000]
 [exec mode: 64-bit, ip: 0000000000001000]
@@ -262,14 +237,14 @@ expect_out "flow --blocks, overflow" "$hwt" flow --blocks --raw "$raw" \
 [disabled]
 EOF
 
-expect_out "flow --stat" "$hwt" flow --stat --raw "$raw" "$tmp/ret.pt" <<'EOF'
+golden "flow --stat" "$hwt" flow --stat --raw "$raw" "$tmp/ret.pt" <<'EOF'
 insn: 14
 blocks: 6
 events: 4
 errors: 0
 EOF
 
-expect_out "calls" "$hwt" calls --raw "$raw" "$tmp/ret.pt" <<'EOF'
+golden "calls" "$hwt" calls --raw "$raw" "$tmp/ret.pt" <<'EOF'
 1	?? 0x1000	inst 1,2
 2	  ?? 0x1020	inst 3,4
 3	?? 0x100a	inst 5,7
@@ -277,7 +252,7 @@ expect_out "calls" "$hwt" calls --raw "$raw" "$tmp/ret.pt" <<'EOF'
 5	?? 0x100a	inst 10,14
 EOF
 
-expect_out "coverage" "$hwt" coverage -o "$tmp/map" --raw "$raw" \
+golden "coverage" "$hwt" coverage -o "$tmp/map" --raw "$raw" \
 	"$tmp/ret.pt" <<'EOF'
 edges: 6
 hash: f578e2c4a9c01ddd
@@ -292,11 +267,11 @@ fi
 
 # Code that is not in the image: the error names the IP; decoding goes on
 # at the next PSB.
-trace nomap psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!!." \
+ptgen_trace nomap psb psbend "mode.exec 64" "tip.pge 0x1000" "tnt !!!." \
 	"tip 0x5000" "tnt !!" pad pad pad pad pad pad pad pad pad pad pad pad \
 	pad pad pad pad psb "mode.exec 64" "fup 0x1030" psbend "tip.pgd -"
 # Where the decoder stands at the error is its own business: mask it.
-expect_out "flow, missing image" sh -c '"$0" flow --no-events --raw "$1" "$2" |
+golden "flow, missing image" sh -c '"$0" flow --no-events --raw "$1" "$2" |
 	sed "s/offset 0x[0-9a-f]*/offset X/"' "$hwt" "$raw" \
 	"$tmp/nomap.pt" <<'EOF'
 0000000000001000

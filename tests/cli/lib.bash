@@ -14,6 +14,8 @@
 #                     (Makefile DEB_PKGS), so its absence is a defect
 #   wants CMD...      a missing command skips the test (exit 0), saying so
 #   built FILE...     a missing build product fails the test
+#   ptgen_trace NAME PACKETS...  $tmp/NAME.pt written by ptgen
+#   golden DESC CMD... <<EXPECTED  CMD's whole stdout, and exit code 0
 #   wants_vgpt        skips unless valgrind and the vgpt tool are there;
 #                     sets vglib (HWT_VGPT_LIB overrides BUILD_DIR/vgpt)
 #   run DESC CMD...   CMD with a time limit (60 s), one check: sets desc
@@ -102,6 +104,33 @@ built() {
 			exit 1
 		fi
 	done
+}
+
+# ptgen_trace NAME PACKETS...: $tmp/NAME.pt from ptgen's packet lines
+# (tests/tools/ptgen.c); a failure ends the test.
+ptgen_trace() {
+	local name=$1
+	shift
+	printf '%s\n' "$@" | "$build/ptgen" "$tmp/$name.pt" || {
+		echo "FAIL: ptgen $name" >&2
+		exit 1
+	}
+}
+
+# golden DESC CMD... <<EXPECTED: one check; CMD's stdout must be EXPECTED
+# and its exit code 0.
+golden() {
+	local desc=$1 rc
+	shift
+	check
+	cat >"$tmp/want"
+	timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ $rc -ne 0 ] || ! cmp -s "$tmp/want" "$tmp/out"; then
+		fail "$desc (exit $rc)"
+		diff -u "$tmp/want" "$tmp/out" | head -n 40 >&2
+		head -n 5 "$tmp/err" >&2
+	fi
 }
 
 wants_vgpt() {
