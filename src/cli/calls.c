@@ -258,6 +258,7 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 		    size_t text_at)
 {
 	struct hwt_insn insn;
+	unsigned iclass;
 	uint64_t ip;
 	int err = 0;
 
@@ -293,7 +294,18 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 		}
 	}
 
-	switch (b->iclass) {
+	/*
+	 * The block decoder may call any branch whose target came from the
+	 * trace indirect (as libipt does), depending on its cache: a
+	 * system call, say. The instruction tells.
+	 */
+	iclass = b->iclass;
+	if (iclass == HWT_IC_INDIRECT && !b->truncated) {
+		ip = b->end_ip;
+		if (hwt_blk_insn_walk(image, b->mode, &ip, &insn) >= 0)
+			iclass = insn.iclass;
+	}
+	switch (iclass) {
 	case HWT_IC_CALL:
 	case HWT_IC_FAR_CALL:
 		if (b->truncated) {
@@ -373,8 +385,10 @@ struct hist_rec {
 	uint8_t named, has_tsc;
 };
 
-/* Lines kept in memory; more go to the temporary file. */
+/* Lines (and text between them) kept in memory; more go to the
+ * temporary file. */
 #define HIST_CHUNK (1u << 16)
+#define HIST_TEXT (16u << 20)
 /* A frame deeper than that forgets the oldest. */
 #define FRAMES_MAX 4096
 
@@ -555,7 +569,8 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 	}
 	if (h->failed)
 		return;
-	if (h->n == h->chunk && spill(h) < 0) {
+	if ((h->n == h->chunk || (h->n > 1 && h->text.len > HIST_TEXT)) &&
+	    spill(h) < 0) {
 		h->failed = 1;
 		return;
 	}

@@ -953,8 +953,6 @@ static void consume_calls(struct flow *fl, struct seg *s, struct totals *t)
 static int consume(struct flow *fl, struct seg *s, struct totals *t,
 		   struct cli_out *out)
 {
-	if (fl->opt->mode == MODE_CALLS)
-		consume_calls(fl, s, t);
 	t->ninsn += s->ninsn + s->fold.ninsn;
 	t->nblocks += s->nblocks + s->fold.nblocks;
 	t->nbranches += s->nbranches;
@@ -967,8 +965,9 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 			t->map[i] = (uint8_t)(v > 0xff ? 0xff : v);
 		}
 	}
-	if (fl->hook && s->hctx != fl->hook->ctx &&
-	    fl->opt->mode != MODE_CALLS) {
+	if (fl->opt->mode == MODE_CALLS) {
+		consume_calls(fl, s, t);
+	} else if (fl->hook && s->hctx != fl->hook->ctx) {
 		size_t at = seg_join_at(s);
 
 		if (at)
@@ -977,7 +976,7 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 				   inline_notes(fl) ? out : NULL);
 		if (s->out.len > at)
 			cli_out_write(out, s->out.buf + at, s->out.len - at);
-	} else if (s->out.len && fl->opt->mode != MODE_CALLS) {
+	} else if (s->out.len) {
 		cli_out_write(out, s->out.buf, s->out.len);
 	}
 	free(s->out.buf);
