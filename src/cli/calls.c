@@ -697,7 +697,9 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 		p = cli_out_reserve(pr->out, 1024);
 		p = cli_put_dec(p, pr->index);
 		*p++ = '\t';
-		for (int d = r->depth - pr->min; d > 0 && d < 200; d--) {
+		/* (Deeper than 200 levels prints as 200.) */
+		for (int d = r->depth - pr->min, k = 0; d > 0 && k < 200;
+		     d--, k++) {
 			*p++ = ' ';
 			*p++ = ' ';
 		}

@@ -90,6 +90,47 @@ if ! grep -q ': 3 segments$' "$tmp/err"; then
 	cat "$tmp/err" >&2
 fi
 
+# 210 levels of recursion: lines deeper than 200 levels print at 200.
+#   402000 deep: mov ecx, 210   402005 call r   40200a jmp rax
+#   40200c r: dec ecx   40200e jz .out   402010 call r   402015 .out: ret
+cat >"$tmp/deep.asm" <<'EOF'
+bits 64
+global deep:function
+global r:function
+section .text
+deep:
+	mov ecx, 210
+	call r
+	jmp rax
+r:
+	dec ecx
+	jz .out
+	call r
+.out:
+	ret
+EOF
+yasm -f elf64 -o "$tmp/deep.o" "$tmp/deep.asm" &&
+	ld -Ttext=0x402000 -e deep -o "$tmp/deep" "$tmp/deep.o" || exit 1
+# 209 jz not taken, 1 taken; the 64 innermost returns compressed, the
+# others with a TIP (the decoder's return stack holds 64).
+pk=(psb "mode.exec 64" psbend "tip.pge 0x402000")
+for ((i = 0; i < 209; i++)); do pk+=("tnt ."); done
+pk+=("tnt !")
+for ((i = 0; i < 64; i++)); do pk+=("tnt !"); done
+for ((i = 0; i < 145; i++)); do pk+=("tip 0x402015"); done
+pk+=("tip 0x40200a" "tip.pgd -")
+ptgen_trace deep "${pk[@]}"
+run "calls, 210 levels" "$hwt" calls --elf "$tmp/deep" "$tmp/deep.pt"
+deepest=$(awk -F'\t' '{ match($2, /^ */); if (RLENGTH > m) m = RLENGTH }
+	END { print m }' "$tmp/out")
+flat=$(awk -F'\t' '$2 == "r" { n++ } END { print n + 0 }' "$tmp/out")
+if [ "$rc" != 0 ] || [ "$(wc -l <"$tmp/out")" != 421 ] ||
+	[ "$deepest" != 400 ] || [ "$flat" != 0 ]; then
+	fail "calls, 210 levels: rc $rc, $(wc -l <"$tmp/out") lines," \
+		"deepest indent $deepest, $flat of r unindented"
+	head -n 3 "$tmp/err" >&2
+fi
+
 # Every line but the last written to the file and read back.
 golden "calls, lines through the file" env HWT_CALLS_CHUNK=2 \
 	"$hwt" calls --elf "$tmp/prog" "$tmp/t.pt" <"$tmp/golden"
