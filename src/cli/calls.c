@@ -311,10 +311,14 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 		if (b->truncated) {
 			add_op(c, OP_PUSH, b->end_ip + b->size);
 		} else {
+			int e;
+
 			ip = b->end_ip;
-			err = hwt_blk_insn_walk(image, b->mode, &ip, &insn);
-			if (err >= 0)
+			e = hwt_blk_insn_walk(image, b->mode, &ip, &insn);
+			if (e >= 0)
 				add_op(c, OP_PUSH, insn.ip + insn.size);
+			else if (!err)
+				err = e;
 		}
 		mark_new(c);
 		break;
