@@ -691,6 +691,7 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 	for (size_t i = 0; i < n; i++) {
 		const struct hist_rec *r = &recs[i];
 		char *p;
+		int d;
 
 		if (r->text_end > pos)
 			cli_out_write(pr->out, text + pos, r->text_end - pos);
@@ -702,16 +703,16 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 		p = cli_put_dec(p, pr->index);
 		*p++ = '\t';
 		/* (Deeper than 200 levels prints as 200.) */
-		for (int d = r->depth - pr->min, k = 0; d > 0 && k < 200;
-		     d--, k++) {
-			*p++ = ' ';
-			*p++ = ' ';
-		}
+		d = r->depth - pr->min;
+		d = d > 200 ? 200 : d;
+		memset(p, ' ', 2 * (size_t)d);
+		p += 2 * d;
 		if (r->named) {
 			const char *s = (const char *)(uintptr_t)r->key;
+			size_t len = strnlen(s, 200);
 
-			for (int k = 0; *s && k < 200; k++)
-				*p++ = *s++;
+			memcpy(p, s, len);
+			p += len;
 		} else {
 			p = put_str(p, "?? 0x");
 			p = cli_put_hex(p, r->key);
