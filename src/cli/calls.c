@@ -51,17 +51,6 @@ struct calls_names {
 	size_t cap, n;
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 struct calls_names *calls_names_new(void)
 {
 	struct calls_names *n = calloc(1, sizeof(*n));
@@ -91,7 +80,7 @@ void calls_names_delete(struct calls_names *n)
 
 static char **names_slot(char **slots, size_t cap, const char *name)
 {
-	size_t i = (size_t)str_hash(name) & (cap - 1);
+	size_t i = (size_t)cli_fnv1a(name, strlen(name)) & (cap - 1);
 
 	while (slots[i] && strcmp(slots[i], name))
 		i = (i + 1) & (cap - 1);
@@ -670,13 +659,6 @@ int calls_drain(struct calls_hist *h, struct calls_seg *c,
 /* Printing                                                            */
 /* ------------------------------------------------------------------ */
 
-static char *put_str(char *p, const char *s)
-{
-	while (*s)
-		*p++ = *s++;
-	return p;
-}
-
 struct printer {
 	struct cli_out *out;
 	uint64_t index, first;
@@ -714,19 +696,19 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 			memcpy(p, s, len);
 			p += len;
 		} else {
-			p = put_str(p, "?? 0x");
+			p = cli_put_str(p, "?? 0x");
 			p = cli_put_hex(p, r->key);
 		}
-		p = put_str(p, "\tinst ");
+		p = cli_put_str(p, "\tinst ");
 		p = cli_put_dec(p, pr->first + 1);
 		*p++ = ',';
 		p = cli_put_dec(p, pr->first + r->ninsn);
 		pr->first += r->ninsn;
 		if (pr->time && r->has_tsc) {
-			p = put_str(p, "\ttsc ");
+			p = cli_put_str(p, "\ttsc ");
 			p = cli_put_hex16(p, r->tsc);
 		} else if (pr->time) {
-			p = put_str(p, "\ttsc ?");
+			p = cli_put_str(p, "\ttsc ?");
 		}
 		*p++ = '\n';
 		cli_out_commit(pr->out, p);

@@ -140,6 +140,19 @@ void cli_out_write(struct cli_out *o, const void *data, size_t n);
 void cli_out_printf(struct cli_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* FNV-1a, 64 bits. */
+static inline uint64_t cli_fnv1a(const void *data, size_t n)
+{
+	const uint8_t *p = data;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
 /* Text built piece by piece in a fixed buffer: what does not fit is cut,
  * the buffer never overflows and stays a C string. */
 struct cli_text {
@@ -159,8 +172,15 @@ static inline char *cli_put_hex16(char *p, uint64_t v)
 	return p + 16;
 }
 
-/* @v in hex without leading zeros; returns the end. */
-/* @v in decimal. */
+/* @s without its NUL; returns the end. */
+static inline char *cli_put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	return p;
+}
+
+/* @v in decimal; returns the end. */
 static inline char *cli_put_dec(char *p, uint64_t v)
 {
 	char tmp[20];
@@ -175,6 +195,7 @@ static inline char *cli_put_dec(char *p, uint64_t v)
 	return p;
 }
 
+/* @v in hex without leading zeros; returns the end. */
 static inline char *cli_put_hex(char *p, uint64_t v)
 {
 	static const char digits[] = "0123456789abcdef";

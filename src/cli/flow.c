@@ -127,13 +127,6 @@ struct flow {
 /* Output helpers                                                      */
 /* ------------------------------------------------------------------ */
 
-static char *put_str(char *p, const char *s)
-{
-	while (*s)
-		*p++ = *s++;
-	return p;
-}
-
 static char *put_sym(const struct flow *fl, struct hwt_image *image, char *p,
 		     uint64_t ip)
 {
@@ -240,7 +233,7 @@ static void insn_line(struct flow *fl, struct seg *s,
 		if (have_time)
 			p = cli_put_hex16(p, tsc);
 		else
-			p = put_str(p, "????????????????");
+			p = cli_put_str(p, "????????????????");
 		*p++ = ' ';
 		*p++ = ' ';
 	}
@@ -256,9 +249,9 @@ static void insn_line(struct flow *fl, struct seg *s,
 		if (cli_disasm_format(fl->dis, insn->mode, insn->raw,
 				      insn->size, insn->ip, text,
 				      sizeof(text)) > 0)
-			p = put_str(p, text);
+			p = cli_put_str(p, text);
 		else
-			p = put_str(p, "(bad)");
+			p = cli_put_str(p, "(bad)");
 	}
 	*p++ = '\n';
 	cli_out_commit(&s->out, p);
@@ -1239,18 +1232,6 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 	return ret;
 }
 
-/* FNV-1a, 64 bits. */
-static uint64_t fnv1a(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 static int finish(struct flow *fl, struct totals *t, struct cli_out *out)
 {
 	const struct flow_options *opt = fl->opt;
@@ -1273,7 +1254,7 @@ static int finish(struct flow *fl, struct totals *t, struct cli_out *out)
 			edges += t->map[i] != 0;
 		cli_out_printf(out, "edges: %zu\n", edges);
 		cli_out_printf(out, "hash: %016" PRIx64 "\n",
-			       fnv1a(t->map, MAP_SIZE));
+			       cli_fnv1a(t->map, MAP_SIZE));
 		cli_out_printf(out, "blocks: %" PRIu64 "\n", t->nblocks);
 		cli_out_printf(out, "insn: %" PRIu64 "\n", t->ninsn);
 		cli_out_printf(out, "errors: %" PRIu64 "\n", t->nerrors);

@@ -87,13 +87,6 @@ static void out_commit(struct out *out, const char *end)
 /* Diagnostics, in libipt's words                                      */
 /* ------------------------------------------------------------------ */
 
-static char *put_str(char *p, const char *s)
-{
-	while (*s)
-		*p++ = *s++;
-	return p;
-}
-
 static const char hexdigits[] = "0123456789abcdef";
 
 /* @v in hex, at least @width digits (zero padded). */
@@ -118,11 +111,11 @@ static void diag_str(struct out *out, uint64_t offset, const char *what,
 	p = put_hex(p, offset, 1);
 	*p++ = ':';
 	*p++ = ' ';
-	p = put_str(p, what);
+	p = cli_put_str(p, what);
 	if (errstr) {
 		*p++ = ':';
 		*p++ = ' ';
-		p = put_str(p, errstr);
+		p = cli_put_str(p, errstr);
 	}
 	*p++ = ']';
 	*p++ = '\n';
@@ -222,17 +215,17 @@ static void emit_line(struct out *out, const struct ptdump_options *opt,
 	if (line->payload[0])
 		p = put_col(p, line->opcode, 10);
 	else
-		p = put_str(p, line->opcode);
+		p = cli_put_str(p, line->opcode);
 
 	if (line->track_id[0]) {
 		*p++ = ' ';
 		p = put_col(p, line->payload, 25);
 		*p++ = ' ';
 		p = put_col(p, line->track_id, 5);
-		p = put_str(p, line->track);
+		p = cli_put_str(p, line->track);
 	} else if (line->payload[0]) {
 		*p++ = ' ';
-		p = put_str(p, line->payload);
+		p = cli_put_str(p, line->payload);
 	}
 	*p++ = '\n';
 	out_commit(out, p);
@@ -285,18 +278,18 @@ static void fmt_ip(struct line *line, const struct hwt_pt_packet *pkt)
 	*p++ = ' ';
 	switch (ipc) {
 	case HWT_PT_IPC_SUPPRESSED:
-		p = put_str(p, "????????????????");
+		p = cli_put_str(p, "????????????????");
 		break;
 	case HWT_PT_IPC_UPDATE16:
-		p = put_str(p, "????????????");
+		p = cli_put_str(p, "????????????");
 		p = put_hex(p, ip & 0xffff, 4);
 		break;
 	case HWT_PT_IPC_UPDATE32:
-		p = put_str(p, "????????");
+		p = cli_put_str(p, "????????");
 		p = put_hex(p, ip & 0xffffffff, 8);
 		break;
 	case HWT_PT_IPC_UPDATE48:
-		p = put_str(p, "????");
+		p = cli_put_str(p, "????");
 		p = put_hex(p, ip & 0xffffffffffffull, 12);
 		break;
 	case HWT_PT_IPC_SEXT48:
@@ -341,15 +334,15 @@ static void fmt_mode_exec(struct line *line, const struct hwt_pt_packet *pkt)
 	int any = 0;
 
 	if (exec & HWT_PT_EXEC_CSD) {
-		p = put_str(p, "cs.d");
+		p = cli_put_str(p, "cs.d");
 		any = 1;
 	}
 	if (exec & HWT_PT_EXEC_CSL) {
-		p = put_str(p, any ? ", cs.l" : "cs.l");
+		p = cli_put_str(p, any ? ", cs.l" : "cs.l");
 		any = 1;
 	}
 	if (exec & HWT_PT_EXEC_IF)
-		p = put_str(p, any ? ", if" : "if");
+		p = cli_put_str(p, any ? ", if" : "if");
 	*p = '\0';
 }
 
@@ -359,9 +352,9 @@ static void fmt_mode_tsx(struct line *line, const struct hwt_pt_packet *pkt)
 	char *p = line->payload;
 
 	if (tsx & HWT_PT_TSX_INTX)
-		p = put_str(p, "intx");
+		p = cli_put_str(p, "intx");
 	if (tsx & HWT_PT_TSX_ABORT)
-		p = put_str(p, (tsx & HWT_PT_TSX_INTX) ? ", abrt" : "abrt");
+		p = cli_put_str(p, (tsx & HWT_PT_TSX_INTX) ? ", abrt" : "abrt");
 	*p = '\0';
 }
 
@@ -708,7 +701,7 @@ static void fmt_packet(struct line *line, const struct hwt_pt_packet *pkt,
 	case HWT_PT_TMA: {
 		char *p = put_hex(line->payload, pkt->u.tma.ctc, 1);
 
-		p = put_str(p, ", ");
+		p = cli_put_str(p, ", ");
 		*put_hex(p, pkt->u.tma.fc, 1) = '\0';
 		break;
 	}

@@ -82,7 +82,7 @@ int hwt_image_symbol_extent(const struct hwt_image *image, uint64_t vaddr,
 			    uint64_t *end)
 {
 	const struct img_sym *s;
-	size_t lo, hi, after;
+	size_t lo, hi;
 
 	if (!image || !name || !offset || !end)
 		return -HWT_ERR_INVALID;
@@ -100,8 +100,7 @@ int hwt_image_symbol_extent(const struct hwt_image *image, uint64_t vaddr,
 	}
 	/* The answer holds until a symbol starts: the one that contains
 	 * @vaddr and starts last wins until it ends. */
-	after = hi;
-	*end = after < image->nsyms ? image->syms[after].begin : UINT64_MAX;
+	*end = hi < image->nsyms ? image->syms[hi].begin : UINT64_MAX;
 	*name = NULL;
 	*offset = 0;
 	while (hi--) {
