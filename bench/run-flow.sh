@@ -6,14 +6,18 @@
 # Program-flow benchmark. Traces:
 #   synthetic  a generated program and trace (bench/gen_flow.c: loops,
 #              calls, returns, indirect branches, ~1000 functions / ~9000
-#              distinct blocks; TIPs with full 8-byte IPs, TNT-64 only)
+#              distinct blocks; TIPs with full 8-byte IPs, TNT-64 only),
+#              twice: each conditional jump a coin flip (the worst case),
+#              and with -b mostly one way, biased as python3's are
 #   gzip, xz, python3
 #              real programs recorded with vgpt (bench/vgpt-traces.sh;
 #              skipped with a message if vgpt is not built): TNT-8,
 #              compressed IPs, several code images
 # each decoded, with the same images, by
 #   hwt ptxed --block-decoder --quiet   (one thread, every block made)
-#   hwt flow --stat, hwt flow --stat -j2
+#   hwt flow --stat, hwt flow --stat -j2 (hwt ptxed has no -j: its
+#                                        blocks, libipt's, depend on the
+#                                        one decoder's cache history)
 #   hwt coverage, hwt coverage -j2       (AFL-style edge map)
 #   libipt 2.1.2's block decoder         (bench/flow/ipt_blk.c, pt_blk_*)
 # Prints per run the best wall clock of N (and the user+sys CPU time of
@@ -160,15 +164,19 @@ bench() {
 
 echo "-- best wall clock of $rounds (user+sys CPU of that run); peak RSS; $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# ---- the synthetic program and its trace
-prog=$build/bench-flow-$size-s$seed
-if [[ ! -s $prog.pt || ! -s $prog.bin || $gen -nt $prog.pt ]]; then
-	echo "== generating $prog.{bin,pt}"
-	"$gen" -s "$size" -S "$seed" "$prog.tmp"
-	mv "$prog.tmp.bin" "$prog.bin"
-	mv "$prog.tmp.pt" "$prog.pt"
-fi
-bench "synthetic (gen_flow -s $size -S $seed)" "$prog.pt" --raw "$prog.bin:0x400000"
+# ---- the synthetic program and its traces: each jcc a coin flip (the
+# worst case), and (-b) mostly one way, as real code's are
+for bias in "" -b; do
+	prog=$build/bench-flow-$size-s$seed$bias
+	if [[ ! -s $prog.pt || ! -s $prog.bin || $gen -nt $prog.pt ]]; then
+		echo "== generating $prog.{bin,pt}"
+		"$gen" -s "$size" -S "$seed" $bias "$prog.tmp"
+		mv "$prog.tmp.bin" "$prog.bin"
+		mv "$prog.tmp.pt" "$prog.pt"
+	fi
+	bench "synthetic (gen_flow -s $size -S $seed${bias:+ $bias})" "$prog.pt" \
+		--raw "$prog.bin:0x400000"
+done
 
 # ---- real programs, recorded with vgpt
 if ((real)); then

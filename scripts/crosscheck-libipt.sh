@@ -168,6 +168,11 @@ gen b5 -s "$bsize" -S 5
 block_check b5 "$work/b5.pt" --raw "$work/b5.bin:0x400000"
 gen b6e -s "$bsize" -S 6 -e -f 30
 block_check b6e "$work/b6e.pt" --raw "$work/b6e.bin:0x400000"
+# Conditional jumps mostly one way, as real code's (gen_flow -b): runs of
+# bits that go the same way, as the fold's memo (flow --stat) takes them.
+gen b7b -s "$bsize" -S 7 -b
+count_check b7b "$work/b7b.pt" --raw "$work/b7b.bin:0x400000"
+block_check b7b "$work/b7b.pt" --raw "$work/b7b.bin:0x400000"
 
 # Real programs (vgpt; bench/vgpt-traces.sh --scale tiny): several code
 # images, TNT-8, compressed IPs. Counts for all, blocks for the smaller.
