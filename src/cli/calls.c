@@ -19,6 +19,7 @@ enum calls_op_kind {
 	 * whose target was still to come. */
 	OP_RETURN_IF,
 	OP_GAP_IF,
+	OP_TASK,	/* another thread's frames from here: @ip's */
 };
 
 /* A return taken, its target (the next block's IP) not yet seen. */
@@ -193,6 +194,15 @@ static void add_op(struct calls_seg *c, enum calls_op_kind kind, uint64_t ip)
 	c->ops[c->nops++] = (struct calls_op){ ip, c->nrecs, (uint8_t)kind };
 }
 
+/* An enable's resume IP, once the thread it resumes in is known. */
+static void flush_gap(struct calls_seg *c)
+{
+	if (c->gap_pending) {
+		add_op(c, OP_GAP, c->gap_ip);
+		c->gap_pending = 0;
+	}
+}
+
 void calls_seg_start(struct calls_seg *c, struct calls_names *names,
 		     int first)
 {
@@ -235,7 +245,7 @@ static void enter(struct calls_seg *c, const struct hwt_image *image,
 	r = &c->recs[c->nrecs++];
 	*r = (struct calls_rec){
 		.name = name, .start = start, .ip = ip, .tsc = tsc,
-		.text_at = text_at, .space = c->space,
+		.text_at = text_at, .task = c->task,
 		.has_tsc = (uint8_t)have_time, .joinable = c->start_pending,
 	};
 	c->new_seg = 0;
@@ -251,6 +261,7 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 	uint64_t ip;
 	int err = 0;
 
+	flush_gap(c);
 	if (c->ret_pending != RET_NONE) {
 		add_op(c, c->ret_pending == RET_UNKNOWN ? OP_RETURN_IF :
 			  OP_RETURN, b->ip);
@@ -322,19 +333,27 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 	return err < 0 ? err : 0;
 }
 
-void calls_seg_space(struct calls_seg *c, uint32_t pid)
+void calls_seg_task(struct calls_seg *c, uint32_t pid, uint32_t tid)
 {
-	/* (Where a decode starts, take_rec() compares.) */
-	if (c->have_space && pid != c->space)
-		mark_new(c);
-	c->space = pid;
-	c->have_space = 1;
+	uint64_t task = (uint64_t)pid << 32 | tid;
+
+	/* (Where a decode starts, take_rec() compares; the history knows
+	 * whose frames the operations before were.) */
+	if (!c->have_task || task != c->task) {
+		if (c->have_task)
+			mark_new(c);
+		add_op(c, OP_TASK, task);
+		c->task = task;
+		c->have_task = 1;
+	}
+	flush_gap(c);
 }
 
 void calls_seg_event(struct calls_seg *c, const struct hwt_event *ev)
 {
 	uint64_t ip;
 
+	flush_gap(c);
 	mark_new(c);
 	switch (ev->type) {
 	case HWT_EV_ASYNC_BRANCH:
@@ -356,8 +375,16 @@ void calls_seg_event(struct calls_seg *c, const struct hwt_event *ev)
 		c->ret_pending = RET_NONE;
 		break;
 	case HWT_EV_ENABLED:
-		if (hwt_event_resume_ip(ev, &ip))
-			add_op(c, OP_GAP, ip);
+		/* (In cpu mode it may resume another thread, which the sync
+		 * after the event says: its frames are the ones to close.) */
+		if (hwt_event_resume_ip(ev, &ip)) {
+			if (c->have_task) {
+				c->gap_pending = 1;
+				c->gap_ip = ip;
+			} else {
+				add_op(c, OP_GAP, ip);
+			}
+		}
 		c->ret_pending = RET_NONE;
 		break;
 	default:
@@ -385,6 +412,24 @@ struct hist_rec {
 /* A frame deeper than that forgets the oldest. */
 #define FRAMES_MAX 4096
 
+/* Where lines print: the next one's number and first instruction. */
+struct printer {
+	struct cli_out *out;
+	uint64_t index, first;
+	int min, time;
+};
+
+static void print_recs(struct printer *pr, const struct hist_rec *recs,
+		       size_t n, const char *text, uint64_t ntext);
+
+/* A thread's frames while another runs. */
+struct hist_task {
+	uint64_t key;
+	uint64_t *rets;
+	size_t nrets, rets_cap;
+	int depth;
+};
+
 struct calls_hist {
 	/*
 	 * The frames, as a shadow stack of return addresses: a return goes
@@ -394,23 +439,33 @@ struct calls_hist {
 	 * when tracing resumes where it returns. Without them the depth
 	 * drifts with every system call.
 	 */
-	uint64_t rets[FRAMES_MAX];
-	size_t nrets;
+	uint64_t *rets;
+	size_t nrets, rets_cap;
 	int depth, min;
+	/* Whose they are, and the other threads' (cpu mode), kept while
+	 * those do not run. */
+	uint64_t task;
+	uint8_t have_task;
+	struct hist_task *tasks;
+	size_t ntasks, tasks_cap;
 	/* How the decode taken last ended. */
 	uint8_t new_seg, ret_pending;
 	/* The last line's function, for a cut decode's first. */
 	const char *last_name;
 	uint64_t last_start;
-	uint32_t last_space;
+	uint64_t last_task;
+	uint8_t have_line;
 	struct hist_rec *recs;
 	size_t n, cap, chunk;
 	struct cli_out text;
 	FILE *spill;
 	int failed;
+	/* --stream: lines print there (@pr.out) as they come. */
+	struct cli_out *stream;
+	struct printer pr;
 };
 
-struct calls_hist *calls_hist_new(void)
+struct calls_hist *calls_hist_new(struct cli_out *stream, int time)
 {
 	struct calls_hist *h = calloc(1, sizeof(*h));
 	const char *env;
@@ -422,6 +477,8 @@ struct calls_hist *calls_hist_new(void)
 		free(h);
 		return NULL;
 	}
+	h->stream = stream;
+	h->pr = (struct printer){ .out = stream, .time = time };
 	h->chunk = HIST_CHUNK;
 	/* For tests: the file used after a few lines. */
 	env = getenv("HWT_CALLS_CHUNK");
@@ -436,6 +493,10 @@ void calls_hist_delete(struct calls_hist *h)
 		return;
 	if (h->spill)
 		fclose(h->spill);
+	for (size_t i = 0; i < h->ntasks; i++)
+		free(h->tasks[i].rets);
+	free(h->tasks);
+	free(h->rets);
 	free(h->recs);
 	free(h->text.buf);
 	free(h);
@@ -449,6 +510,9 @@ struct cli_out *calls_hist_text(struct calls_hist *h)
 static void frame_push(struct calls_hist *h, uint64_t ret)
 {
 	h->depth++;
+	if (h->nrets == h->rets_cap && h->rets_cap < FRAMES_MAX)
+		h->rets = grow(h->rets, &h->rets_cap, h->nrets + 1,
+			       sizeof(*h->rets));
 	if (h->nrets == FRAMES_MAX) {
 		memmove(h->rets, h->rets + 1,
 			(FRAMES_MAX - 1) * sizeof(*h->rets));
@@ -474,14 +538,54 @@ static void frame_return(struct calls_hist *h, uint64_t ip, int is_return)
 	}
 	if (!is_return)
 		return;
-	h->depth--;
+	/* (Streamed, a return above the first line's level stays there.) */
+	if (!h->stream || h->depth > 0)
+		h->depth--;
 	if (h->nrets)
 		h->nrets--;
+}
+
+/*
+ * Thread @key runs from here: the frames of the one before are put by,
+ * and @key's taken up where it left them (a thread not seen before starts
+ * at depth 0, as the first one did). The first thread named owns what
+ * came before it.
+ */
+static void task_switch(struct calls_hist *h, uint64_t key)
+{
+	struct hist_task *t = NULL, cur;
+	size_t i;
+
+	if (!h->have_task || key == h->task) {
+		h->task = key;
+		h->have_task = 1;
+		return;
+	}
+	for (i = 0; i < h->ntasks; i++)
+		if (h->tasks[i].key == key)
+			break;
+	if (i == h->ntasks) {
+		h->tasks = grow(h->tasks, &h->tasks_cap, h->ntasks + 1,
+				sizeof(*h->tasks));
+		h->tasks[h->ntasks++] = (struct hist_task){ .key = key };
+	}
+	t = &h->tasks[i];
+	cur = (struct hist_task){ h->task, h->rets, h->nrets, h->rets_cap,
+				  h->depth };
+	h->rets = t->rets;
+	h->nrets = t->nrets;
+	h->rets_cap = t->rets_cap;
+	h->depth = t->depth;
+	*t = cur;
+	h->task = key;
 }
 
 static void apply(struct calls_hist *h, const struct calls_op *op)
 {
 	switch (op->kind) {
+	case OP_TASK:
+		task_switch(h, op->ip);
+		break;
 	case OP_PUSH:
 		frame_push(h, op->ip);
 		break;
@@ -520,23 +624,28 @@ static FILE *tmp_open(void)
 	return f;
 }
 
-/* All lines but the last (a cut decode's first may join it) to the file. */
+/* All lines but the last (a cut decode's first may join it) to the file,
+ * or printed (--stream). */
 static int spill(struct calls_hist *h)
 {
 	size_t keep = h->n - 1;
 	uint64_t cut = h->recs[keep].text_end;
 	uint64_t hdr[2] = { keep, cut };
 
-	if (!h->spill)
-		h->spill = tmp_open();
-	if (!h->spill)
-		return -1;
-	if (fwrite(hdr, sizeof(hdr), 1, h->spill) != 1 ||
-	    fwrite(h->recs, sizeof(*h->recs), keep, h->spill) != keep ||
-	    fwrite(h->text.buf, 1, cut, h->spill) != cut) {
-		fprintf(stderr, "hwt calls: cannot write the temporary file: "
-			"%s\n", strerror(errno));
-		return -1;
+	if (h->stream) {
+		print_recs(&h->pr, h->recs, keep, h->text.buf, cut);
+	} else {
+		if (!h->spill)
+			h->spill = tmp_open();
+		if (!h->spill)
+			return -1;
+		if (fwrite(hdr, sizeof(hdr), 1, h->spill) != 1 ||
+		    fwrite(h->recs, sizeof(*h->recs), keep, h->spill) != keep ||
+		    fwrite(h->text.buf, 1, cut, h->spill) != cut) {
+			fprintf(stderr, "hwt calls: cannot write the "
+				"temporary file: %s\n", strerror(errno));
+			return -1;
+		}
 	}
 	h->recs[0] = h->recs[keep];
 	h->recs[0].text_end = 0;
@@ -555,7 +664,7 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 	 * thread would have looked at the function here (at the PSB+'s
 	 * IP), with what that one left.
 	 */
-	if (r->joinable && h->n && !h->new_seg && r->space == h->last_space &&
+	if (r->joinable && h->n && !h->new_seg && r->task == h->last_task &&
 	    same_fn(r->name, r->start, h->last_name, h->last_start)) {
 		h->recs[h->n - 1].ninsn += r->ninsn;
 		return;
@@ -567,6 +676,11 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 		h->failed = 1;
 		return;
 	}
+	/* A line of another thread than the line before (cpu mode). */
+	if (h->have_line && r->task != h->last_task)
+		cli_out_printf(&h->text, "[pid %" PRIu32 " tid %" PRIu32 "]\n",
+			       (uint32_t)(r->task >> 32), (uint32_t)r->task);
+	h->have_line = 1;
 	h->recs = grow(h->recs, &h->cap, h->n + 1, sizeof(*h->recs));
 	o = &h->recs[h->n++];
 	*o = (struct hist_rec){
@@ -579,7 +693,11 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 		h->min = h->depth;
 	h->last_name = r->name;
 	h->last_start = r->start;
-	h->last_space = r->space;
+	h->last_task = r->task;
+	/* Streamed: the line before is done, since this one did not join
+	 * it. */
+	if (h->stream && h->n > 1)
+		(void)spill(h);
 }
 
 /* Records [c->taken, @end) of @c, with their text, and text up to @to. */
@@ -609,11 +727,13 @@ int calls_take(struct calls_hist *h, struct calls_seg *c, const char *text,
 {
 	size_t end = c->taken;
 
-	if (all)
+	if (all) {
+		flush_gap(c);
 		end = c->nrecs;
-	else
+	} else {
 		while (end < c->nrecs && c->recs[end].text_at < text_to)
 			end++;
+	}
 	take_range(h, c, text, text_from, text_to, end);
 	if (all)
 		while (c->ops_taken < c->nops)
@@ -658,12 +778,6 @@ int calls_drain(struct calls_hist *h, struct calls_seg *c,
 /* ------------------------------------------------------------------ */
 /* Printing                                                            */
 /* ------------------------------------------------------------------ */
-
-struct printer {
-	struct cli_out *out;
-	uint64_t index, first;
-	int min, time;
-};
 
 static void print_recs(struct printer *pr, const struct hist_rec *recs,
 		       size_t n, const char *text, uint64_t ntext)
@@ -717,9 +831,9 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 		cli_out_write(pr->out, text + pos, ntext - pos);
 }
 
-int calls_print(struct calls_hist *h, struct cli_out *out, int time)
+int calls_print(struct calls_hist *h, struct cli_out *out)
 {
-	struct printer pr = { out, 0, 0, h->min, time };
+	struct printer pr = { out, 0, 0, h->min, h->pr.time };
 	struct hist_rec *recs = NULL;
 	char *text = NULL;
 	uint64_t hdr[2];
@@ -757,7 +871,8 @@ int calls_print(struct calls_hist *h, struct cli_out *out, int time)
 				"file back\n");
 	}
 	if (!ret)
-		print_recs(&pr, h->recs, h->n, h->text.buf, h->text.len);
+		print_recs(h->stream ? &h->pr : &pr, h->recs, h->n,
+			   h->text.buf, h->text.len);
 	free(recs);
 	free(text);
 	return ret;

@@ -9,14 +9,14 @@
  * nothing of the frames open before it started.
  *
  * The history (struct calls_hist, on the printing thread) takes the
- * decodes' output in trace order: it replays the frame operations on one
- * shadow stack, so each function segment gets the depth one thread gives
- * it, joins a segment cut by -j with its continuation, and keeps the
+ * decodes' output in trace order: it replays the frame operations on a
+ * shadow stack per thread of the traced program, so each function segment
+ * gets the depth one decoding thread gives it, joins a segment cut by -j with its continuation, and keeps the
  * lines (and the text between them: errors, lost-data notes) for the
  * end, where indentation starts at the smallest depth seen, as gdb's
  * record function-call-history does. Beyond a few MiB the lines go to an
  * unlinked temporary file, so memory stays bounded however long the
- * trace.
+ * trace. Or it prints them as they come (--stream).
  */
 #ifndef HWT_CLI_CALLS_H
 #define HWT_CLI_CALLS_H
@@ -47,7 +47,7 @@ struct calls_rec {
 	uint64_t ninsn;
 	uint64_t tsc;
 	size_t text_at;		/* the decode's text before it */
-	uint32_t space;		/* the pid (perf.data) */
+	uint64_t task;		/* pid << 32 | tid (perf.data), else 0 */
 	uint8_t has_tsc;
 	uint8_t joinable;	/* made only because the decode started */
 };
@@ -76,8 +76,11 @@ struct calls_seg {
 	uint8_t new_seg;	/* the next block starts a function segment */
 	uint8_t ret_pending;	/* enum calls_ret (calls.c) */
 	uint8_t start_pending;	/* nothing happened yet but the start */
-	uint8_t started, have_space;
-	uint32_t space;		/* the pid of the blocks (perf.data) */
+	uint8_t started, have_task;
+	uint64_t task;		/* the thread of the blocks (perf.data) */
+	/* An enable's resume IP, for after the sync that says whose. */
+	uint8_t gap_pending;
+	uint64_t gap_ip;
 };
 
 /* A decode starts: the first of its stream, or one that goes on from
@@ -96,14 +99,26 @@ void calls_seg_sync(struct calls_seg *c);
 int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 		    const struct hwt_block *b, int have_time, uint64_t tsc,
 		    size_t text_at);
-/* The process the next blocks run in: another starts a function segment. */
-void calls_seg_space(struct calls_seg *c, uint32_t pid);
+/*
+ * The thread the next blocks run in (perf.data: a decode says so at each
+ * of its syncs, after the events there): another starts a function
+ * segment, and has a stack of its own.
+ */
+void calls_seg_task(struct calls_seg *c, uint32_t pid, uint32_t tid);
 /* An event that breaks the flow (an interrupt, a disable, an enable...). */
 void calls_seg_event(struct calls_seg *c, const struct hwt_event *ev);
 
 struct calls_hist;
 
-struct calls_hist *calls_hist_new(void);
+/*
+ * A history that prints lines (with --time, their TSC) when all is taken
+ * (calls_print()), or, with @stream, to @stream as they come: each line
+ * once the next is made (a cut decode's first may join it). Streamed
+ * lines are indented from the first one's level, and a return above it
+ * stays at 0, as perf script's call trace has it: the smallest level is
+ * not known until the end.
+ */
+struct calls_hist *calls_hist_new(struct cli_out *stream, int time);
 void calls_hist_delete(struct calls_hist *h);
 /* Where text between the lines goes (notes at the end of a stream). */
 struct cli_out *calls_hist_text(struct calls_hist *h);
@@ -122,7 +137,8 @@ void calls_take_end(struct calls_hist *h, struct calls_seg *c);
  */
 int calls_drain(struct calls_hist *h, struct calls_seg *c,
 		struct cli_out *text);
-/* Print the history: numbered lines (and the text between). */
-int calls_print(struct calls_hist *h, struct cli_out *out, int time);
+/* Print the history (what is left of it, streamed): numbered lines, and
+ * the text between. */
+int calls_print(struct calls_hist *h, struct cli_out *out);
 
 #endif /* HWT_CLI_CALLS_H */

@@ -318,8 +318,9 @@ struct cli_flow_hook {
 	/* The image of the process the stream is in now (sync switches the
 	 * decoder to it). */
 	struct hwt_image *(*image)(void *ctx);
-	/* ... and its pid (hwt calls starts a line where it changes). */
-	uint32_t (*pid)(void *ctx);
+	/* ... its pid, and the thread running (cpu mode: the last one the
+	 * sideband has seen there): hwt calls keeps a stack per thread. */
+	void (*task)(void *ctx, uint32_t *pid, uint32_t *tid);
 
 	/*
 	 * -j: a stream cut at PSBs into segments decoded on threads, to

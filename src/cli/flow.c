@@ -65,6 +65,7 @@ struct flow_options {
 	int verbose;		/* -v: how -j cut the trace, on stderr */
 	unsigned disasm:1;
 	unsigned time:1;
+	unsigned stream:1;		/* calls: print as it goes */
 	unsigned no_sym:1;
 	unsigned events:1;		/* print events (insn, blocks) */
 };
@@ -502,8 +503,12 @@ static void sync_hook(struct flow *fl, struct seg *s,
 	due = fl->hook->sync(s->hctx, dec, fl->base);
 	/* Symbols from the process the decoder is in now. */
 	s->image = hwt_blk_image(dec);
-	if (fl->opt->mode == MODE_CALLS)
-		calls_seg_space(&s->calls, fl->hook->pid(s->hctx));
+	if (fl->opt->mode == MODE_CALLS) {
+		uint32_t pid, tid;
+
+		fl->hook->task(s->hctx, &pid, &tid);
+		calls_seg_task(&s->calls, pid, tid);
+	}
 	if (!due || !inline_notes(fl))
 		return;
 	flush_block(fl, s);
@@ -1244,7 +1249,7 @@ static int finish(struct flow *fl, struct totals *t, struct cli_out *out)
 		cli_out_printf(out, "errors: %" PRIu64 "\n", t->nerrors);
 		break;
 	case MODE_CALLS:
-		if (calls_print(t->calls, out, opt->time) < 0)
+		if (calls_print(t->calls, out) < 0)
 			return -1;
 		break;
 	case MODE_COVERAGE: {
@@ -1282,7 +1287,8 @@ static int finish(struct flow *fl, struct totals *t, struct cli_out *out)
 /* ------------------------------------------------------------------ */
 
 /* A stream's totals (or a raw trace's): the map, the history. */
-static int totals_init(const struct flow *fl, struct totals *t)
+static int totals_init(const struct flow *fl, struct totals *t,
+		       struct cli_out *out)
 {
 	if (fl->opt->mode == MODE_COVERAGE) {
 		t->map = calloc(1, MAP_SIZE);
@@ -1290,7 +1296,8 @@ static int totals_init(const struct flow *fl, struct totals *t)
 			goto oom;
 	}
 	if (fl->opt->mode == MODE_CALLS) {
-		t->calls = calls_hist_new();
+		t->calls = calls_hist_new(fl->opt->stream ? out : NULL,
+					  fl->opt->time);
 		if (!t->calls)
 			goto oom;
 	}
@@ -1399,7 +1406,7 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 	fl->opt = &o;
 	fl->image = image;
 	fl->hook = hook;
-	if (totals_init(fl, &t) < 0)
+	if (totals_init(fl, &t, out) < 0)
 		goto out;
 	if (run_pieces(fl, trace, &t, out) == 0) {
 		if (o.mode != MODE_STAT)
@@ -1487,11 +1494,17 @@ void help_calls(void)
 	       "changes (after a call or a return, at a jump into another\n"
 	       "symbol, where code runs into the next symbol), after an\n"
 	       "interrupt or a gap in the trace, and where the cpu goes to\n"
-	       "another process. Instructions are numbered from 1. Errors and\n"
-	       "notes of lost data print between the lines, where they\n"
-	       "happened. Lines are held to the end, beyond 64 Ki in a file\n"
-	       "under $TMPDIR. -j N prints what -j1 prints.\n"
+	       "another thread (cpu-mode perf.data): each thread has a stack\n"
+	       "of its own, and its lines follow a line [pid P tid T]\n"
+	       "where the thread changes. Instructions are numbered from 1.\n"
+	       "Errors and notes of lost data print between the lines, where\n"
+	       "they happened. Lines are held to the end, beyond 64 Ki in a\n"
+	       "file under $TMPDIR. -j N prints what -j1 prints.\n"
 	       "  --time          the TSC at the segment's start\n"
+	       "  --stream        print the lines as they come, indented\n"
+	       "                  from the first line's level (a return\n"
+	       "                  above it stays at 0, as in perf script's\n"
+	       "                  call trace); nothing held to the end\n"
 	       "\n%s\n", common_help);
 }
 
@@ -1563,6 +1576,9 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 			opt->disasm = 1;
 		} else if (!strcmp(a, "--time")) {
 			opt->time = 1;
+		} else if (opt->mode == MODE_CALLS &&
+			   !strcmp(a, "--stream")) {
+			opt->stream = 1;
 		} else if (!strcmp(a, "--no-sym")) {
 			opt->no_sym = 1;
 		} else if (!strcmp(a, "--no-events")) {
@@ -1778,7 +1794,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 			goto out;
 		}
 	}
-	if (totals_init(&fl, &t) < 0)
+	if (totals_init(&fl, &t, &out) < 0)
 		goto out;
 	/* Symbols may be loaded lazily: not on several threads at once. */
 	{

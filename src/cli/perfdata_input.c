@@ -1142,6 +1142,7 @@ struct pd_decode {
 	uint64_t now;
 	uint8_t have_now;
 	uint32_t view_pid;
+	uint32_t tid;		/* the thread running (cpu mode: last seen) */
 	/* The next notes to print, and the first ones not to (-j: those of
 	 * later segments). */
 	size_t next_off, next_time;
@@ -1178,11 +1179,14 @@ static void view_to(struct pd_decode *d, uint64_t t)
 		fprintf(stderr, "%s: warning: time %" PRIu64 ": %s.\n",
 			pd->prog, t, hwt_errstr(err));
 	if (pd->per_cpu &&
-	    hwt_proc_ran_last(pd->model, d->st->cpu, t, &pid, &tid) >= 0 &&
-	    pid != d->view_pid) {
-		err = hwt_proc_view_set_pid(d->view, pid);
-		if (err >= 0)
-			d->view_pid = pid;
+	    hwt_proc_ran_last(pd->model, d->st->cpu, t, &pid, &tid) >= 0) {
+		if (pid != d->view_pid) {
+			err = hwt_proc_view_set_pid(d->view, pid);
+			if (err >= 0)
+				d->view_pid = pid;
+		}
+		if (pid == d->view_pid)
+			d->tid = tid;
 	}
 	d->next_change = next_change_after(pd, t);
 }
@@ -1298,11 +1302,12 @@ static struct hwt_image *hook_image(void *ctx)
 	return hwt_proc_view_image(d->view);
 }
 
-static uint32_t hook_pid(void *ctx)
+static void hook_task(void *ctx, uint32_t *pid, uint32_t *tid)
 {
 	struct pd_decode *d = ctx;
 
-	return hwt_proc_view_pid(d->view);
+	*pid = hwt_proc_view_pid(d->view);
+	*tid = d->tid;
 }
 
 static void hook_stat(void *ctx, struct cli_out *out)
@@ -1327,6 +1332,7 @@ static int decode_init(struct pd_decode *d, struct cli_pd *pd,
 	d->pd = pd;
 	d->st = st;
 	d->view_pid = st->pid;
+	d->tid = st->tid;
 	d->end_off = st->by_off.n;
 	d->end_time = st->by_time.n;
 	d->view = hwt_proc_view_new(pd->model, st->pid);
@@ -1548,7 +1554,7 @@ static const struct cli_flow_hook pd_hook = {
 	.notes = hook_notes,
 	.stat = hook_stat,
 	.image = hook_image,
-	.pid = hook_pid,
+	.task = hook_task,
 	.fork = hook_fork,
 	.unfork = hook_unfork,
 	.cut_ok = hook_cut_ok,

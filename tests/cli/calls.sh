@@ -8,13 +8,17 @@
 #  - -j N prints what -j1 prints: a function cut by a PSB (a -j cut) is
 #    one line, and a return across cuts goes back to the right depth;
 #  - lines beyond memory go to a temporary file; when there is none,
-#    hwt calls says so and fails.
+#    hwt calls says so and fails;
+#  - --stream prints the lines as they come, indented from the first;
+#  - in a cpu-mode perf.data (mkptdata), each thread has a stack of its
+#    own.
 #
 #   bash tests/cli/calls.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" calls "$@"
 ptgen=$build/ptgen
+mkptdata=$build/mkptdata
 wants yasm ld
-built "$ptgen"
+built "$ptgen" "$mkptdata"
 
 #   401000 _start: call a      401005 call c      40100a call spin
 #   40100f jmp rax
@@ -140,5 +144,78 @@ if [ "$rc" = 0 ] || [ -s "$tmp/out" ] ||
 	! grep -q 'cannot make a temporary file' "$tmp/err"; then
 	fail "calls without a temporary directory: rc $rc, no message"
 fi
+
+# --stream: lines as they come, the same where no return goes above the
+# first line (also with -j, and with no temporary directory: nothing goes
+# to a file); a trace that starts in b and returns above it prints b at
+# level 0 there, and at 1 without --stream (indented from the lowest).
+golden "calls --stream" "$hwt" calls --stream --elf "$tmp/prog" \
+	"$tmp/t.pt" <"$tmp/golden"
+golden "calls --stream -j2, cut at each PSB" env HWT_SEGMENT_SIZE=16 \
+	HWT_CALLS_CHUNK=2 TMPDIR="$tmp/none" "$hwt" calls --stream -j2 \
+	--elf "$tmp/prog" "$tmp/t.pt" <"$tmp/golden"
+ptgen_trace up psb "mode.exec 64" psbend "tip.pge 0x401014" \
+	"tip 0x401005" "tip.pgd 0x40100a"
+golden "calls, a return above the first line" "$hwt" calls \
+	--elf "$tmp/prog" "$tmp/up.pt" <<'EOF'
+1	  b	inst 1,2
+2	_start	inst 3,3
+3	  c	inst 4,4
+4	  d	inst 5,6
+EOF
+golden "calls --stream, a return above the first line" "$hwt" calls \
+	--stream --elf "$tmp/prog" "$tmp/up.pt" <<'EOF'
+1	b	inst 1,2
+2	_start	inst 3,3
+3	  c	inst 4,4
+4	  d	inst 5,6
+EOF
+
+# Two threads of one process take turns on cpu 0 (mkptdata --thread: the
+# switches at a third and two thirds of the trace's time, TSC 6000 and
+# 9000). Thread 1234 is interrupted in b, two frames deep (the call of a,
+# the interrupt); 1235 resumes at 0x401005, after a call of its own, and
+# is interrupted in spin; 1234 resumes in b, one level down, and returns
+# to _start. With one stack for both, b and all after it printed a level
+# deeper. A line of another thread than the line before says whose it is.
+# The PSB+ in each spin loop is a -j cut.
+psb_t() { printf '%s\n' psb "tsc $1" "mode.exec 64" "fup 0x40101e" psbend; }
+mapfile -t tk < <(printf '%s\n' psb "tsc 3000" "mode.exec 64" psbend \
+	"tip.pge 0x401000" "fup 0x401015" "tip.pgd -" \
+	"tsc 6100" "tip.pge 0x401005" "tnt !" "tnt !!!!"
+	psb_t 6200
+	printf '%s\n' "tnt !!!!" "fup 0x40101e" "tip.pgd -" \
+		"tsc 9100" "tip.pge 0x401015" "tip 0x401005" "tnt !" \
+		"tnt !!!!"
+	psb_t 9200
+	printf '%s\n' "tnt !!!!" "fup 0x40101e" "tip.pgd -" "tsc 12000")
+ptgen_trace threads "${tk[@]}"
+"$mkptdata" --cpu 0 --thread 1235:2 --pt "$tmp/threads.pt" \
+	--elf "$tmp/prog" "$tmp/threads.data" >/dev/null ||
+	fail "mkptdata --thread"
+cat >"$tmp/golden" <<'EOF'
+# stream idx 0: cpu 0, 160 bytes
+1	_start	inst 1,1
+2	  a	inst 2,3
+3	  b	inst 4,4
+[pid 1234 tid 1235]
+4	_start	inst 5,5
+5	  c	inst 6,6
+6	  d	inst 7,8
+7	_start	inst 9,9
+8	  spin	inst 10,26
+[pid 1234 tid 1234]
+9	  b	inst 27,27
+10	_start	inst 28,28
+11	  c	inst 29,29
+12	  d	inst 30,31
+13	_start	inst 32,32
+14	  spin	inst 33,49
+EOF
+golden "calls, two threads" "$hwt" calls "$tmp/threads.data" <"$tmp/golden"
+golden "calls -j2, two threads" env HWT_SEGMENT_SIZE=16 "$hwt" calls -j2 \
+	"$tmp/threads.data" <"$tmp/golden"
+golden "calls --stream, two threads" "$hwt" calls --stream \
+	"$tmp/threads.data" <"$tmp/golden"
 
 finish

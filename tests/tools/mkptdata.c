@@ -20,6 +20,8 @@
  *                     hand the CPU to it and back, evenly over the
  *                     trace's time (the trace is the same code's, so it
  *                     decodes in either process)
+ *     --thread TID:N  with --cpu: as --switch, to a second thread TID of
+ *                     the same process
  *     --losses N      lost data at N places: the trace in N + 1 AUX
  *                     records, all but the first PARTIAL (notes placed
  *                     by trace offset), and N LOST records evenly over
@@ -66,6 +68,7 @@ struct opts {
 	int all_records;
 	char sw_elf[PATH_MAX];	/* --switch */
 	uint32_t sw_pid, sw_n;
+	uint32_t sw_tid;	/* --thread: the pid's */
 	uint64_t losses;	/* --losses */
 	FILE *show;	/* where the records go as perf must show them */
 };
@@ -245,11 +248,19 @@ static int put_switches(struct hwt_rec_pt *w, const struct opts *o,
 	uint64_t last = hwt_pd_tsc_to_perf_time(tc, ti->last_tsc);
 	int nmaps;
 
-	b.pid = b.tid = o->sw_pid;
-	b.elf = o->sw_elf;
-	if (check(w, hwt_rec_pt_comm(w, t_start, b.pid, b.tid, "second", 1)) ||
-	    put_mmaps(w, &b, t_start, &nmaps))
-		return -1;
+	if (o->sw_tid) {
+		b.tid = o->sw_tid;
+		if (check(w, hwt_rec_pt_comm(w, t_start, b.pid, b.tid,
+					     "second", 0)))
+			return -1;
+	} else {
+		b.pid = b.tid = o->sw_pid;
+		b.elf = o->sw_elf;
+		if (check(w, hwt_rec_pt_comm(w, t_start, b.pid, b.tid,
+					     "second", 1)) ||
+		    put_mmaps(w, &b, t_start, &nmaps))
+			return -1;
+	}
 	for (uint32_t k = 1; k <= o->sw_n; k++) {
 		uint64_t t = first + (last - first) / (o->sw_n + 1) * k;
 		const struct opts *from = k % 2 ? o : &b, *to = k % 2 ? &b : o;
@@ -747,6 +758,10 @@ int main(int argc, char **argv)
 				   &o.sw_pid, o.sw_elf, &o.sw_n) != 3 ||
 			    !o.sw_n)
 				return die("--switch %s: want PID:ELF:N", val);
+		} else if (!strcmp(a, "--thread")) {
+			if (sscanf(val, "%" SCNu32 ":%" SCNu32, &o.sw_tid,
+				   &o.sw_n) != 2 || !o.sw_n || !o.sw_tid)
+				return die("--thread %s: want TID:N", val);
 		} else if (!strcmp(a, "--tsc-ctc")) {
 			if (sscanf(val, "%" SCNu64 ":%" SCNu64, &o.tsc_ctc_n,
 				   &o.tsc_ctc_d) != 2 || !o.tsc_ctc_d)
