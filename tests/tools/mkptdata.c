@@ -799,6 +799,11 @@ int main(int argc, char **argv)
 	o.out = argv[i];
 	if (!o.have_tid)
 		o.tid = o.pid;
+	if (o.sw_n && o.cpu < 0)
+		return die("%s", "--switch and --thread need --cpu");
+	if (o.sw_tid && (o.sw_pid || o.sw_tid == o.tid))
+		return die("%s", "--thread: not with --switch, nor the "
+			   "first thread's tid");
 	if (o.all_records)
 		return write_all_records(&o, argc, argv);
 	if (!o.show) {
