@@ -384,6 +384,15 @@ for f in jcbig jcbad; do
 	# hwt calls: all lines but the last few through the temporary file.
 	run_as jn env HWT_CALLS_CHUNK=3 "$hwt" calls "$tmp/$f.data"
 	same "calls through the file ($f.data)" "$tmp/j1.out" "$tmp/jn.out"
+	# --stream: the same lines and notes, in the same places; only the
+	# indentation may differ.
+	run_as j1 "$hwt" calls --time "$tmp/$f.data"
+	run_as jn env HWT_SEGMENT_SIZE=512 "$hwt" calls --time --stream -j2 \
+		"$tmp/$f.data"
+	sed 's/\t */\t/' "$tmp/j1.out" >"$tmp/j1.flat"
+	sed 's/\t */\t/' "$tmp/jn.out" >"$tmp/jn.flat"
+	same "calls --stream -j2 vs calls, indentation aside ($f.data)" \
+		"$tmp/j1.flat" "$tmp/jn.flat"
 done
 
 # ---- lost data: an AUX record that says the buffer was full ----------
