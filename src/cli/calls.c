@@ -221,6 +221,14 @@ void calls_seg_free(struct calls_seg *c)
 	memset(c, 0, sizeof(*c));
 }
 
+void calls_seg_swap_syms(struct calls_seg *c, struct calls_sym **syms)
+{
+	struct calls_sym *t = c->syms;
+
+	c->syms = *syms;
+	*syms = t;
+}
+
 void calls_seg_sync(struct calls_seg *c)
 {
 	mark_new(c);

@@ -88,6 +88,14 @@ struct calls_seg {
 void calls_seg_start(struct calls_seg *c, struct calls_names *names,
 		     int first);
 void calls_seg_free(struct calls_seg *c);
+/*
+ * Swap @c's cache of symbol lookups with *@syms (NULL: none yet): a
+ * decoding thread lends its cache to each of its decodes and takes it
+ * back, so that short -j segments do not each fill one (entries name
+ * the image by id and generation, so they hold across decodes). The one
+ * left in the end is free()d.
+ */
+void calls_seg_swap_syms(struct calls_seg *c, struct calls_sym **syms);
 /* The decoder synchronised again (after an error). */
 void calls_seg_sync(struct calls_seg *c);
 /*

@@ -865,6 +865,8 @@ static void *worker(void *arg)
 	/* One decoder for all the segments of this thread: the block cache
 	 * is the same work for each (hwt_blk_sync_set() keeps it). */
 	struct hwt_blk_decoder *dec;
+	/* hwt calls: this thread's symbol lookups, for all its segments. */
+	struct calls_sym *syms = NULL;
 	int fresh = 1;
 	size_t k;
 
@@ -883,6 +885,7 @@ static void *worker(void *arg)
 		if (pool->next >= pool->nsegs) {
 			pthread_mutex_unlock(&pool->lock);
 			hwt_blk_delete(dec);
+			free(syms);
 			if (hook)
 				hook->unfork(hctx);
 			return NULL;
@@ -898,7 +901,9 @@ static void *worker(void *arg)
 			s->hctx = hctx;
 			s->image = hook->image(hctx);
 		}
+		calls_seg_swap_syms(&s->calls, &syms);
 		decode_segment(pool->fl, s, dec, fresh);
+		calls_seg_swap_syms(&s->calls, &syms);
 		if (hook)
 			hook->seg_end(hctx, &s->notes);
 		/* (A cache warmed up once, not once more for the first
