@@ -178,7 +178,7 @@ EOF
 # is interrupted in spin; 1234 resumes in b, one level down, and returns
 # to _start. With one stack for both, b and all after it printed a level
 # deeper. A line of another thread than the line before says whose it is.
-# The PSB+ in each spin loop is a -j cut.
+# -j2 in 16-byte segments cuts at a PSB+ in a spin loop.
 psb_t() { printf '%s\n' psb "tsc $1" "mode.exec 64" "fup 0x40101e" psbend; }
 mapfile -t tk < <(printf '%s\n' psb "tsc 3000" "mode.exec 64" psbend \
 	"tip.pge 0x401000" "fup 0x401015" "tip.pgd -" \
@@ -215,6 +215,12 @@ EOF
 golden "calls, two threads" "$hwt" calls "$tmp/threads.data" <"$tmp/golden"
 golden "calls -j2, two threads" env HWT_SEGMENT_SIZE=16 "$hwt" calls -j2 \
 	"$tmp/threads.data" <"$tmp/golden"
+run "calls -j2 -v, two threads" env HWT_SEGMENT_SIZE=16 "$hwt" calls -j2 -v \
+	"$tmp/threads.data"
+if ! grep -q ': 2 segments$' "$tmp/err"; then
+	fail "calls -j2, two threads: not cut in 2 segments"
+	cat "$tmp/err" >&2
+fi
 golden "calls --stream, two threads" "$hwt" calls --stream \
 	"$tmp/threads.data" <"$tmp/golden"
 
