@@ -430,32 +430,28 @@ struct printer {
 static void print_recs(struct printer *pr, const struct hist_rec *recs,
 		       size_t n, const char *text, uint64_t ntext);
 
-/* A thread's frames while another runs. */
-struct hist_task {
-	uint64_t key;
+/*
+ * A thread's frames, as a shadow stack of return addresses: a return goes
+ * back to the frame it returns to (longjmp, exceptions and tail calls
+ * unwind several), and code that ran untraced (a system call, a call out
+ * of the filter, a signal) is seen to come back when tracing resumes
+ * where it returns. Without them the depth drifts with every system call.
+ */
+struct hist_frames {
+	uint64_t task;		/* whose (calls_rec.task) */
 	uint64_t *rets;
 	size_t nrets, rets_cap;
 	int depth;
 };
 
 struct calls_hist {
-	/*
-	 * The frames, as a shadow stack of return addresses: a return goes
-	 * back to the frame it returns to (longjmp, exceptions and tail
-	 * calls unwind several), and code that ran untraced (a system
-	 * call, a call out of the filter, a signal) is seen to come back
-	 * when tracing resumes where it returns. Without them the depth
-	 * drifts with every system call.
-	 */
-	uint64_t *rets;
-	size_t nrets, rets_cap;
-	int depth, min;
-	/* Whose they are, and the other threads' (cpu mode), kept while
-	 * those do not run. */
-	uint64_t task;
+	/* The running thread's frames, and the others' (cpu mode), kept
+	 * while those do not run. */
+	struct hist_frames fr;
 	uint8_t have_task;
-	struct hist_task *tasks;
-	size_t ntasks, tasks_cap;
+	struct hist_frames *parked;
+	size_t nparked, parked_cap;
+	int min;
 	/* How the decode taken last ended. */
 	uint8_t new_seg, ret_pending;
 	/* The last line's function, for a cut decode's first. */
@@ -501,10 +497,10 @@ void calls_hist_delete(struct calls_hist *h)
 		return;
 	if (h->spill)
 		fclose(h->spill);
-	for (size_t i = 0; i < h->ntasks; i++)
-		free(h->tasks[i].rets);
-	free(h->tasks);
-	free(h->rets);
+	for (size_t i = 0; i < h->nparked; i++)
+		free(h->parked[i].rets);
+	free(h->parked);
+	free(h->fr.rets);
 	free(h->recs);
 	free(h->text.buf);
 	free(h);
@@ -515,18 +511,18 @@ struct cli_out *calls_hist_text(struct calls_hist *h)
 	return &h->text;
 }
 
-static void frame_push(struct calls_hist *h, uint64_t ret)
+static void frame_push(struct hist_frames *f, uint64_t ret)
 {
-	h->depth++;
-	if (h->nrets == h->rets_cap && h->rets_cap < FRAMES_MAX)
-		h->rets = grow(h->rets, &h->rets_cap, h->nrets + 1,
-			       sizeof(*h->rets));
-	if (h->nrets == FRAMES_MAX) {
-		memmove(h->rets, h->rets + 1,
-			(FRAMES_MAX - 1) * sizeof(*h->rets));
-		h->nrets--;
+	f->depth++;
+	if (f->nrets == f->rets_cap && f->rets_cap < FRAMES_MAX)
+		f->rets = grow(f->rets, &f->rets_cap, f->nrets + 1,
+			       sizeof(*f->rets));
+	if (f->nrets == FRAMES_MAX) {
+		memmove(f->rets, f->rets + 1,
+			(FRAMES_MAX - 1) * sizeof(*f->rets));
+		f->nrets--;
 	}
-	h->rets[h->nrets++] = ret;
+	f->rets[f->nrets++] = ret;
 }
 
 /*
@@ -537,20 +533,22 @@ static void frame_push(struct calls_hist *h, uint64_t ret)
  */
 static void frame_return(struct calls_hist *h, uint64_t ip, int is_return)
 {
-	for (size_t i = h->nrets; i-- > 0;) {
-		if (h->rets[i] == ip) {
-			h->depth -= (int)(h->nrets - i);
-			h->nrets = i;
+	struct hist_frames *f = &h->fr;
+
+	for (size_t i = f->nrets; i-- > 0;) {
+		if (f->rets[i] == ip) {
+			f->depth -= (int)(f->nrets - i);
+			f->nrets = i;
 			return;
 		}
 	}
 	if (!is_return)
 		return;
 	/* (Streamed, a return above the first line's level stays there.) */
-	if (!h->stream || h->depth > 0)
-		h->depth--;
-	if (h->nrets)
-		h->nrets--;
+	if (!h->stream || f->depth > 0)
+		f->depth--;
+	if (f->nrets)
+		f->nrets--;
 }
 
 /*
@@ -561,31 +559,26 @@ static void frame_return(struct calls_hist *h, uint64_t ip, int is_return)
  */
 static void task_switch(struct calls_hist *h, uint64_t key)
 {
-	struct hist_task *t = NULL, cur;
+	struct hist_frames run;
 	size_t i;
 
-	if (!h->have_task || key == h->task) {
-		h->task = key;
+	if (!h->have_task || key == h->fr.task) {
+		h->fr.task = key;
 		h->have_task = 1;
 		return;
 	}
-	for (i = 0; i < h->ntasks; i++)
-		if (h->tasks[i].key == key)
+	for (i = 0; i < h->nparked; i++)
+		if (h->parked[i].task == key)
 			break;
-	if (i == h->ntasks) {
-		h->tasks = grow(h->tasks, &h->tasks_cap, h->ntasks + 1,
-				sizeof(*h->tasks));
-		h->tasks[h->ntasks++] = (struct hist_task){ .key = key };
+	if (i == h->nparked) {
+		h->parked = grow(h->parked, &h->parked_cap, h->nparked + 1,
+				 sizeof(*h->parked));
+		h->parked[h->nparked++] = (struct hist_frames){ .task = key };
 	}
-	t = &h->tasks[i];
-	cur = (struct hist_task){ h->task, h->rets, h->nrets, h->rets_cap,
-				  h->depth };
-	h->rets = t->rets;
-	h->nrets = t->nrets;
-	h->rets_cap = t->rets_cap;
-	h->depth = t->depth;
-	*t = cur;
-	h->task = key;
+	/* (The slot of @key's frames keeps the ones put by.) */
+	run = h->fr;
+	h->fr = h->parked[i];
+	h->parked[i] = run;
 }
 
 static void apply(struct calls_hist *h, const struct calls_op *op)
@@ -595,7 +588,7 @@ static void apply(struct calls_hist *h, const struct calls_op *op)
 		task_switch(h, op->ip);
 		break;
 	case OP_PUSH:
-		frame_push(h, op->ip);
+		frame_push(&h->fr, op->ip);
 		break;
 	case OP_RETURN:
 	case OP_GAP:
@@ -694,11 +687,11 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 	*o = (struct hist_rec){
 		.key = r->name ? (uint64_t)(uintptr_t)r->name : r->ip,
 		.ninsn = r->ninsn, .tsc = r->tsc, .text_end = h->text.len,
-		.depth = h->depth, .named = r->name != NULL,
+		.depth = h->fr.depth, .named = r->name != NULL,
 		.has_tsc = r->has_tsc,
 	};
-	if (h->depth < h->min)
-		h->min = h->depth;
+	if (h->fr.depth < h->min)
+		h->min = h->fr.depth;
 	h->last_name = r->name;
 	h->last_start = r->start;
 	h->last_task = r->task;
