@@ -10,11 +10,11 @@
  *
  * None may crash, hang or leak (ASan/UBSan decide); a broken file is an
  * error message and an exit status. Output goes to /dev/null, but for
- * hwt flow --blocks -j2 and hwt calls -j2 (and --stream), which must
- * print what -j1 prints (segments decoded on threads, each with its own
- * view of the processes, lost-data notes placed as one thread places
+ * hwt flow --blocks -j2 and hwt calls -j2 (and --stream, --time), which
+ * must print what -j1 prints (segments decoded on threads, each with its
+ * own view of the processes, lost-data notes placed as one thread places
  * them; calls replayed on a stack per traced thread and joined across
- * cuts). Streams are cut into
+ * cuts; each segment's time as one thread has it). Streams are cut into
  * 4 KiB pieces and those into 512-byte segments, so that small inputs
  * reach the cutting too, and hwt calls keeps 64 lines in memory.
  */
@@ -122,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_with_jobs(cmd_flow, "flow", "--blocks", path);
 	same_with_jobs(cmd_calls, "calls", "-v", path);
 	same_with_jobs(cmd_calls, "calls", "--stream", path);
+	same_with_jobs(cmd_calls, "calls", "--time", path);
 	run(cmd_last, "last", NULL, path);
 
 	fflush(stderr);

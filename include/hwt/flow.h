@@ -252,6 +252,13 @@ int hwt_blk_time(const struct hwt_blk_decoder *d, uint64_t *tsc,
 		 uint32_t *lost_mtc, uint32_t *lost_cyc);
 int hwt_blk_core_bus_ratio(const struct hwt_blk_decoder *d, uint32_t *cbr);
 
+/* Time across a cut (-j): hwt_evt_time_seed() and the like (query.h). */
+void hwt_blk_time_seed(struct hwt_blk_decoder *d,
+		       const struct hwt_time_tracker *tt);
+void hwt_blk_time_watch(struct hwt_blk_decoder *d, uint64_t offset);
+int hwt_blk_time_watched(const struct hwt_blk_decoder *d,
+			 struct hwt_time_tracker *tt);
+
 /*
  * A trace decoded in pieces cut at PSBs (-j, perf.data streams read in
  * pieces): a piece's decode ends at the PSB+ where the next piece starts,

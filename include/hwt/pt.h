@@ -480,6 +480,15 @@ void hwt_time_tracker_init(struct hwt_time_tracker *tracker,
 void hwt_time_tracker_reset(struct hwt_time_tracker *tracker);
 
 /*
+ * 1 if @a and @b hold the same time and calibration state (field by
+ * field: the packets that follow give both the same times), else 0. The
+ * calibration counts only where CYCs are used (neither HWT_TIME_NO_CYC
+ * nor HWT_TIME_NO_TCAL): nothing else reads it.
+ */
+int hwt_time_tracker_same(const struct hwt_time_tracker *a,
+			  const struct hwt_time_tracker *b);
+
+/*
  * Account for @packet (any type; non-timing packets other than PSB,
  * PSBEND and OVF are ignored). Calibration and time are both updated even
  * if one fails; returns 0 or the first error (see hwt_time_update_tsc()).

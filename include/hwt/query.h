@@ -199,6 +199,13 @@ int hwt_qry_time(const struct hwt_qry_decoder *d, uint64_t *tsc,
 		 uint32_t *lost_mtc, uint32_t *lost_cyc);
 int hwt_qry_core_bus_ratio(const struct hwt_qry_decoder *d, uint32_t *cbr);
 
+/* Time across a cut: hwt_evt_time_seed() and the like, below. */
+void hwt_qry_time_seed(struct hwt_qry_decoder *d,
+		       const struct hwt_time_tracker *tt);
+void hwt_qry_time_watch(struct hwt_qry_decoder *d, uint64_t offset);
+int hwt_qry_time_watched(const struct hwt_qry_decoder *d,
+			 struct hwt_time_tracker *tt);
+
 /*
  * The event decoder underneath (libipt's pt_evt_*, which libipt 2.1's block
  * and instruction decoders use directly): the trace as one sequence of
@@ -237,6 +244,32 @@ int hwt_evt_next(struct hwt_evt_decoder *d, struct hwt_event *event);
 /* The time after the packets decoded so far. */
 int hwt_evt_time(const struct hwt_evt_decoder *d, uint64_t *tsc,
 		 uint32_t *lost_mtc, uint32_t *lost_cyc);
+
+/*
+ * Time across a cut, for decoders that each take a part of one trace (-j)
+ * and must print the times one decoder would. One decoder carries its
+ * time and calibration (CYC's cycles per TSC tick) over every PSB; a
+ * decoder that starts at a PSB knows neither. So:
+ * - hwt_evt_time_warm() estimates the state a decoder has on reaching
+ *   the PSB at @offset, by decoding the packets from two PSBs before it
+ *   (up to 1 MiB back). Returns 1, or 0 if it did not get there (then
+ *   *@tt is the state of a decoder that starts there), or an error.
+ * - hwt_evt_time_seed(): the next sync (or resync) starts from @tt's
+ *   time and calibration instead of none; once.
+ * - hwt_evt_time_watch(): keep the state on first reaching the PSB at
+ *   @offset; hwt_evt_time_watched() gives it (1), or 0 if not reached.
+ * The decoder of the part before a cut watches it, the decoder of the
+ * part after is seeded with the estimate; if the two states are not the
+ * same (hwt_time_tracker_same()), the part after must be decoded again,
+ * seeded with the watched state.
+ */
+int hwt_evt_time_warm(const struct hwt_qry_config *config, uint64_t offset,
+		      struct hwt_time_tracker *tt);
+void hwt_evt_time_seed(struct hwt_evt_decoder *d,
+		       const struct hwt_time_tracker *tt);
+void hwt_evt_time_watch(struct hwt_evt_decoder *d, uint64_t offset);
+int hwt_evt_time_watched(const struct hwt_evt_decoder *d,
+			 struct hwt_time_tracker *tt);
 
 #ifdef __cplusplus
 }

@@ -261,13 +261,17 @@ static void enter(struct calls_seg *c, const struct hwt_image *image,
 }
 
 int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
-		    const struct hwt_block *b, int have_time, uint64_t tsc,
+		    const struct hwt_block *b, const struct cli_blk_time *t,
 		    size_t text_at)
 {
+	static const struct cli_blk_time none;
 	struct hwt_insn insn;
 	unsigned iclass;
-	uint64_t ip;
-	int err = 0;
+	uint64_t ip, tsc;
+	int err = 0, have_time;
+
+	if (!t)
+		t = &none;
 
 	flush_gap(c);
 	if (c->ret_pending != RET_NONE) {
@@ -282,15 +286,19 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 	 * Only the last instruction branches: the others follow each other
 	 * in memory.
 	 */
-	if (c->new_seg || !c->nrecs || !in_fn(c, image, b->ip))
+	if (c->new_seg || !c->nrecs || !in_fn(c, image, b->ip)) {
+		have_time = cli_blk_time_of(t, b->ninsn == 1, &tsc);
 		enter(c, image, b->ip, have_time, tsc, text_at);
+	}
 	if (b->end_ip < c->fn_hi) {
 		c->recs[c->nrecs - 1].ninsn += b->ninsn;
 	} else {
 		ip = b->ip;
 		for (uint32_t n = b->ninsn; n > 0; n--) {
-			if (!in_fn(c, image, ip))
+			if (!in_fn(c, image, ip)) {
+				have_time = cli_blk_time_of(t, n == 1, &tsc);
 				enter(c, image, ip, have_time, tsc, text_at);
+			}
 			c->recs[c->nrecs - 1].ninsn++;
 			if (n == 1)
 				break;

@@ -100,12 +100,12 @@ void calls_seg_swap_syms(struct calls_seg *c, struct calls_sym **syms);
 void calls_seg_sync(struct calls_seg *c);
 /*
  * Block @b (ninsn > 0) of @image, decoded with HWT_BLK_END_ON_CALL and
- * HWT_BLK_END_ON_JUMP (only its last instruction branches), after
- * @text_at bytes of the decode's text. Returns 0 or an error (an
+ * HWT_BLK_END_ON_JUMP (only its last instruction branches), with its
+ * times @t (NULL: none), after @text_at bytes of the decode's text. Returns 0 or an error (an
  * instruction cannot be read again).
  */
 int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
-		    const struct hwt_block *b, int have_time, uint64_t tsc,
+		    const struct hwt_block *b, const struct cli_blk_time *t,
 		    size_t text_at);
 /*
  * The thread the next blocks run in (perf.data: a decode says so at each

@@ -141,6 +141,26 @@ void cli_out_printf(struct cli_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* FNV-1a, 64 bits. */
+/*
+ * A block's times (hwt_blk_time()): before it was decoded and after. Only
+ * its last instruction can take trace (a TNT bit, a TIP), so it has the
+ * time after and the others the time before: what each instruction
+ * prints then does not depend on where the decoder ended its blocks
+ * (which depends on its block cache's history: -j's decoders differ).
+ */
+struct cli_blk_time {
+	uint64_t before, after;
+	uint8_t have_before, have_after;
+};
+
+/* The time of a block's instruction (@last: its last), or 0 if unknown. */
+static inline int cli_blk_time_of(const struct cli_blk_time *t, int last,
+				  uint64_t *tsc)
+{
+	*tsc = last ? t->after : t->before;
+	return last ? t->have_after : t->have_before;
+}
+
 static inline uint64_t cli_fnv1a(const void *data, size_t n)
 {
 	const uint8_t *p = data;

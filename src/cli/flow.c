@@ -17,8 +17,13 @@
  * one stops and the other starts. To make -j1 and -jN identical, the
  * state that does not survive a cut is also dropped at every PSB+ in
  * single-threaded runs: a branch is resolved at the PSB+ IP, and the AFL
- * "previous location" restarts. Time can differ after a cut until the
- * next TSC when it depends on CYC calibration carried across the PSB.
+ * "previous location" restarts. Time and CYC calibration, which one
+ * decoder carries over every PSB, start as an estimate (the packets from
+ * two PSBs back, hwt_evt_time_warm()); the decoder of the segment before
+ * says what it had there, and if the two differ the rest decodes on this
+ * thread (time_start_ok()). An instruction prints the decoder's time
+ * after the trace it took, not after its block's (struct cli_blk_time):
+ * where blocks end depends on each thread's block cache.
  * Cuts are only made at a PSB+ that reads to PSBEND and gives the IP, so
  * a segment that starts there knows what one thread knows; a segment that
  * ends in an error in the next one's data (a damaged trace) makes the
@@ -109,6 +114,15 @@ struct seg {
 	struct cli_seg_notes notes;
 	/* It ended in an error in the next one's data (decode_segment). */
 	uint8_t unclean;
+	/* Where times matter (time_matters()): the time state it starts
+	 * with, if not a fresh one (@seeded), and the one its decoder had
+	 * at the next segment's PSB (@have_t_end). */
+	uint8_t seeded, have_t_end;
+	struct hwt_time_tracker t_start, t_end;
+	/* --time: the block's times (before: of the decoder's next one),
+	 * and whether the decoder took events since the last block. */
+	struct cli_blk_time time;
+	uint8_t time_stale;
 };
 
 struct flow {
@@ -278,12 +292,12 @@ static void block_line(struct flow *fl, struct seg *s,
 
 /* Walk the instructions of @b: lines, branches. */
 static int walk_block(struct flow *fl, struct seg *s,
-		      const struct hwt_block *b, int have_time, uint64_t tsc)
+		      const struct hwt_block *b, const struct cli_blk_time *t)
 {
 	const struct flow_options *opt = fl->opt;
 	struct hwt_insn insn;
-	uint64_t ip = b->ip, next;
-	int err;
+	uint64_t ip = b->ip, next, tsc;
+	int err, have_time;
 
 	for (uint32_t n = b->ninsn; n > 0; n--) {
 		err = hwt_blk_insn_walk(s->image, b->mode, &ip, &insn);
@@ -291,6 +305,7 @@ static int walk_block(struct flow *fl, struct seg *s,
 			return err;
 		insn.speculative = b->speculative;
 		if (opt->mode == MODE_INSN) {
+			have_time = cli_blk_time_of(t, n == 1, &tsc);
 			insn_line(fl, s, &insn, have_time, tsc);
 		}
 		s->ninsn++;
@@ -351,8 +366,7 @@ static int do_block(struct flow *fl, struct seg *s,
 		    struct hwt_blk_decoder *dec, const struct hwt_block *b)
 {
 	const struct flow_options *opt = fl->opt;
-	uint64_t tsc = 0;
-	int have_time = 0;
+	struct cli_blk_time t = s->time;
 
 	switch (opt->mode) {
 	case MODE_STAT:
@@ -375,11 +389,14 @@ static int do_block(struct flow *fl, struct seg *s,
 	s->nblocks++;
 	if (!b->ninsn)
 		return 0;
-	if (opt->time)
-		have_time = hwt_blk_time(dec, &tsc, NULL, NULL) >= 0;
+	if (opt->time) {
+		t.have_after = hwt_blk_time(dec, &t.after, NULL, NULL) >= 0;
+		s->time.before = t.after;
+		s->time.have_before = t.have_after;
+	}
 	if (opt->mode == MODE_CALLS) {
-		int err = calls_seg_block(&s->calls, s->image, b, have_time,
-					  tsc, s->out.len);
+		int err = calls_seg_block(&s->calls, s->image, b, &t,
+					  s->out.len);
 
 		s->ninsn += b->ninsn;
 		if (s->calls_hist && s->calls.nrecs >= CALLS_DRAIN)
@@ -387,7 +404,7 @@ static int do_block(struct flow *fl, struct seg *s,
 		return err;
 	}
 	resolve(s, b->ip, opt->mode == MODE_BRANCHES);
-	return walk_block(fl, s, b, have_time, tsc);
+	return walk_block(fl, s, b, &t);
 }
 
 /* ------------------------------------------------------------------ */
@@ -468,6 +485,16 @@ static int use_batch(const struct flow *fl)
 {
 	return (fl->opt->mode == MODE_BLOCKS ||
 		(fl->opt->mode == MODE_CALLS && !fl->opt->time)) && !fl->hook;
+}
+
+/*
+ * The times printed, or the perf.data hook's, which applies sideband
+ * records by time: a segment must start with the time state one decoder
+ * would have there (see hwt_evt_time_warm()).
+ */
+static int time_matters(const struct flow *fl)
+{
+	return fl->opt->time || fl->hook;
 }
 
 static int use_fold(const struct flow *fl)
@@ -563,6 +590,10 @@ static void decode_segment(struct flow *fl, struct seg *s,
 
 	memset(&block, 0, sizeof(block));
 	hwt_blk_end_init(&end, s->end);
+	if (s->seeded)
+		hwt_blk_time_seed(dec, &s->t_start);
+	if (time_matters(fl))
+		hwt_blk_time_watch(dec, s->end ? s->end : UINT64_MAX);
 	for (;;) {
 		if (!started && !s->first)
 			status = hwt_blk_sync_set(dec, s->begin);
@@ -572,6 +603,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 		s->pend.valid = 0;
 		s->fold.prev = 0;
 		s->have_psb_ip = 0;
+		s->time_stale = 1;
 		/* (Where a decode starts, calls_seg_start() said so.) */
 		if (started && opt->mode == MODE_CALLS)
 			calls_seg_sync(&s->calls);
@@ -595,6 +627,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 
 		for (;;) {
 			while (status & HWT_STS_EVENT_PENDING) {
+				s->time_stale = 1;
 				status = hwt_blk_event(dec, &ev);
 				if (status < 0)
 					break;
@@ -639,6 +672,15 @@ static void decode_segment(struct flow *fl, struct seg *s,
 				status = hwt_blk_next_batch(dec, batch, BATCH,
 							    &n);
 			} else {
+				/* (The instruction modes: one block at a time,
+				 * each with its time before: the one after the
+				 * block before, unless events came between.) */
+				if (opt->time && s->time_stale) {
+					s->time.have_before = hwt_blk_time(
+						dec, &s->time.before, NULL,
+						NULL) >= 0;
+					s->time_stale = 0;
+				}
 				status = hwt_blk_next(dec, &block);
 				n = 1;
 			}
@@ -689,6 +731,8 @@ static void decode_segment(struct flow *fl, struct seg *s,
 out:
 	flush_block(fl, s);
 	free(batch);
+	if (time_matters(fl))
+		s->have_t_end = hwt_blk_time_watched(dec, &s->t_end) > 0;
 	if (dec != reuse)
 		hwt_blk_delete(dec);
 }
@@ -901,6 +945,16 @@ static void *worker(void *arg)
 			s->hctx = hctx;
 			s->image = hook->image(hctx);
 		}
+		if (k && time_matters(pool->fl)) {
+			struct hwt_blk_config cfg = pool->fl->opt->config;
+
+			/* A guess, checked when it is printed (run()). */
+			cfg.qry.begin = pool->fl->trace;
+			cfg.qry.end = pool->fl->trace + pool->fl->size;
+			if (hwt_evt_time_warm(&cfg.qry, s->begin,
+					      &s->t_start) >= 0)
+				s->seeded = 1;
+		}
 		calls_seg_swap_syms(&s->calls, &syms);
 		decode_segment(pool->fl, s, dec, fresh);
 		calls_seg_swap_syms(&s->calls, &syms);
@@ -1085,6 +1139,27 @@ static void decode_here(struct flow *fl, struct seg *s, struct totals *t,
 	seg_give_back(fl, s, t, out);
 }
 
+/*
+ * Segment @k started with the time state one thread has there: the one
+ * the decoder of the segment before had on reaching its PSB (exact, as
+ * that segment's start was). Unknown (no PSB reached) counts as the same.
+ */
+static int time_start_ok(const struct flow *fl, const struct pool *pool,
+			 size_t k)
+{
+	const struct seg *prev = k ? &pool->segs[k - 1] : NULL,
+			 *s = &pool->segs[k];
+	struct hwt_time_tracker fresh;
+
+	if (!prev || !time_matters(fl) || !prev->have_t_end)
+		return 1;
+	if (s->seeded)
+		return hwt_time_tracker_same(&prev->t_end, &s->t_start);
+	fresh = prev->t_end;
+	hwt_time_tracker_reset(&fresh);
+	return hwt_time_tracker_same(&prev->t_end, &fresh);
+}
+
 /* No more segments for the workers (they finish the one they have). */
 static void pool_stop(struct pool *pool)
 {
@@ -1193,7 +1268,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 			pthread_cond_wait(&pool.cond, &pool.lock);
 		pthread_mutex_unlock(&pool.lock);
 
-		if (nth && (s->unclean ||
+		if (nth && (s->unclean || !time_start_ok(fl, &pool, alone) ||
 			    (fl->hook &&
 			     fl->hook->seg_check(fl->hook->ctx, &s->notes,
 						 inline_notes(fl))))) {
@@ -1203,6 +1278,8 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 					opt->prog, alone, fl->base + s->begin,
 					s->unclean ?
 					"ends in an error at the next's PSB" :
+					!time_start_ok(fl, &pool, alone) ?
+					"did not start with one thread's time" :
 					"depends on the ones before");
 			break;
 		}
@@ -1230,6 +1307,11 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		rest.cont = pool.segs[alone].cont;
 		rest.begin = pool.segs[alone].begin;
 		rest.end = sp->end;
+		if (alone && pool.segs[alone - 1].have_t_end) {
+			/* One thread's time at the PSB it starts at. */
+			rest.t_start = pool.segs[alone - 1].t_end;
+			rest.seeded = 1;
+		}
 		for (size_t k = alone; k < pool.nsegs; k++)
 			seg_free(&pool.segs[k]);
 		decode_here(fl, &rest, t, out);
@@ -1482,10 +1564,12 @@ void help_flow(void)
 	       "Events print as ptxed prints them. Errors print as\n"
 	       "[error at offset 0xOFF, ip 0xIP: MESSAGE]; decoding resumes at\n"
 	       "the next PSB. With -j, the trace is cut at PSBs (a perf.data\n"
-	       "stream too: each thread follows its processes); time may\n"
-	       "differ from -j1 after a cut until the next TSC when CYC\n"
-	       "calibration matters. A branch whose target is only known\n"
-	       "after a PSB is resolved at the PSB's IP, in all modes.\n",
+	       "stream too: each thread follows its processes), each\n"
+	       "segment starting with the time one thread has there. With\n"
+	       "--time an instruction has the time after the trace up to it\n"
+	       "(a branch's own TNT bit or TIP included). A branch whose\n"
+	       "target is only known after a PSB is resolved at the PSB's IP,\n"
+	       "in all modes.\n",
 	       common_help);
 }
 

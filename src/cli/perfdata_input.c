@@ -638,6 +638,11 @@ void cli_pd_qry_config(const struct cli_pd *pd, struct hwt_qry_config *q)
 		t->cpuid_0x15_ebx =
 			(uint32_t)priv_word(pd, HWT_PD_PT_TSC_CTC_N);
 	}
+	/* No CYC asked: none to use (-j then need not match calibration
+	 * across cuts: see hwt_time_tracker_same()). */
+	if (pd->have_pt_attr && priv_word(pd, HWT_PD_PT_CYC_BIT) &&
+	    !config_has(pd, HWT_PD_PT_CYC_BIT))
+		q->flags |= HWT_QRY_NO_CYC;
 	if (!t->nom_freq &&
 	    priv_word(pd, HWT_PD_PT_MAX_NONTURBO_RATIO) <= UINT8_MAX)
 		t->nom_freq =

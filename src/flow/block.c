@@ -1918,6 +1918,23 @@ int hwt_blk_core_bus_ratio(const struct hwt_blk_decoder *d, uint32_t *cbr)
 	return hwt_qry_core_bus_ratio(d->qry, cbr);
 }
 
+void hwt_blk_time_seed(struct hwt_blk_decoder *d,
+		       const struct hwt_time_tracker *tt)
+{
+	hwt_qry_time_seed(d->qry, tt);
+}
+
+void hwt_blk_time_watch(struct hwt_blk_decoder *d, uint64_t offset)
+{
+	hwt_qry_time_watch(d->qry, offset);
+}
+
+int hwt_blk_time_watched(const struct hwt_blk_decoder *d,
+			 struct hwt_time_tracker *tt)
+{
+	return hwt_qry_time_watched(d->qry, tt);
+}
+
 static inline void blk_begin(const struct hwt_blk_decoder *d,
 			     struct hwt_block *block)
 {

@@ -455,6 +455,32 @@ void hwt_time_tracker_reset(struct hwt_time_tracker *tracker)
 	tracker->in_psb = 0;
 }
 
+int hwt_time_tracker_same(const struct hwt_time_tracker *a,
+			  const struct hwt_time_tracker *b)
+{
+	const struct hwt_time *t = &a->time, *u = &b->time;
+	const struct hwt_time_cal *c = &a->cal, *e = &b->cal;
+
+	/* Calibration only where it is used: for CYCs, none without. */
+	int cal = !(a->flags & (HWT_TIME_NO_CYC | HWT_TIME_NO_TCAL));
+
+	/* Not memcmp(): the padding between fields is not state. */
+	if (cal && !(c->fcr == e->fcr && c->tsc == e->tsc &&
+		     c->cyc_tsc == e->cyc_tsc && c->cyc_mtc == e->cyc_mtc &&
+		     c->ctc == e->ctc && c->lost_mtc == e->lost_mtc &&
+		     c->have_fcr == e->have_fcr &&
+		     c->have_mtc == e->have_mtc &&
+		     c->check_skl168 == e->check_skl168))
+		return 0;
+	return a->flags == b->flags &&
+	       t->tsc == u->tsc && t->base == u->base && t->fc == u->fc &&
+	       t->ctc == u->ctc && t->ctc_cyc == u->ctc_cyc &&
+	       t->lost_mtc == u->lost_mtc && t->lost_cyc == u->lost_cyc &&
+	       t->cbr == u->cbr && t->have_tsc == u->have_tsc &&
+	       t->have_cbr == u->have_cbr && t->have_tma == u->have_tma &&
+	       t->have_mtc == u->have_mtc && a->in_psb == b->in_psb;
+}
+
 static int first_error(int a, int b)
 {
 	return a < 0 ? a : b;

@@ -221,6 +221,13 @@ static void evt_reset(struct hwt_evt_decoder *d)
 	d->mode_exec_valid = 0;
 	hwt_pt_last_ip_init(&d->ip);
 	hwt_time_tracker_reset(&d->tt);
+	if (d->have_seed) {
+		/* What one decoder would have here: see hwt_evt_time_seed(). */
+		d->tt.time = d->seed.time;
+		d->tt.cal = d->seed.cal;
+		d->tt.in_psb = d->seed.in_psb;
+		d->have_seed = 0;
+	}
 	evq_init(&d->evq);
 }
 
@@ -646,6 +653,13 @@ static int decode_psb(struct hwt_evt_decoder *d)
 {
 	struct hwt_event *ev;
 	int err;
+
+	/* The first time here only: a resync may come back to it. */
+	if (d->watch && !d->have_watched &&
+	    d->cur.pos - d->packet.size == d->watch) {
+		d->watched = d->tt;
+		d->have_watched = 1;
+	}
 
 	/* No partial events across PSB. */
 	if (evq_pending(&d->evq, EVB_ALL))
@@ -2100,6 +2114,78 @@ int hwt_evt_sync_set(struct hwt_evt_decoder *d, uint64_t offset)
 	c->sync = c->pos;
 	c->bip_size = 0;
 	return evt_start(d);
+}
+
+/* How far back hwt_evt_time_warm() looks for its PSBs. */
+#define HWT_EVT_WARM_MAX (1u << 20)
+
+void hwt_evt_time_seed(struct hwt_evt_decoder *d,
+		       const struct hwt_time_tracker *tt)
+{
+	d->seed = *tt;
+	d->have_seed = 1;
+}
+
+void hwt_evt_time_watch(struct hwt_evt_decoder *d, uint64_t offset)
+{
+	d->watch = offset < (uint64_t)(d->cur.end - d->cur.begin) ?
+		   d->cur.begin + offset : NULL;
+	d->have_watched = 0;
+}
+
+int hwt_evt_time_watched(const struct hwt_evt_decoder *d,
+			 struct hwt_time_tracker *tt)
+{
+	if (!d->have_watched)
+		return 0;
+	*tt = d->watched;
+	return 1;
+}
+
+int hwt_evt_time_warm(const struct hwt_qry_config *config, uint64_t offset,
+		      struct hwt_time_tracker *tt)
+{
+	struct hwt_evt_decoder *d = hwt_evt_new(config);
+	const uint8_t *psb, *from;
+	struct hwt_event ev;
+	int err, found;
+
+	if (!d)
+		return -HWT_ERR_NOMEM;
+	*tt = d->tt;
+	hwt_evt_time_watch(d, offset);
+	if (!d->watch) {
+		hwt_evt_delete(d);
+		return 0;
+	}
+	/* Two PSBs back (but not far): a TSC period, or two MTC ones. */
+	from = d->watch;
+	for (int i = 0; i < 2; i++) {
+		psb = hwt_pt_find_psb_backward(d->cur.begin, from,
+					       d->cur.end);
+		if (!psb || d->watch - psb > HWT_EVT_WARM_MAX)
+			break;
+		from = psb;
+	}
+	err = from < d->watch ? hwt_evt_sync_set(d, (uint64_t)(from -
+							  d->cur.begin)) :
+				-HWT_ERR_EOS;
+	/* As a decoder on its way there: past errors to the next PSB. */
+	while (!d->have_watched && err != -HWT_ERR_EOS) {
+		/* Past it: a resync went over it, or never stopped there. */
+		if (d->cur.pos && d->cur.pos - d->packet.size > d->watch)
+			break;
+		if (err < 0) {
+			err = hwt_evt_sync_forward(d);
+			continue;
+		}
+		err = hwt_evt_next(d, &ev);
+	}
+	found = d->have_watched;
+	if (found)
+		*tt = d->watched;
+	hwt_evt_delete(d);
+	return found;
 }
 
 int hwt_evt_get_offset(const struct hwt_evt_decoder *d, uint64_t *offset)

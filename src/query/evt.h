@@ -70,6 +70,11 @@ struct hwt_evt_decoder {
 	uint8_t mode_exec_valid, iflag, csd, csl;
 	uint8_t enabled;	/* tracing is enabled (PacketEn) */
 	uint8_t bound;		/* @packet is bound: not standalone */
+	/* Time across a -j cut (hwt_qry_time_seed(), _watch()). */
+	uint8_t have_seed, have_watched;
+	const uint8_t *watch;		/* the PSB at the cut */
+	struct hwt_time_tracker seed;	/* @tt after the next reset */
+	struct hwt_time_tracker watched; /* @tt on reaching @watch */
 };
 
 void hwt_evt_init(struct hwt_evt_decoder *d,

@@ -340,3 +340,20 @@ int hwt_qry_core_bus_ratio(const struct hwt_qry_decoder *d, uint32_t *cbr)
 		return -HWT_ERR_INVALID;
 	return hwt_time_query_cbr(&d->last_time, cbr);
 }
+
+void hwt_qry_time_seed(struct hwt_qry_decoder *d,
+		       const struct hwt_time_tracker *tt)
+{
+	hwt_evt_time_seed(&d->evd, tt);
+}
+
+void hwt_qry_time_watch(struct hwt_qry_decoder *d, uint64_t offset)
+{
+	hwt_evt_time_watch(&d->evd, offset);
+}
+
+int hwt_qry_time_watched(const struct hwt_qry_decoder *d,
+			 struct hwt_time_tracker *tt)
+{
+	return hwt_evt_time_watched(&d->evd, tt);
+}

@@ -386,4 +386,72 @@ for mode in --insn --blocks --stat; do
 		"$tmp/dn.err" || fail "flow $mode -j2 -v: no error at a cut"
 done
 
+# Time across cuts. CYC packets count cycles, made time by a calibration
+# (cycles per TSC tick, from MTC periods) that one decoder carries over
+# every PSB; a decoder starting at a cut has none. Each -j segment starts
+# with an estimate (the packets from two PSBs back), checked against what
+# the decoder before the cut had there; where they differ, the rest is
+# decoded on one thread, starting from the latter. And an instruction's
+# time must not depend on where a decoder's block cache ended its blocks.
+# In 2 KiB segments, -j prints what -j1 prints: with an MTC every third
+# TNT (the estimates hold), and every 301st (they do not).
+cyc_trace() {
+	awk -v every="$1" 'BEGIN {
+		print "psb"; print "tsc 0x100000"; print "tma 0x10 0x4"
+		print "cbr 20"; print "mode.exec 64"; print "psbend"
+		print "tip.pge 0x1000"
+		for (i = 0; i < 6000; i++) {
+			if (i && i % 97 == 0) {
+				print "psb"; printf "tsc %d\n", 1048576 + i * 1000
+				printf "tma %d 0x4\n", (16 + i * 4) % 65536
+				print "cbr 20"; print "mode.exec 64"
+				print "fup 0x1000"; print "psbend"
+			}
+			print "cyc " (30 + (i * 7) % 50)
+			print "tnt !!!.!"
+			if (i % every == 0) printf "mtc %d\n", (m++) % 256
+		}
+		print "tip.pgd -"
+	}' | "$ptgen" "$tmp/$2.pt" || exit 1
+}
+cyc_trace 3 cyc
+cyc_trace 301 cycsparse
+tcfg="--cpuid-0x15.eax 1 --cpuid-0x15.ebx 2 --mtc-freq 0"
+for t in cyc cycsparse; do
+	for cmd in "flow --insn --time" "calls --time"; do
+		# shellcheck disable=SC2086
+		"$hwt" $cmd $tcfg --raw "$tmp/loop.bin:0x1000" "$tmp/$t.pt" \
+			>"$tmp/t1" 2>&1
+		for j in 2 3 7; do
+			check
+			# shellcheck disable=SC2086
+			HWT_SEGMENT_SIZE=2048 "$hwt" $cmd -j$j -v $tcfg \
+				--raw "$tmp/loop.bin:0x1000" "$tmp/$t.pt" \
+				>"$tmp/tn" 2>"$tmp/tn.err"
+			if ! cmp -s "$tmp/t1" "$tmp/tn"; then
+				fail "$t: $cmd -j$j differs from -j1"
+				diff "$tmp/t1" "$tmp/tn" | head -n 6 >&2
+			fi
+			check
+			n=$(sed -n 's/.*: \([0-9]*\) segments$/\1/p' \
+				"$tmp/tn.err")
+			[ "${n:-0}" -ge 5 ] ||
+				fail "$t: $cmd -j$j: ${n:-no} segments"
+			check
+			if [ $t = cyc ]; then
+				! grep -q "one thread" "$tmp/tn.err" ||
+					fail "$t: $cmd -j$j fell back to one thread"
+			else
+				grep -q "did not start with one thread's time" \
+					"$tmp/tn.err" ||
+					fail "$t: $cmd -j$j: no time check failed"
+			fi
+		done
+	done
+	# The times move: CYCs between TSCs.
+	check
+	n=$(awk '{ print $1 }' "$tmp/t1" | sort -u | wc -l)
+	[ "$n" -gt 1000 ] || fail "$t: only $n distinct times"
+done
+
 finish

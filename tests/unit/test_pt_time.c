@@ -557,6 +557,55 @@ static void test_tracker(void **state)
 	assert_int_equal(tr.time.have_tsc, 0);
 }
 
+/* Feed @tr a TSC, an MTC, @cyc cycles and another MTC. */
+static void same_feed(struct hwt_time_tracker *tr, uint64_t cyc)
+{
+	struct hwt_pt_packet p = pkt(HWT_PT_TSC);
+
+	p.u.tsc = 0x1000;
+	hwt_time_tracker_update(tr, &p);
+	p = pkt(HWT_PT_MTC);
+	p.u.mtc = 1;
+	hwt_time_tracker_update(tr, &p);
+	p = pkt(HWT_PT_CYC);
+	p.u.cyc = cyc;
+	hwt_time_tracker_update(tr, &p);
+	p = pkt(HWT_PT_MTC);
+	p.u.mtc = 2;
+	hwt_time_tracker_update(tr, &p);
+}
+
+static void test_tracker_same(void **state)
+{
+	struct hwt_time_tracker a, b;
+
+	(void)state;
+	hwt_time_tracker_init(&a, &cfg4, 0);
+	hwt_time_tracker_init(&b, &cfg4, 0);
+	assert_true(hwt_time_tracker_same(&a, &b));
+	same_feed(&a, 40);
+	assert_false(hwt_time_tracker_same(&a, &b));
+	same_feed(&b, 40);
+	assert_true(hwt_time_tracker_same(&a, &b));
+
+	/* Another calibration (cycles per MTC period), the same time. */
+	hwt_time_tracker_reset(&b);
+	same_feed(&b, 80);
+	assert_int_equal(a.time.tsc, b.time.tsc);
+	assert_true(a.cal.fcr != b.cal.fcr);
+	assert_false(hwt_time_tracker_same(&a, &b));
+
+	/* Without CYCs nothing reads the calibration. */
+	hwt_time_tracker_init(&a, &cfg4, HWT_TIME_NO_CYC);
+	hwt_time_tracker_init(&b, &cfg4, HWT_TIME_NO_CYC);
+	same_feed(&a, 40);
+	same_feed(&b, 40);
+	hwt_time_cal_set_fcr(&b.cal, 12345);
+	assert_true(hwt_time_tracker_same(&a, &b));
+	b.time.lost_mtc++;
+	assert_false(hwt_time_tracker_same(&a, &b));
+}
+
 static void test_tracker_flags(void **state)
 {
 	struct hwt_time_tracker tr;
@@ -650,6 +699,7 @@ int main(void)
 		cmocka_unit_test(test_skl168_lost_cyc),
 		cmocka_unit_test(test_tracker),
 		cmocka_unit_test(test_tracker_flags),
+		cmocka_unit_test(test_tracker_same),
 		cmocka_unit_test(test_cpu),
 	};
 

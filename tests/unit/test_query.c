@@ -954,6 +954,97 @@ static void test_evt(void **state)
 	hwt_evt_delete(snap);
 }
 
+/* Events from @d to the end, their times into @tsc (up to @max). */
+static size_t cut_times(struct hwt_evt_decoder *d, uint64_t *tsc, size_t max)
+{
+	struct hwt_event ev;
+	size_t n = 0;
+
+	while (hwt_evt_next(d, &ev) == 0) {
+		assert_true(n < max);
+		tsc[n++] = ev.has_tsc ? ev.tsc : ~0ull;
+	}
+	return n;
+}
+
+/*
+ * Time across a cut (-j): CYCs made time through a calibration that one
+ * decoder carries over every PSB. A decoder started at the third PSB
+ * with hwt_evt_time_warm()'s estimate gives the times of the decoder
+ * that came from the start (the one watching there); without it, not.
+ */
+static void test_time_cut(void **state)
+{
+	static uint8_t mem[4096];
+	struct tb t = TB_INIT(mem);
+	struct hwt_time_tracker watched, warm;
+	struct hwt_qry_config cfg;
+	struct hwt_evt_decoder *one, *cut, *fresh;
+	uint64_t psb[4], a[256], b[256], c[256];
+	size_t na, nb, nc, skip;
+	uint8_t m = 0;
+
+	(void)state;
+	for (int p = 0; p < 4; p++) {
+		psb[p] = t.len;
+		tb_psbplus_tsc(&t, 0x10000 + 0x1000 * (uint64_t)p, 0x1000);
+		for (int i = 0; i < 12; i++) {
+			tb_cyc(&t, 30 + (uint64_t)i * 7);
+			tb_tnt(&t, "ttn");
+			if (i % 3 == 2)
+				tb_mtc(&t, ++m);
+		}
+	}
+	hwt_qry_config_init(&cfg);
+	cfg.begin = t.buf;
+	cfg.end = t.buf + t.len;
+	cfg.time.cpuid_0x15_eax = 1;
+	cfg.time.cpuid_0x15_ebx = 4;
+	one = hwt_evt_new(&cfg);
+	cut = hwt_evt_new(&cfg);
+	fresh = hwt_evt_new(&cfg);
+	assert_non_null(one);
+	assert_non_null(cut);
+	assert_non_null(fresh);
+
+	/* One decoder from the start, watching the third PSB. */
+	hwt_evt_time_watch(one, psb[2]);
+	assert_int_equal(hwt_evt_sync_forward(one), 0);
+	assert_int_equal(hwt_evt_time_watched(one, &watched), 0);
+	na = cut_times(one, a, 256);
+	assert_int_equal(hwt_evt_time_watched(one, &watched), 1);
+
+	/* The estimate is what it had there. */
+	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2], &warm), 1);
+	assert_true(hwt_time_tracker_same(&watched, &warm));
+	/* Not a PSB's offset, or none before it: not reached. */
+	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2] + 1, &warm), 0);
+	assert_int_equal(hwt_evt_time_warm(&cfg, psb[0], &warm), 0);
+
+	/* From the cut: seeded, the same times as the one decoder's last
+	 * events; fresh, not all of them. */
+	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2], &warm), 1);
+	hwt_evt_time_seed(cut, &warm);
+	assert_int_equal(hwt_evt_sync_set(cut, psb[2]), 0);
+	nb = cut_times(cut, b, 256);
+	assert_int_equal(hwt_evt_sync_set(fresh, psb[2]), 0);
+	nc = cut_times(fresh, c, 256);
+	assert_int_equal(nb, nc);
+	assert_true(na > nb);
+	skip = na - nb;
+	assert_memory_equal(a + skip, b, nb * sizeof(*b));
+	assert_memory_not_equal(a + skip, c, nc * sizeof(*c));
+
+	/* The seed is for one sync only. */
+	assert_int_equal(hwt_evt_sync_set(cut, psb[2]), 0);
+	nb = cut_times(cut, b, 256);
+	assert_memory_equal(b, c, nc * sizeof(*c));
+
+	hwt_evt_delete(one);
+	hwt_evt_delete(cut);
+	hwt_evt_delete(fresh);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -985,6 +1076,7 @@ int main(void)
 		cmocka_unit_test(test_errors_resync),
 		cmocka_unit_test(test_fup_noip),
 		cmocka_unit_test(test_evt),
+		cmocka_unit_test(test_time_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
