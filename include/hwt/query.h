@@ -258,10 +258,14 @@ int hwt_evt_time(const struct hwt_evt_decoder *d, uint64_t *tsc,
  *   time and calibration instead of none; once.
  * - hwt_evt_time_watch(): keep the state on first reaching the PSB at
  *   @offset; hwt_evt_time_watched() gives it (1), or 0 if not reached.
+ * - hwt_evt_time_same_from(): 1 if decoders starting at the PSB at
+ *   @offset with @a and with @b give the same times from there on (its
+ *   PSB+ may set all that differs: a decoder that resynchronised at it
+ *   had no time before it), else 0.
  * The decoder of the part before a cut watches it, the decoder of the
  * part after is seeded with the estimate; if the two states are not the
- * same (hwt_time_tracker_same()), the part after must be decoded again,
- * seeded with the watched state.
+ * same (hwt_time_tracker_same(), then hwt_evt_time_same_from()), the
+ * part after must be decoded again, seeded with the watched state.
  */
 int hwt_evt_time_warm(const struct hwt_qry_config *config, uint64_t offset,
 		      struct hwt_time_tracker *tt);
@@ -270,6 +274,9 @@ void hwt_evt_time_seed(struct hwt_evt_decoder *d,
 void hwt_evt_time_watch(struct hwt_evt_decoder *d, uint64_t offset);
 int hwt_evt_time_watched(const struct hwt_evt_decoder *d,
 			 struct hwt_time_tracker *tt);
+int hwt_evt_time_same_from(const struct hwt_qry_config *config,
+			   uint64_t offset, const struct hwt_time_tracker *a,
+			   const struct hwt_time_tracker *b);
 
 #ifdef __cplusplus
 }

@@ -20,8 +20,9 @@
  * "previous location" restarts. Time and CYC calibration, which one
  * decoder carries over every PSB, start as an estimate (the packets from
  * two PSBs back, hwt_evt_time_warm()); the decoder of the segment before
- * says what it had there, and if the two differ the rest decodes on this
- * thread (time_start_ok()). An instruction prints the decoder's time
+ * says what it had there, and if the two differ (beyond what the PSB+
+ * sets) the rest decodes on this thread (time_start_ok()). An instruction
+ * prints the decoder's time
  * after the trace it took, not after its block's (struct cli_blk_time):
  * where blocks end depends on each thread's block cache.
  * Cuts are only made at a PSB+ that reads to PSBEND and gives the IP, so
@@ -1149,15 +1150,24 @@ static int time_start_ok(const struct flow *fl, const struct pool *pool,
 {
 	const struct seg *prev = k ? &pool->segs[k - 1] : NULL,
 			 *s = &pool->segs[k];
-	struct hwt_time_tracker fresh;
+	struct hwt_time_tracker start;
+	struct hwt_blk_config cfg;
 
 	if (!prev || !time_matters(fl) || !prev->have_t_end)
 		return 1;
+	start = prev->t_end;
 	if (s->seeded)
-		return hwt_time_tracker_same(&prev->t_end, &s->t_start);
-	fresh = prev->t_end;
-	hwt_time_tracker_reset(&fresh);
-	return hwt_time_tracker_same(&prev->t_end, &fresh);
+		start = s->t_start;
+	else
+		hwt_time_tracker_reset(&start);
+	if (hwt_time_tracker_same(&prev->t_end, &start))
+		return 1;
+	/* Or its PSB+ sets all that differs. */
+	cfg = fl->opt->config;
+	cfg.qry.begin = fl->trace;
+	cfg.qry.end = fl->trace + fl->size;
+	return hwt_evt_time_same_from(&cfg.qry, s->begin, &prev->t_end,
+				      &start) > 0;
 }
 
 /* No more segments for the workers (they finish the one they have). */
@@ -1186,7 +1196,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 	struct pool pool;
 	pthread_t *th;
 	unsigned nth = 0;
-	int ret = 0;
+	int ret = 0, late;
 
 	if (jobs > 1 && !sp->one) {
 		/* Several segments per thread balance uneven ones. */
@@ -1268,7 +1278,8 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 			pthread_cond_wait(&pool.cond, &pool.lock);
 		pthread_mutex_unlock(&pool.lock);
 
-		if (nth && (s->unclean || !time_start_ok(fl, &pool, alone) ||
+		late = nth && !s->unclean && !time_start_ok(fl, &pool, alone);
+		if (nth && (s->unclean || late ||
 			    (fl->hook &&
 			     fl->hook->seg_check(fl->hook->ctx, &s->notes,
 						 inline_notes(fl))))) {
@@ -1278,7 +1289,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 					opt->prog, alone, fl->base + s->begin,
 					s->unclean ?
 					"ends in an error at the next's PSB" :
-					!time_start_ok(fl, &pool, alone) ?
+					late ?
 					"did not start with one thread's time" :
 					"depends on the ones before");
 			break;

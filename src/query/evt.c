@@ -2188,6 +2188,61 @@ int hwt_evt_time_warm(const struct hwt_qry_config *config, uint64_t offset,
 	return found;
 }
 
+/* A decoder at the PSB at @offset, starting with @tt's time. */
+static struct hwt_evt_decoder *
+time_from(const struct hwt_qry_config *config, uint64_t offset,
+	  const struct hwt_time_tracker *tt)
+{
+	struct hwt_evt_decoder *d = hwt_evt_new(config);
+
+	if (!d)
+		return NULL;
+	hwt_evt_time_seed(d, tt);
+	if (hwt_evt_sync_set(d, offset) < 0) {
+		hwt_evt_delete(d);
+		return NULL;
+	}
+	return d;
+}
+
+static int stamp_same(const struct hwt_event *a, const struct hwt_event *b)
+{
+	return a->has_tsc == b->has_tsc && a->tsc == b->tsc &&
+	       a->lost_mtc == b->lost_mtc && a->lost_cyc == b->lost_cyc;
+}
+
+int hwt_evt_time_same_from(const struct hwt_qry_config *config,
+			   uint64_t offset, const struct hwt_time_tracker *a,
+			   const struct hwt_time_tracker *b)
+{
+	struct hwt_evt_decoder *da = time_from(config, offset, a);
+	struct hwt_evt_decoder *db = time_from(config, offset, b);
+	struct hwt_event ea, eb;
+	int same = da && db, ra, rb;
+
+	/*
+	 * The PSB+'s packets set most of the time (a TSC, a CBR): the two
+	 * are the same from there if its events have the same times, and
+	 * then so do the decoders (the first event after it included).
+	 */
+	while (same) {
+		ra = hwt_evt_next(da, &ea);
+		rb = hwt_evt_next(db, &eb);
+		if (ra < 0 || rb < 0) {
+			same = ra == rb && ra == -HWT_ERR_EOS;
+			break;
+		}
+		same = ea.type == eb.type && stamp_same(&ea, &eb);
+		if (!ea.status_update)
+			break;
+	}
+	if (same)
+		same = hwt_time_tracker_same(&da->tt, &db->tt);
+	hwt_evt_delete(da);
+	hwt_evt_delete(db);
+	return same;
+}
+
 int hwt_evt_get_offset(const struct hwt_evt_decoder *d, uint64_t *offset)
 {
 	if (!d || !offset)

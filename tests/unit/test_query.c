@@ -1035,6 +1035,18 @@ static void test_time_cut(void **state)
 	assert_memory_equal(a + skip, b, nb * sizeof(*b));
 	assert_memory_not_equal(a + skip, c, nc * sizeof(*c));
 
+	/* What the PSB+ sets (its TSC: time and lost MTCs) does not
+	 * count; the calibration it does not set does. */
+	warm = watched;
+	warm.time.lost_mtc += 3;
+	warm.time.tsc += 5;
+	assert_false(hwt_time_tracker_same(&watched, &warm));
+	assert_int_equal(hwt_evt_time_same_from(&cfg, psb[2], &watched, &warm),
+			 1);
+	warm.cal.cyc_mtc += 1;
+	assert_int_equal(hwt_evt_time_same_from(&cfg, psb[2], &watched, &warm),
+			 0);
+
 	/* The seed is for one sync only. */
 	assert_int_equal(hwt_evt_sync_set(cut, psb[2]), 0);
 	nb = cut_times(cut, b, 256);
