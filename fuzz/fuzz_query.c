@@ -10,7 +10,9 @@
  *  - status bits are HWT_STS_* only; taken is 0 or 1; errors are in range;
  *  - offsets stay inside the trace; sync offsets point at a PSB;
  *  - after an error, hwt_qry_sync_forward() resumes or reports the end;
- *  - the event decoder, and a copy of it taken mid-way, agree.
+ *  - the event decoder, and a copy of it taken mid-way, agree;
+ *  - time across a cut (hwt_evt_time_warm(), _same_from()) terminates
+ *    and a state is the same as itself from a PSB that decodes.
  */
 #include <hwt/query.h>
 
@@ -190,6 +192,43 @@ static void run_events(const uint8_t *data, size_t size, uint32_t errata,
 	hwt_evt_delete(snap);
 }
 
+/*
+ * Time across a cut (-j), at the first few PSBs: the estimate ends or
+ * says it did not get there, and a state is the same as itself from
+ * there unless the PSB+ there does not decode.
+ */
+static void run_time_cut(const uint8_t *data, size_t size, uint32_t flags)
+{
+	static const uint8_t psb[4] = { 0x02, 0x82, 0x02, 0x82 };
+	struct hwt_time_tracker tt;
+	struct hwt_qry_config cfg;
+	const uint8_t *p = data;
+	int r;
+
+	hwt_qry_config_init(&cfg);
+	cfg.begin = data;
+	cfg.end = data + size;
+	cfg.flags = flags;
+	cfg.time.cpuid_0x15_eax = 1;
+	cfg.time.cpuid_0x15_ebx = 3;
+	for (int i = 0; i < 3; i++, p++) {
+		struct hwt_evt_decoder *d;
+
+		p = memmem(p, size - (size_t)(p - data), psb, sizeof(psb));
+		if (!p)
+			break;
+		r = hwt_evt_time_warm(&cfg, (uint64_t)(p - data), size, &tt);
+		CHECK(r == 0 || r == 1);
+		if (hwt_evt_time_same_from(&cfg, (uint64_t)(p - data), &tt,
+					   &tt) == 1)
+			continue;
+		d = hwt_evt_new(&cfg);
+		CHECK(d);
+		CHECK(hwt_evt_sync_set(d, (uint64_t)(p - data)) < 0);
+		hwt_evt_delete(d);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint32_t all = HWT_PT_ERRATUM_BDM70 | HWT_PT_ERRATUM_SKD007 |
@@ -205,5 +244,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run_query(data, size, h ^ 0x5a5a5a5a5a5a5a5aull, all,
 		  HWT_QRY_EVENT_TRACE | HWT_QRY_KEEP_TCAL_ON_OVF);
 	run_events(data, size, (uint32_t)h & all, (uint32_t)(h >> 32) & 0x1f);
+	run_time_cut(data, size, (uint32_t)(h >> 40) & HWT_QRY_NO_CYC);
 	return 0;
 }

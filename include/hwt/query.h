@@ -252,8 +252,9 @@ int hwt_evt_time(const struct hwt_evt_decoder *d, uint64_t *tsc,
  * decoder that starts at a PSB knows neither. So:
  * - hwt_evt_time_warm() estimates the state a decoder has on reaching
  *   the PSB at @offset, by decoding the packets from two PSBs before it
- *   (up to 1 MiB back). Returns 1, or 0 if it did not get there (then
- *   *@tt is the state of a decoder that starts there), or an error.
+ *   (up to @max bytes back). Returns 1, or 0 if it did not get there
+ *   (then *@tt is the state of a decoder that starts there), or an
+ *   error.
  * - hwt_evt_time_seed(): the next sync (or resync) starts from @tt's
  *   time and calibration instead of none; once.
  * - hwt_evt_time_watch(): keep the state on first reaching the PSB at
@@ -268,7 +269,7 @@ int hwt_evt_time(const struct hwt_evt_decoder *d, uint64_t *tsc,
  * part after must be decoded again, seeded with the watched state.
  */
 int hwt_evt_time_warm(const struct hwt_qry_config *config, uint64_t offset,
-		      struct hwt_time_tracker *tt);
+		      uint64_t max, struct hwt_time_tracker *tt);
 void hwt_evt_time_seed(struct hwt_evt_decoder *d,
 		       const struct hwt_time_tracker *tt);
 void hwt_evt_time_watch(struct hwt_evt_decoder *d, uint64_t offset);

@@ -896,6 +896,7 @@ struct pool {
 	size_t next;		/* next segment to decode */
 	size_t printed;		/* segments consumed by the main thread */
 	size_t ahead;		/* how far workers may run ahead */
+	uint64_t chunk;		/* segments are about this long */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 };
@@ -946,13 +947,21 @@ static void *worker(void *arg)
 			s->hctx = hctx;
 			s->image = hook->image(hctx);
 		}
-		if (k && time_matters(pool->fl)) {
+		if (k && time_matters(pool->fl) &&
+		    !(pool->fl->opt->config.qry.flags &
+		      (HWT_QRY_NO_CYC | HWT_QRY_NO_TCAL))) {
 			struct hwt_blk_config cfg = pool->fl->opt->config;
 
-			/* A guess, checked when it is printed (run()). */
+			/*
+			 * A guess, checked when it is printed (run()); only
+			 * with CYCs (else a PSB+ sets the time, and the check
+			 * sees it), and from no further back than half a
+			 * segment (decoding there is extra work).
+			 */
 			cfg.qry.begin = pool->fl->trace;
 			cfg.qry.end = pool->fl->trace + pool->fl->size;
 			if (hwt_evt_time_warm(&cfg.qry, s->begin,
+					      pool->chunk / 2,
 					      &s->t_start) >= 0)
 				s->seeded = 1;
 		}
@@ -1192,7 +1201,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 	unsigned jobs = opt->jobs ? opt->jobs : 1;
 	struct cli_cut *cuts = NULL;
 	size_t ncuts = 0, alone;
-	uint64_t chunk;
+	uint64_t chunk = 0;
 	struct pool pool;
 	pthread_t *th;
 	unsigned nth = 0;
@@ -1219,6 +1228,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 	memset(&pool, 0, sizeof(pool));
 	pool.fl = fl;
 	pool.cuts = cuts;
+	pool.chunk = chunk;
 	pool.nsegs = ncuts + 1;
 	pool.segs = calloc(pool.nsegs, sizeof(*pool.segs));
 	if (!pool.segs) {

@@ -2116,9 +2116,6 @@ int hwt_evt_sync_set(struct hwt_evt_decoder *d, uint64_t offset)
 	return evt_start(d);
 }
 
-/* How far back hwt_evt_time_warm() looks for its PSBs. */
-#define HWT_EVT_WARM_MAX (1u << 20)
-
 void hwt_evt_time_seed(struct hwt_evt_decoder *d,
 		       const struct hwt_time_tracker *tt)
 {
@@ -2143,10 +2140,10 @@ int hwt_evt_time_watched(const struct hwt_evt_decoder *d,
 }
 
 int hwt_evt_time_warm(const struct hwt_qry_config *config, uint64_t offset,
-		      struct hwt_time_tracker *tt)
+		      uint64_t max, struct hwt_time_tracker *tt)
 {
 	struct hwt_evt_decoder *d = hwt_evt_new(config);
-	const uint8_t *psb, *from;
+	const uint8_t *psb, *from, *lo;
 	struct hwt_event ev;
 	int err, found;
 
@@ -2158,12 +2155,14 @@ int hwt_evt_time_warm(const struct hwt_qry_config *config, uint64_t offset,
 		hwt_evt_delete(d);
 		return 0;
 	}
-	/* Two PSBs back (but not far): a TSC period, or two MTC ones. */
+	/* Two PSBs back (not more than @max): a TSC period, or two MTC
+	 * ones. (Not the whole way: the search is backwards.) */
 	from = d->watch;
+	lo = max < (uint64_t)(d->watch - d->cur.begin) ? d->watch - max :
+							 d->cur.begin;
 	for (int i = 0; i < 2; i++) {
-		psb = hwt_pt_find_psb_backward(d->cur.begin, from,
-					       d->cur.end);
-		if (!psb || d->watch - psb > HWT_EVT_WARM_MAX)
+		psb = hwt_pt_find_psb_backward(lo, from, d->cur.end);
+		if (!psb)
 			break;
 		from = psb;
 	}

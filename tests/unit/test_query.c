@@ -1015,15 +1015,22 @@ static void test_time_cut(void **state)
 	assert_int_equal(hwt_evt_time_watched(one, &watched), 1);
 
 	/* The estimate is what it had there. */
-	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2], &warm), 1);
+	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2], ~0ull, &warm), 1);
 	assert_true(hwt_time_tracker_same(&watched, &warm));
-	/* Not a PSB's offset, or none before it: not reached. */
-	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2] + 1, &warm), 0);
-	assert_int_equal(hwt_evt_time_warm(&cfg, psb[0], &warm), 0);
+	/* One PSB back is not enough: the CYCs before its first MTC
+	 * period are lost to the time since the TSC. */
+	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2], psb[2] - psb[1],
+					   &warm), 1);
+	assert_false(hwt_time_tracker_same(&watched, &warm));
+	/* None in reach, not a PSB's offset, or none before it: not
+	 * reached. */
+	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2], 10, &warm), 0);
+	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2] + 1, ~0ull, &warm), 0);
+	assert_int_equal(hwt_evt_time_warm(&cfg, psb[0], ~0ull, &warm), 0);
 
 	/* From the cut: seeded, the same times as the one decoder's last
 	 * events; fresh, not all of them. */
-	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2], &warm), 1);
+	assert_int_equal(hwt_evt_time_warm(&cfg, psb[2], ~0ull, &warm), 1);
 	hwt_evt_time_seed(cut, &warm);
 	assert_int_equal(hwt_evt_sync_set(cut, psb[2]), 0);
 	nb = cut_times(cut, b, 256);
