@@ -1560,6 +1560,8 @@ static const char common_help[] =
 	"  --cpu none|auto|F/M[/S]       decode for this cpu's errata\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                                timing parameters, as for ptxed\n"
+	"  --no-cyc                      time without CYC packets, as ptdump\n"
+	"                                --no-cyc (a perf.data says so itself)\n"
 	"  --filter:addrN_cfg/_a/_b V    IP filter configuration, as for ptxed\n";
 
 void help_flow(void)
@@ -1738,6 +1740,8 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 			else
 				q->time.nom_freq = (uint8_t)v;
 			i++;
+		} else if (!strcmp(a, "--no-cyc")) {
+			q->flags |= HWT_QRY_NO_CYC;
 		} else if (!strcmp(a, "--cpuid-0x15.eax") ||
 			   !strcmp(a, "--cpuid-0x15.ebx")) {
 			if (get_num(prog, a, next, UINT32_MAX, &v))
