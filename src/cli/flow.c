@@ -21,8 +21,8 @@
  * decoder carries over every PSB, start as an estimate (the packets from
  * two PSBs back, hwt_evt_time_warm()); the decoder of the segment before
  * says what it had there, and if the two differ (beyond what the PSB+
- * sets) the rest decodes on this thread (time_start_ok()). An instruction
- * prints the decoder's time
+ * sets: time_start_ok()) the segment decodes again on this thread
+ * (decode_again(); or the rest does). An instruction prints the decoder's time
  * after the trace it took, not after its block's (struct cli_blk_time):
  * where blocks end depends on each thread's block cache.
  * Cuts are only made at a PSB+ that reads to PSBEND and gives the IP, so
@@ -1179,6 +1179,32 @@ static int time_start_ok(const struct flow *fl, const struct pool *pool,
 				      &start) > 0;
 }
 
+/*
+ * Segment @k of a raw trace, decoded again on this thread from the time
+ * the one before left (time_start_ok() said no) and printed; what it
+ * leaves for the next one's check goes back into its slot.
+ */
+static void decode_again(struct flow *fl, struct pool *pool, size_t k,
+			 struct totals *t, struct cli_out *out)
+{
+	struct seg *s = &pool->segs[k], again;
+
+	if (seg_init(fl, &again) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
+		exit(1);
+	}
+	again.first = s->first;
+	again.cont = s->cont;
+	again.begin = s->begin;
+	again.end = s->end;
+	again.t_start = pool->segs[k - 1].t_end;
+	again.seeded = 1;
+	seg_free(s);
+	decode_here(fl, &again, t, out);
+	s->t_end = again.t_end;
+	s->have_t_end = again.have_t_end;
+}
+
 /* No more segments for the workers (they finish the one they have). */
 static void pool_stop(struct pool *pool)
 {
@@ -1206,6 +1232,8 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 	pthread_t *th;
 	unsigned nth = 0;
 	int ret = 0, late;
+	/* The segment after one decoded again (decode_again()). */
+	size_t again = 0;
 
 	if (jobs > 1 && !sp->one) {
 		/* Several segments per thread balance uneven ones. */
@@ -1289,7 +1317,19 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		pthread_mutex_unlock(&pool.lock);
 
 		late = nth && !s->unclean && !time_start_ok(fl, &pool, alone);
-		if (nth && (s->unclean || late ||
+		if (late && !fl->hook && again != alone) {
+			/* A raw trace: this one again, from one thread's
+			 * time (perf.data's view of the processes has moved
+			 * on: the rest goes to one thread, below), unless the
+			 * one before was too: the estimates do not hold. */
+			if (opt->verbose)
+				fprintf(stderr, "%s: segment %zu at 0x%" PRIx64
+					" did not start with one thread's time:"
+					" decoded again\n", opt->prog, alone,
+					fl->base + s->begin);
+			decode_again(fl, &pool, alone, t, out);
+			again = alone + 1;
+		} else if (nth && (s->unclean || late ||
 			    (fl->hook &&
 			     fl->hook->seg_check(fl->hook->ctx, &s->notes,
 						 inline_notes(fl))))) {
@@ -1303,8 +1343,9 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 					"did not start with one thread's time" :
 					"depends on the ones before");
 			break;
+		} else {
+			consume(fl, s, t, out);
 		}
-		consume(fl, s, t, out);
 
 		pthread_mutex_lock(&pool.lock);
 		pool.printed = alone + 1;
