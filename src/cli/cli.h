@@ -140,7 +140,6 @@ void cli_out_write(struct cli_out *o, const void *data, size_t n);
 void cli_out_printf(struct cli_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* FNV-1a, 64 bits. */
 /*
  * A block's times (hwt_blk_time()): before it was decoded and after. Only
  * its last instruction can take trace (a TNT bit, a TIP), so it has the
@@ -161,6 +160,7 @@ static inline int cli_blk_time_of(const struct cli_blk_time *t, int last,
 	return last ? t->have_after : t->have_before;
 }
 
+/* FNV-1a, 64 bits. */
 static inline uint64_t cli_fnv1a(const void *data, size_t n)
 {
 	const uint8_t *p = data;
