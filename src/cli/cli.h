@@ -325,13 +325,16 @@ struct cli_seg_notes {
 /*
  * What flow.c asks of a perf.data stream while it decodes: @sync before
  * each block (bring the image to the decoder's time; returns 1 if lost-data
- * notes are due), @notes to print those (all remaining ones if @dec is
- * NULL), @stat for --stat. @base is the stream offset of the decoder's
- * trace (the piece it decodes).
+ * notes are due; *@quiet: the decoder offset before which, while the
+ * decoder's time stays the same, another @sync would do nothing), @notes
+ * to print those (all remaining ones if @dec is NULL), @stat for --stat.
+ * @base is the stream offset of the decoder's trace (the piece it
+ * decodes).
  */
 struct cli_flow_hook {
 	void *ctx;
-	int (*sync)(void *ctx, struct hwt_blk_decoder *dec, uint64_t base);
+	int (*sync)(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
+		    uint64_t *quiet);
 	void (*notes)(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
 		      struct cli_out *out);
 	void (*stat)(void *ctx, struct cli_out *out);

@@ -224,8 +224,9 @@ struct piece_sync {
 static int last_sync(void *ctx, struct hwt_blk_decoder *dec)
 {
 	const struct piece_sync *ps = ctx;
+	uint64_t quiet;
 
-	return ps->hook->sync(ps->hook->ctx, dec, ps->base);
+	return ps->hook->sync(ps->hook->ctx, dec, ps->base, &quiet);
 }
 
 /*

@@ -1233,7 +1233,20 @@ static void fork_sync(struct pd_decode *d, uint64_t off, int have_off)
 		sn->overrun = 1;
 }
 
-static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base)
+/* The first of the notes [@i, @end) by offset, as a decoder offset. */
+static uint64_t note_off(const struct pd_decode *d, size_t i, size_t end,
+			 uint64_t base)
+{
+	uint64_t key;
+
+	if (i >= end)
+		return UINT64_MAX;
+	key = d->st->by_off.v[i].key;
+	return key > base ? key - base : 0;
+}
+
+static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
+		     uint64_t *quiet)
 {
 	struct pd_decode *d = ctx;
 	struct hwt_image *image;
@@ -1258,6 +1271,12 @@ static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base)
 	if (hwt_blk_image(dec) != image && hwt_blk_set_image(dec, image) < 0)
 		fprintf(stderr, "%s: warning: out of memory switching to pid "
 			"%" PRIu32 "'s image.\n", d->pd->prog, d->view_pid);
+	/* Until the time moves, only notes by offset (this one's, or, in a
+	 * fork, a later segment's) can come due. */
+	*quiet = note_off(d, d->next_off, d->end_off, base);
+	if (d->parent && note_off(d, d->end_off, d->st->by_off.n, base) <
+			 *quiet)
+		*quiet = note_off(d, d->end_off, d->st->by_off.n, base);
 	return note_due(d, d->next_off, d->end_off, d->next_time, d->end_time,
 			off, have_off);
 }
