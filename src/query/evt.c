@@ -2222,24 +2222,26 @@ int hwt_evt_time_same_from(const struct hwt_qry_config *config,
 	/*
 	 * The PSB+'s packets set most of the time (a TSC, a CBR): the two
 	 * are the same from there if its events have the same times, and
-	 * then so do the decoders (the first event after it included).
+	 * then so do the decoders (the first event after it included). An
+	 * error, or the end, before that is as good: a decoder starts over
+	 * after it (the same error for both: the same packets).
 	 */
 	while (same) {
 		ra = hwt_evt_next(da, &ea);
 		rb = hwt_evt_next(db, &eb);
 		if (ra < 0 || rb < 0) {
-			same = ra == rb && ra == -HWT_ERR_EOS;
+			same = ra == rb ? 2 : 0;
 			break;
 		}
 		same = ea.type == eb.type && stamp_same(&ea, &eb);
 		if (!ea.status_update)
 			break;
 	}
-	if (same)
+	if (same == 1)
 		same = hwt_time_tracker_same(&da->tt, &db->tt);
 	hwt_evt_delete(da);
 	hwt_evt_delete(db);
-	return same;
+	return same != 0;
 }
 
 int hwt_evt_get_offset(const struct hwt_evt_decoder *d, uint64_t *offset)
