@@ -101,8 +101,8 @@ void calls_seg_sync(struct calls_seg *c);
 /*
  * Block @b (ninsn > 0) of @image, decoded with HWT_BLK_END_ON_CALL and
  * HWT_BLK_END_ON_JUMP (only its last instruction branches), with its
- * times @t (NULL: none), after @text_at bytes of the decode's text. Returns 0 or an error (an
- * instruction cannot be read again).
+ * times @t (NULL: none), after @text_at bytes of the decode's text.
+ * Returns 0 or an error (an instruction cannot be read again).
  */
 int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 		    const struct hwt_block *b, const struct cli_blk_time *t,

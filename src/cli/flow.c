@@ -22,9 +22,9 @@
  * two PSBs back, hwt_evt_time_warm()); the decoder of the segment before
  * says what it had there, and if the two differ (beyond what the PSB+
  * sets: time_start_ok()) the segment decodes again on this thread
- * (decode_again(); or the rest does). An instruction prints the decoder's time
- * after the trace it took, not after its block's (struct cli_blk_time):
- * where blocks end depends on each thread's block cache.
+ * (decode_again(); or the rest does). An instruction prints the
+ * decoder's time after the trace it took, not after its block's (struct
+ * cli_blk_time): where blocks end depends on each thread's block cache.
  * Cuts are only made at a PSB+ that reads to PSBEND and gives the IP, so
  * a segment that starts there knows what one thread knows; a segment that
  * ends in an error in the next one's data (a damaged trace) makes the
