@@ -85,6 +85,14 @@ struct pending {
 	uint8_t valid;
 };
 
+/* The last symbol looked up (seg_symbol()): it holds in [@lo, @hi). */
+struct sym_cache {
+	const struct hwt_image *image;
+	uint64_t gen, lo, hi, base;
+	const char *name;
+	uint8_t valid, found;
+};
+
 /* Everything one segment of the trace produces. */
 struct seg {
 	uint64_t begin, end;		/* trace offsets: [begin PSB, end PSB);
@@ -128,6 +136,7 @@ struct seg {
 	 * which it has nothing to do while that stays (sync_hook()). */
 	uint8_t quiet_valid, quiet_have_tsc;
 	uint64_t quiet_tsc, quiet_off;
+	struct sym_cache sym;
 };
 
 struct flow {
@@ -147,13 +156,47 @@ struct flow {
 /* Output helpers                                                      */
 /* ------------------------------------------------------------------ */
 
-static char *put_sym(const struct flow *fl, struct hwt_image *image, char *p,
-		     uint64_t ip)
+/*
+ * The symbol at @ip. hwt_image_symbol_extent()'s answer holds from the
+ * address asked up to the extent's end, in that image as long as its
+ * generation stays, so a walk through a function asks once (a binary
+ * search per instruction was a third of flow --insn's time).
+ */
+static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
+		      uint64_t ip, const char **name, uint64_t *off)
+{
+	uint64_t gen = hwt_image_generation(image), o = 0, end = 0;
+	const char *n = NULL;
+	int err;
+
+	if (!c->valid || c->image != image || c->gen != gen || ip < c->lo ||
+	    ip >= c->hi) {
+		err = hwt_image_symbol_extent(image, ip, &n, &o, &end);
+		c->valid = err >= 0 || err == -HWT_ERR_NOMAP;
+		c->image = image;
+		c->gen = gen;
+		c->lo = ip;
+		c->hi = end;
+		c->found = err >= 0;
+		c->name = n;
+		c->base = ip - o;
+		if (!c->valid)
+			return err;
+	}
+	if (!c->found)
+		return -HWT_ERR_NOMAP;
+	*name = c->name;
+	*off = ip - c->base;
+	return 0;
+}
+
+static char *put_sym(const struct flow *fl, struct seg *s,
+		     const struct hwt_image *image, char *p, uint64_t ip)
 {
 	const char *name;
 	uint64_t off;
 
-	if (fl->opt->no_sym || hwt_image_symbol(image, ip, &name, &off) < 0)
+	if (fl->opt->no_sym || seg_symbol(&s->sym, image, ip, &name, &off) < 0)
 		return p;
 	*p++ = ' ';
 	*p++ = ' ';
@@ -262,7 +305,7 @@ static void insn_line(struct flow *fl, struct seg *s,
 		*p++ = ' ';
 	}
 	p = cli_put_hex16(p, insn->ip);
-	p = put_sym(fl, s->image, p, insn->ip);
+	p = put_sym(fl, s, s->image, p, insn->ip);
 	if (opt->disasm) {
 		*p++ = ' ';
 		*p++ = ' ';
@@ -290,7 +333,7 @@ static void block_line(struct flow *fl, struct seg *s,
 	*p++ = ' ';
 	p = cli_put_hex16(p, b->end_ip);
 	p += sprintf(p, " %5" PRIu32, b->ninsn);
-	p = put_sym(fl, s->block_image, p, b->ip);
+	p = put_sym(fl, s, s->block_image, p, b->ip);
 	*p++ = '\n';
 	cli_out_commit(&s->out, p);
 }
