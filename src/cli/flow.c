@@ -87,8 +87,7 @@ struct pending {
 
 /* The last symbol looked up (seg_symbol()): it holds in [@lo, @hi). */
 struct sym_cache {
-	const struct hwt_image *image;
-	uint64_t gen, lo, hi, base;
+	uint64_t id, gen, lo, hi, base;
 	const char *name;
 	uint8_t valid, found;
 };
@@ -158,22 +157,24 @@ struct flow {
 
 /*
  * The symbol at @ip. hwt_image_symbol_extent()'s answer holds from the
- * address asked up to the extent's end, in that image as long as its
- * generation stays, so a walk through a function asks once (a binary
- * search per instruction was a third of flow --insn's time).
+ * address asked up to the extent's end, in that image (by id: a pointer
+ * may be reused) as long as its generation stays, so a walk through a
+ * function asks once (a binary search per instruction was a third of
+ * flow --insn's time).
  */
 static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
 		      uint64_t ip, const char **name, uint64_t *off)
 {
-	uint64_t gen = hwt_image_generation(image), o = 0, end = 0;
+	uint64_t id = hwt_image_id(image), gen = hwt_image_generation(image);
+	uint64_t o = 0, end = 0;
 	const char *n = NULL;
 	int err;
 
-	if (!c->valid || c->image != image || c->gen != gen || ip < c->lo ||
+	if (!c->valid || c->id != id || c->gen != gen || ip < c->lo ||
 	    ip >= c->hi) {
 		err = hwt_image_symbol_extent(image, ip, &n, &o, &end);
 		c->valid = err >= 0 || err == -HWT_ERR_NOMAP;
-		c->image = image;
+		c->id = id;
 		c->gen = gen;
 		c->lo = ip;
 		c->hi = end;
