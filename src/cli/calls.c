@@ -136,13 +136,11 @@ static int same_fn(const char *a, uint64_t a_start, const char *b,
 static int in_fn(const struct calls_seg *c, const struct hwt_image *image,
 		 uint64_t ip)
 {
-	return ip >= c->fn_lo && ip < c->fn_hi &&
-	       hwt_image_id(image) == c->fn_image &&
-	       hwt_image_generation(image) == c->fn_generation;
+	return cli_sym_span_has(&c->fn, image, ip);
 }
 
 /*
- * The function at @ip: its name (NULL: none) and *@start; and, in c->fn_*,
+ * The function at @ip: its name (NULL: none) and *@start; and, in c->fn,
  * up to where it is the same.
  */
 static const char *fn_at(struct calls_seg *c, const struct hwt_image *image,
@@ -174,10 +172,7 @@ static const char *fn_at(struct calls_seg *c, const struct hwt_image *image,
 		e->generation = gen;
 		e->ip = ip;
 	}
-	c->fn_image = id;
-	c->fn_generation = gen;
-	c->fn_lo = ip;
-	c->fn_hi = e->end;
+	c->fn = (struct cli_sym_span){ id, gen, ip, e->end };
 	*start = e->start;
 	return e->name;
 }
@@ -264,14 +259,10 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 		    const struct hwt_block *b, const struct cli_blk_time *t,
 		    size_t text_at)
 {
-	static const struct cli_blk_time none;
 	struct hwt_insn insn;
 	unsigned iclass;
 	uint64_t ip, tsc;
 	int err = 0, have_time;
-
-	if (!t)
-		t = &none;
 
 	flush_gap(c);
 	if (c->ret_pending != RET_NONE) {
@@ -290,7 +281,7 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 		have_time = cli_blk_time_of(t, b->ninsn == 1, &tsc);
 		enter(c, image, b->ip, have_time, tsc, text_at);
 	}
-	if (b->end_ip < c->fn_hi) {
+	if (b->end_ip < c->fn.hi) {
 		c->recs[c->nrecs - 1].ninsn += b->ninsn;
 	} else {
 		ip = b->ip;

@@ -71,8 +71,8 @@ struct calls_seg {
 	struct calls_op *ops;
 	size_t nops, ops_cap, ops_taken;
 	struct calls_sym *syms;	/* a cache of symbol lookups */
-	/* The open record's function is the same in [fn_lo, fn_hi). */
-	uint64_t fn_image, fn_generation, fn_lo, fn_hi;
+	/* Where the open record's function is the same. */
+	struct cli_sym_span fn;
 	uint8_t new_seg;	/* the next block starts a function segment */
 	uint8_t ret_pending;	/* enum calls_ret (calls.c) */
 	uint8_t start_pending;	/* nothing happened yet but the start */
@@ -101,7 +101,7 @@ void calls_seg_sync(struct calls_seg *c);
 /*
  * Block @b (ninsn > 0) of @image, decoded with HWT_BLK_END_ON_CALL and
  * HWT_BLK_END_ON_JUMP (only its last instruction branches), with its
- * times @t (NULL: none), after @text_at bytes of the decode's text.
+ * times @t, after @text_at bytes of the decode's text.
  * Returns 0 or an error (an instruction cannot be read again).
  */
 int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,

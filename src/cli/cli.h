@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <hwt/image.h>
+
 /* Each subcommand: argv[0] is the subcommand name. Returns the exit code. */
 int cmd_dump(int argc, char **argv);
 int cmd_ptdump(int argc, char **argv);
@@ -159,6 +161,22 @@ static inline int cli_blk_time_of(const struct cli_blk_time *t, int last,
 {
 	*tsc = last ? t->after : t->before;
 	return last ? t->have_after : t->have_before;
+}
+
+/*
+ * Where a symbol lookup's answer (hwt_image_symbol_extent()) holds: from
+ * the address asked up to the extent's end, in that image (by id: an
+ * address may be reused) while its generation stays.
+ */
+struct cli_sym_span {
+	uint64_t id, gen, lo, hi;
+};
+
+static inline int cli_sym_span_has(const struct cli_sym_span *s,
+				   const struct hwt_image *image, uint64_t ip)
+{
+	return ip >= s->lo && ip < s->hi && hwt_image_id(image) == s->id &&
+	       hwt_image_generation(image) == s->gen;
 }
 
 /* FNV-1a, 64 bits. */

@@ -85,9 +85,10 @@ struct pending {
 	uint8_t valid;
 };
 
-/* The last symbol looked up (seg_symbol()): it holds in [@lo, @hi). */
+/* The last symbol looked up (seg_symbol()), and where it holds. */
 struct sym_cache {
-	uint64_t id, gen, lo, hi, base;
+	struct cli_sym_span span;
+	uint64_t base;
 	const char *name;
 	uint8_t valid, found;
 };
@@ -156,28 +157,22 @@ struct flow {
 /* ------------------------------------------------------------------ */
 
 /*
- * The symbol at @ip. hwt_image_symbol_extent()'s answer holds from the
- * address asked up to the extent's end, in that image (by id: a pointer
- * may be reused) as long as its generation stays, so a walk through a
- * function asks once (a binary search per instruction was a third of
- * flow --insn's time).
+ * The symbol at @ip, looked up once for a walk through a function (struct
+ * cli_sym_span; a binary search per instruction was a third of flow
+ * --insn's time).
  */
 static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
 		      uint64_t ip, const char **name, uint64_t *off)
 {
-	uint64_t id = hwt_image_id(image), gen = hwt_image_generation(image);
 	uint64_t o = 0, end = 0;
 	const char *n = NULL;
 	int err;
 
-	if (!c->valid || c->id != id || c->gen != gen || ip < c->lo ||
-	    ip >= c->hi) {
+	if (!c->valid || !cli_sym_span_has(&c->span, image, ip)) {
 		err = hwt_image_symbol_extent(image, ip, &n, &o, &end);
 		c->valid = err >= 0 || err == -HWT_ERR_NOMAP;
-		c->id = id;
-		c->gen = gen;
-		c->lo = ip;
-		c->hi = end;
+		c->span = (struct cli_sym_span){ hwt_image_id(image),
+			hwt_image_generation(image), ip, end };
 		c->found = err >= 0;
 		c->name = n;
 		c->base = ip - o;
@@ -194,8 +189,8 @@ static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
 static char *put_sym(const struct flow *fl, struct seg *s,
 		     const struct hwt_image *image, char *p, uint64_t ip)
 {
-	const char *name;
-	uint64_t off;
+	const char *name = NULL;
+	uint64_t off = 0;
 
 	if (fl->opt->no_sym || seg_symbol(&s->sym, image, ip, &name, &off) < 0)
 		return p;
@@ -608,13 +603,21 @@ static void sync_hook(struct flow *fl, struct seg *s,
 /* Blocks per hwt_blk_next_batch(). */
 #define BATCH 256
 
-static struct hwt_blk_decoder *new_decoder(const struct flow *fl,
-					   struct hwt_image *image)
+/* The decoders' configuration: the options', on this trace (or piece). */
+static struct hwt_blk_config trace_config(const struct flow *fl)
 {
 	struct hwt_blk_config cfg = fl->opt->config;
 
 	cfg.qry.begin = fl->trace;
 	cfg.qry.end = fl->trace + fl->size;
+	return cfg;
+}
+
+static struct hwt_blk_decoder *new_decoder(const struct flow *fl,
+					   struct hwt_image *image)
+{
+	struct hwt_blk_config cfg = trace_config(fl);
+
 	return hwt_blk_new(&cfg, image);
 }
 
@@ -1013,7 +1016,7 @@ static void *worker(void *arg)
 		if (k && time_matters(pool->fl) &&
 		    !(pool->fl->opt->config.qry.flags &
 		      (HWT_QRY_NO_CYC | HWT_QRY_NO_TCAL))) {
-			struct hwt_blk_config cfg = pool->fl->opt->config;
+			struct hwt_blk_config cfg = trace_config(pool->fl);
 
 			/*
 			 * A guess, checked when it is printed (run()); only
@@ -1021,8 +1024,6 @@ static void *worker(void *arg)
 			 * sees it), and from no further back than half a
 			 * segment (decoding there is extra work).
 			 */
-			cfg.qry.begin = pool->fl->trace;
-			cfg.qry.end = pool->fl->trace + pool->fl->size;
 			if (hwt_evt_time_warm(&cfg.qry, s->begin,
 					      pool->chunk / 2,
 					      &s->t_start) >= 0)
@@ -1235,9 +1236,7 @@ static int time_start_ok(const struct flow *fl, const struct pool *pool,
 	if (hwt_time_tracker_same(&prev->t_end, &start))
 		return 1;
 	/* Or its PSB+ sets all that differs. */
-	cfg = fl->opt->config;
-	cfg.qry.begin = fl->trace;
-	cfg.qry.end = fl->trace + fl->size;
+	cfg = trace_config(fl);
 	return hwt_evt_time_same_from(&cfg.qry, s->begin, &prev->t_end,
 				      &start) > 0;
 }

@@ -1250,7 +1250,7 @@ static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
 {
 	struct pd_decode *d = ctx;
 	struct hwt_image *image;
-	uint64_t tsc, off = 0;
+	uint64_t tsc, off = 0, later;
 	int have_off;
 
 	if (d->pd->tsc_enabled && hwt_blk_time(dec, &tsc, NULL, NULL) >= 0) {
@@ -1274,9 +1274,9 @@ static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
 	/* Until the time moves, only notes by offset (this one's, or, in a
 	 * fork, a later segment's) can come due. */
 	*quiet = note_off(d, d->next_off, d->end_off, base);
-	if (d->parent && note_off(d, d->end_off, d->st->by_off.n, base) <
-			 *quiet)
-		*quiet = note_off(d, d->end_off, d->st->by_off.n, base);
+	later = note_off(d, d->end_off, d->st->by_off.n, base);
+	if (d->parent && later < *quiet)
+		*quiet = later;
 	return note_due(d, d->next_off, d->end_off, d->next_time, d->end_time,
 			off, have_off);
 }
