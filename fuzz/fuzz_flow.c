@@ -12,6 +12,10 @@
  * event and error must be the same, and so must the folds. A difference
  * aborts. The block decodes switch between two images of the code
  * (hwt_blk_set_image()) at every sync, so kept block caches come back.
+ * The folds are also made without the block cache (HWT_BLK_NO_CACHE:
+ * every instruction decoded as met; only where blocks end may differ),
+ * and again after hwt_blk_set_trace() (a warm cache, state to forget);
+ * both must fold the trace the same.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -232,7 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t map_fast[HWT_BLK_FOLD_MAP_SIZE];
 	static const size_t batches[] = { 1, 2, 3, 7 };
 	struct hwt_blk_config cfg;
-	struct hwt_blk_decoder *d;
+	struct hwt_blk_decoder *d, *cold;
 	struct hwt_image *image, *images[2] = { NULL, NULL };
 	struct sum ref, fast;
 	uint8_t *trace;
@@ -320,6 +324,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	fold(d, 1, map_fast, &fast);
 	same(&ref, &fast, "hwt_blk_fold_next");
+	/* Without the cache: decoded instruction by instruction. */
+	cold = new_decoder(&cfg, image, HWT_BLK_NO_CACHE);
+	if (cold) {
+		fold(cold, 0, map_fast, &fast);
+		same(&ref, &fast, "HWT_BLK_NO_CACHE");
+		hwt_blk_delete(cold);
+	}
+	/* The same trace again, the cache warm: as a new decoder. */
+	if (hwt_blk_set_trace(d, cfg.qry.begin, cfg.qry.end) == 0) {
+		fold(d, 1, map_fast, &fast);
+		same(&ref, &fast, "hwt_blk_set_trace");
+	}
 	hwt_blk_delete(d);
 out:
 	hwt_image_delete(images[0]);

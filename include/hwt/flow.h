@@ -146,6 +146,11 @@ void hwt_blk_delete(struct hwt_blk_decoder *d);
  * deleted: its cache is never used again, and goes when it is the oldest
  * (or at once with hwt_blk_forget_image()). Returns 0 or -HWT_ERR_INVALID
  * / -HWT_ERR_NOMEM (the image is then unchanged).
+ *
+ * (A cache holds code decoded in one exec mode: where MODE.Exec changes
+ * it, the cache of the image's code in the new mode comes in, kept the
+ * same way, so that code run in 32-bit and 64-bit mode is decoded in
+ * each.)
  */
 #define HWT_BLK_KEPT_IMAGES 8
 int hwt_blk_set_image(struct hwt_blk_decoder *d, struct hwt_image *image);
@@ -153,6 +158,21 @@ struct hwt_image *hwt_blk_image(const struct hwt_blk_decoder *d);
 /* Drop the cache kept for @image (not the current one): memory back. */
 int hwt_blk_forget_image(struct hwt_blk_decoder *d,
 			 const struct hwt_image *image);
+
+/*
+ * Decode the trace [@begin, @end) from now on, as a new decoder of the
+ * same configuration and image would (nothing of the trace before is
+ * kept: position, call stack, time, events in progress), but with the
+ * block cache, so that code decoded before is not decoded again: for a
+ * fuzzer that decodes each run's trace (libxdc's use), or a set of
+ * traces of one program. Only where blocks end may differ from a new
+ * decoder's (as after any other history of the cache); the instructions,
+ * events, errors and canonical blocks do not. @begin is borrowed as the
+ * configuration's. Returns 0, or -HWT_ERR_INVALID / -HWT_ERR_NOMEM (the
+ * decoder is then unchanged).
+ */
+int hwt_blk_set_trace(struct hwt_blk_decoder *d, const uint8_t *begin,
+		      const uint8_t *end);
 
 /* As the query layer; return status bits (HWT_STS_*) or an error. */
 int hwt_blk_sync_forward(struct hwt_blk_decoder *d);

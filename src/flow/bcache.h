@@ -161,6 +161,7 @@ struct hwt_bcache {
 	size_t mask;		/* capacity - 1 (a power of two) */
 	size_t used;
 	uint64_t generation;	/* of the image the entries were made from */
+	uint8_t mode;		/* the exec mode they were decoded in */
 	struct hwt_bc_sec *secs;
 	size_t nsecs, secs_cap;
 

@@ -20,6 +20,7 @@
  * Hot code goes through the block cache (bcache.c): runs of straight-line
  * instructions are decoded once and then walked without touching Zydis.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1708,6 +1709,31 @@ fail:
 	return NULL;
 }
 
+int hwt_blk_set_trace(struct hwt_blk_decoder *d, const uint8_t *begin,
+		      const uint8_t *end)
+{
+	struct hwt_qry_config qcfg;
+	struct hwt_qry_decoder *qry;
+
+	if (!d || !begin || end < begin)
+		return -HWT_ERR_INVALID;
+	qcfg = d->config.qry;
+	qcfg.flags &= ~HWT_QRY_TICK;
+	qcfg.begin = begin;
+	qcfg.end = end;
+	qry = hwt_qry_new(&qcfg);
+	if (!qry)
+		return -HWT_ERR_NOMEM;
+	hwt_qry_delete(d->qry);
+	d->qry = qry;
+	d->config.qry.begin = begin;
+	d->config.qry.end = end;
+	memset(&d->ip, 0, offsetof(struct hwt_blk_decoder, retstack) +
+				  sizeof(d->retstack) -
+				  offsetof(struct hwt_blk_decoder, ip));
+	return 0;
+}
+
 void hwt_blk_delete(struct hwt_blk_decoder *d)
 {
 	if (!d)
@@ -1720,14 +1746,19 @@ void hwt_blk_delete(struct hwt_blk_decoder *d)
 	free(d);
 }
 
-/* The kept cache of @image, or NULL. */
-static struct blk_kept *blk_kept_find(struct hwt_blk_decoder *d,
-				      const struct hwt_image *image)
+/* A kept cache's key: the image (by id: the image may be deleted, and
+ * another made at its address, while its cache is kept) and the mode. */
+static uint64_t blk_kept_key(const struct hwt_image *image, unsigned mode)
 {
-	uint64_t id = hwt_image_id(image);
+	return hwt_image_id(image) << 2 | (mode & 3);
+}
 
+/* The kept cache of @key, or NULL. */
+static struct blk_kept *blk_kept_find(struct hwt_blk_decoder *d,
+				      uint64_t key)
+{
 	for (uint32_t i = 0; i < d->nkept; ++i)
-		if (d->kept[i].image == id)
+		if (d->kept[i].key == key)
 			return &d->kept[i];
 	return NULL;
 }
@@ -1758,18 +1789,22 @@ static struct blk_kept *blk_kept_new(struct hwt_blk_decoder *d)
 	return blk_kept_new(d);
 }
 
-int hwt_blk_set_image(struct hwt_blk_decoder *d, struct hwt_image *image)
+/*
+ * Make the kept cache of @image's code in @mode the decoder's, keeping
+ * the decoder's (0), or -HWT_ERR_NOMEM (nothing changed).
+ */
+static int blk_cache_swap(struct hwt_blk_decoder *d,
+			  const struct hwt_image *image, unsigned mode)
 {
 	struct hwt_bcache left;
 	struct blk_kept *k;
+	int fresh = 0;
 
-	if (!d || !image)
-		return -HWT_ERR_INVALID;
-	if (image == d->image)
-		return 0;
-	k = blk_kept_find(d, image);
-	if (!k)
+	k = blk_kept_find(d, blk_kept_key(image, mode));
+	if (!k) {
 		k = blk_kept_new(d);
+		fresh = 1;
+	}
 	if (!k)
 		return -HWT_ERR_NOMEM;
 	/* Nothing outside the cache points into it between calls (runs
@@ -1777,12 +1812,37 @@ int hwt_blk_set_image(struct hwt_blk_decoder *d, struct hwt_image *image)
 	left = d->bcache;
 	d->bcache = k->bcache;
 	k->bcache = left;
-	/* By id: the image may be deleted, and another made at its
-	 * address, while its cache is kept. */
-	k->image = hwt_image_id(d->image);
+	k->key = blk_kept_key(d->image, left.mode);
 	k->used = ++d->switches;
+	if (fresh)
+		d->bcache.mode = (uint8_t) mode;
+	return 0;
+}
+
+int hwt_blk_set_image(struct hwt_blk_decoder *d, struct hwt_image *image)
+{
+	int err;
+
+	if (!d || !image)
+		return -HWT_ERR_INVALID;
+	if (image == d->image)
+		return 0;
+	err = blk_cache_swap(d, image, d->mode);
+	if (err < 0)
+		return err;
 	d->image = image;
 	return 0;
+}
+
+void hwt_blk_cache_mode_(struct hwt_blk_decoder *d)
+{
+	/* An empty cache is anyone's (a new decoder's, before its first
+	 * mode); out of memory, this one starts over. */
+	if ((!d->bcache.used && !d->bcache.nnodes) ||
+	    blk_cache_swap(d, d->image, d->mode) < 0) {
+		hwt_bcache_clear(&d->bcache);
+		d->bcache.mode = d->mode;
+	}
 }
 
 struct hwt_image *hwt_blk_image(const struct hwt_blk_decoder *d)
@@ -1797,9 +1857,11 @@ int hwt_blk_forget_image(struct hwt_blk_decoder *d,
 
 	if (!d || !image || image == d->image)
 		return -HWT_ERR_INVALID;
-	k = blk_kept_find(d, image);
-	if (k)
-		blk_kept_drop(d, k);
+	for (unsigned mode = 0; mode < 4; mode++) {
+		k = blk_kept_find(d, blk_kept_key(image, mode));
+		if (k)
+			blk_kept_drop(d, k);
+	}
 	return 0;
 }
 

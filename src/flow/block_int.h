@@ -57,7 +57,13 @@ struct hwt_blk_decoder {
 	struct hwt_qry_decoder *qry;
 	struct hwt_image *image;
 	struct hwt_blk_config config;
+	/* From @config: */
+	uint8_t filter;		/* an IP filter is configured (SKL014) */
+	uint8_t use_cache;
+	uint8_t use_graph;
 
+	/* From @ip to @retstack: what the decoder knows of its trace, all
+	 * zero in a new decoder (hwt_blk_set_trace() zeroes it again). */
 	uint64_t ip;		/* where the next block starts */
 	int status;		/* HWT_STS_* of the last query */
 	int deferred;		/* a query error to report on the next call */
@@ -68,9 +74,6 @@ struct hwt_blk_decoder {
 	uint8_t process_insn;	/* @insn is postponed (events bind to it) */
 	uint8_t bound_paging, bound_vmcs, bound_ptwrite;
 	uint8_t bound_iret, bound_vmentry, bound_uiret;
-	uint8_t filter;		/* an IP filter is configured (SKL014) */
-	uint8_t use_cache;
-	uint8_t use_graph;
 
 	/* The return addresses pushed by the cached walk in progress. */
 	uint32_t nrec;
@@ -94,9 +97,10 @@ struct hwt_blk_decoder {
 	/* Instructions of the block being decoded into the cache. */
 	struct blk_insn fill[BLK_FILL_STEPS];
 
-	/* The caches of images left (hwt_blk_set_image()), by last use. */
+	/* The caches of images left (hwt_blk_set_image()), and of the
+	 * image's code in other exec modes, by last use. */
 	struct blk_kept {
-		uint64_t image;		/* hwt_image_id() */
+		uint64_t key;		/* blk_kept_key() */
 		uint64_t used;
 		struct hwt_bcache bcache;
 	} kept[HWT_BLK_KEPT_IMAGES];
@@ -298,12 +302,21 @@ blk_take_exit(struct hwt_blk_decoder *d, unsigned kind, uint64_t target,
 	return 0;
 }
 
-/* Entries made from another image are void. */
+void hwt_blk_cache_mode_(struct hwt_blk_decoder *d);
+
+/*
+ * Entries made from another image are void, and those decoded in another
+ * exec mode do not apply (the same bytes are other instructions): the
+ * cache of the image's code in the decoder's mode comes in
+ * (hwt_blk_cache_mode_()).
+ */
 static inline void blk_cache_check(struct hwt_blk_decoder *d)
 {
 	struct hwt_bcache *bc = &d->bcache;
 	uint64_t gen = hwt_image_generation(d->image);
 
+	if (__builtin_expect(d->mode != bc->mode, 0))
+		hwt_blk_cache_mode_(d);
 	if (__builtin_expect(gen != bc->generation, 0)) {
 		hwt_bcache_clear(bc);
 		bc->generation = gen;

@@ -527,6 +527,40 @@ static void test_cache_equals_cold(void **state)
 	hwt_image_delete(image);
 }
 
+/*
+ * The same code in two exec modes: code_loop's first bytes are other
+ * instructions in 32-bit mode (48 is dec eax there, not a REX prefix).
+ * After a return into compat mode (MODE.Exec bound to its TIP), the
+ * cached decoder must not replay what it decoded in 64-bit mode, nor
+ * the 64-bit walk what it decoded in 32-bit mode when it comes back.
+ */
+static void test_cache_exec_mode(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_loop, sizeof(code_loop));
+	struct tb t = new_trace();
+
+	(void) state;
+	tb_psbplus(&t, 0x1000);
+	/* 64-bit, then 32-bit, 64-bit, 32-bit, 64-bit. */
+	for (unsigned pass = 0; pass < 4; pass++) {
+		tb_tnt(&t, "n");
+		tb_mode_exec(&t, pass % 2 ? 0x1 : 0x2);
+		tb_ip(&t, HWT_PT_TIP, 0x1000);
+	}
+	tb_tnt(&t, "n");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	check(image, &t,
+	      "1000\n1004\n1008\n100a\n1020\n1021\n[event 7]\n"
+	      "1000\n1001\n1004\n1005\n1008\n100a\n1020\n1021\n"
+	      "[event 7]\n"
+	      "1000\n1004\n1008\n100a\n1020\n1021\n[event 7]\n"
+	      "1000\n1001\n1004\n1005\n1008\n100a\n1020\n1021\n"
+	      "[event 7]\n"
+	      "1000\n1004\n1008\n100a\n1020\n1021\n"
+	      "[disabled]\n");
+	hwt_image_delete(image);
+}
+
 /* An instruction split over two sections is completed across them. */
 static void test_truncated_insn(void **state)
 {
@@ -825,6 +859,7 @@ int main(void)
 		cmocka_unit_test(test_nomap_resync),
 		cmocka_unit_test(test_block_boundaries),
 		cmocka_unit_test(test_cache_equals_cold),
+		cmocka_unit_test(test_cache_exec_mode),
 		cmocka_unit_test(test_truncated_insn),
 		cmocka_unit_test(test_insn_walk),
 		cmocka_unit_test(test_set_image),

@@ -618,11 +618,8 @@ static void fold_at(void *ctx, struct hwt_blk_fold *fold, enum fold_at at,
 
 /* As hwt flow --stat / coverage; @fast: hwt_blk_fold_next() where it
  * can. */
-static void fold_run(struct hwt_image *image, const struct trace *t,
-		     uint32_t flags, const struct hwt_qry_config *qc,
-		     int fast, struct fold_out *o)
+static void fold_dec(struct hwt_blk_decoder *d, int fast, struct fold_out *o)
 {
-	struct hwt_blk_decoder *d = new_dec(image, t, flags, qc);
 	const struct fold_loop how = {
 		.max_syncs = 10000, .max_steps = MAX_RECS, .fast = fast,
 		.at = fold_at, .ctx = o
@@ -634,7 +631,35 @@ static void fold_run(struct hwt_image *image, const struct trace *t,
 	(void) fold_loop_run(&how, d, &fold);
 	o->ninsn = fold.ninsn;
 	o->nblocks = fold.nblocks;
+}
+
+static void fold_run(struct hwt_image *image, const struct trace *t,
+		     uint32_t flags, const struct hwt_qry_config *qc,
+		     int fast, struct fold_out *o)
+{
+	struct hwt_blk_decoder *d = new_dec(image, t, flags, qc);
+
+	fold_dec(d, fast, o);
 	hwt_blk_delete(d);
+}
+
+/* @o must be @ref: counts and map. */
+static void fold_compare(const struct fold_out *ref, const struct fold_out *o,
+			 const char *what)
+{
+	if (!memcmp(ref, o, sizeof(*ref)))
+		return;
+	fprintf(stderr, "%s: insn %llu/%llu blocks %llu/%llu "
+		"events %llu/%llu errors %llu/%llu map %s\n", what,
+		(unsigned long long) ref->ninsn, (unsigned long long) o->ninsn,
+		(unsigned long long) ref->nblocks,
+		(unsigned long long) o->nblocks,
+		(unsigned long long) ref->nevents,
+		(unsigned long long) o->nevents,
+		(unsigned long long) ref->nerrors,
+		(unsigned long long) o->nerrors,
+		memcmp(ref->map, o->map, sizeof(ref->map)) ? "differs" : "same");
+	fail();
 }
 
 /* ------------------------------------------------------------------ */
@@ -681,21 +706,7 @@ static void check_trace(struct fixture *fx, uint32_t flags,
 		 &fx->fref);
 	fold_run(fx->image, &fx->trace, flags, qc, 1, &fx->ffast);
 	snprintf(what, sizeof(what), "%s flags %x fold", name, flags);
-	if (memcmp(&fx->fref, &fx->ffast, sizeof(fx->fref))) {
-		fprintf(stderr, "%s: insn %llu/%llu blocks %llu/%llu "
-			"events %llu/%llu errors %llu/%llu map %s\n", what,
-			(unsigned long long) fx->fref.ninsn,
-			(unsigned long long) fx->ffast.ninsn,
-			(unsigned long long) fx->fref.nblocks,
-			(unsigned long long) fx->ffast.nblocks,
-			(unsigned long long) fx->fref.nevents,
-			(unsigned long long) fx->ffast.nevents,
-			(unsigned long long) fx->fref.nerrors,
-			(unsigned long long) fx->ffast.nerrors,
-			memcmp(fx->fref.map, fx->ffast.map,
-			       sizeof(fx->fref.map)) ? "differs" : "same");
-		fail();
-	}
+	fold_compare(&fx->fref, &fx->ffast, what);
 }
 
 static void qcfg(struct hwt_qry_config *qc, unsigned k)
@@ -766,27 +777,14 @@ static void test_flips(void **state)
 }
 
 /* The fast path does run: a clean trace is mostly folded by it. */
-static void test_fast_path_runs(void **state)
+static void fast_path_runs(struct hwt_blk_decoder *d)
 {
-	struct fixture *fx = calloc(1, sizeof(*fx));
-	struct rng r = { 42 };
-	struct hwt_qry_config qc;
-	struct hwt_blk_decoder *d;
 	struct hwt_blk_fold fold;
 	struct hwt_block b;
 	uint64_t fast = 0;
 	int status;
 
-	(void) state;
-	assert_non_null(fx);
-	build(&fx->prog, &r);
-	fx->image = prog_image(&fx->prog);
-	fx->trace.r = &r;
-	run_prog(&fx->prog, &fx->trace, TRACE_MAX - 1024, 0);
-	qcfg(&qc, 0);
-
 	hwt_blk_fold_init(&fold, NULL);
-	d = new_dec(fx->image, &fx->trace, 0, &qc);
 	status = hwt_blk_sync_forward(d);
 	while (status >= 0 && !(status & HWT_STS_EOS)) {
 		uint64_t before;
@@ -806,10 +804,118 @@ static void test_fast_path_runs(void **state)
 		status = hwt_blk_next(d, &b);
 		hwt_blk_fold_block(d, &fold, &b, NULL);
 	}
-	hwt_blk_delete(d);
 	assert_true(fold.ninsn > 10000);
 	assert_true(fast * 10 > fold.ninsn * 9);
+}
+
+static void test_fast_path_runs(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct rng r = { 42 };
+	struct hwt_qry_config qc;
+	struct hwt_blk_decoder *d;
+
+	(void) state;
+	assert_non_null(fx);
+	build(&fx->prog, &r);
+	fx->image = prog_image(&fx->prog);
+	fx->trace.r = &r;
+	run_prog(&fx->prog, &fx->trace, TRACE_MAX - 1024, 0);
+	qcfg(&qc, 0);
+
+	d = new_dec(fx->image, &fx->trace, 0, &qc);
+	fast_path_runs(d);
+	/* And after hwt_blk_set_trace(). */
+	assert_int_equal(hwt_blk_set_trace(d, fx->trace.tb.buf,
+					   fx->trace.tb.buf +
+					   fx->trace.tb.len), 0);
+	fast_path_runs(d);
+	hwt_blk_delete(d);
 	hwt_image_delete(fx->image);
+	free(fx);
+}
+
+/*
+ * hwt_blk_set_trace(): a decoder that decoded one trace of a program (its
+ * cache warm, its state anywhere) and then another folds the other as a
+ * new decoder does; noisy and damaged traces too, the same trace twice,
+ * and bad arguments change nothing.
+ */
+static void test_set_trace(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct trace *other = calloc(1, sizeof(*other));
+	struct fold_out *o = calloc(1, sizeof(*o));
+	uint64_t warm = 0;
+
+	(void) state;
+	assert_non_null(fx);
+	assert_non_null(other);
+	assert_non_null(o);
+	for (unsigned seed = 500; seed < 524; seed++) {
+		struct rng r = { seed * 0x9e37ull + 7 };
+		struct hwt_blk_decoder *d;
+		struct hwt_qry_config qc;
+		uint32_t flags = flagsets[seed % 4];
+		char what[64];
+
+		build(&fx->prog, &r);
+		fx->image = prog_image(&fx->prog);
+		fx->trace.r = &r;
+		other->r = &r;
+		run_prog(&fx->prog, other, 4096 + rndn(&r, TRACE_MAX / 2),
+			 seed % 3 ? 30 : 0);
+		run_prog(&fx->prog, &fx->trace,
+			 4096 + rndn(&r, TRACE_MAX - 8192), seed % 2 ? 20 : 0);
+		if (seed % 5 == 0)
+			for (unsigned i = 0; i < 6; i++)
+				fx->trace.buf[rndn(&r, (unsigned)
+						   fx->trace.tb.len)] ^=
+					(uint8_t) (1u << rndn(&r, 8));
+		qcfg(&qc, seed);
+		fold_run(fx->image, &fx->trace, flags, &qc, 1, &fx->fref);
+
+		/* The other trace first, stopped anywhere: its state must
+		 * not leak into this one's. */
+		d = new_dec(fx->image, other, flags, &qc);
+		if (seed % 2)
+			fold_dec(d, seed % 4 != 1, o);
+		else
+			for (unsigned i = 0; i < seed % 7 + 1; i++) {
+				struct hwt_block b;
+
+				if (hwt_blk_sync_forward(d) >= 0)
+					(void) hwt_blk_next(d, &b);
+			}
+		assert_int_equal(hwt_blk_set_trace(NULL, fx->trace.buf,
+						   fx->trace.buf), -HWT_ERR_INVALID);
+		assert_int_equal(hwt_blk_set_trace(d, NULL, NULL),
+				 -HWT_ERR_INVALID);
+		assert_int_equal(hwt_blk_set_trace(d, fx->trace.buf + 1,
+						   fx->trace.buf),
+				 -HWT_ERR_INVALID);
+		assert_int_equal(hwt_blk_set_trace(d, fx->trace.tb.buf,
+						   fx->trace.tb.buf +
+						   fx->trace.tb.len), 0);
+		fold_dec(d, 1, &fx->ffast);
+		snprintf(what, sizeof(what), "seed %u after another", seed);
+		fold_compare(&fx->fref, &fx->ffast, what);
+		warm += fx->fref.ninsn;
+
+		/* And the same trace again, on the general path's blocks. */
+		assert_int_equal(hwt_blk_set_trace(d, fx->trace.tb.buf,
+						   fx->trace.tb.buf +
+						   fx->trace.tb.len), 0);
+		fold_dec(d, 0, &fx->ffast);
+		snprintf(what, sizeof(what), "seed %u again", seed);
+		fold_compare(&fx->fref, &fx->ffast, what);
+		hwt_blk_delete(d);
+		hwt_image_delete(fx->image);
+	}
+	/* (The folds did run.) */
+	assert_true(warm > 24 * 1000);
+	free(o);
+	free(other);
 	free(fx);
 }
 
@@ -820,6 +926,7 @@ int main(void)
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_flips),
 		cmocka_unit_test(test_fast_path_runs),
+		cmocka_unit_test(test_set_trace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
