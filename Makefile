@@ -106,6 +106,7 @@ example-pt: all
 bench: all
 	bash bench/run.sh $(BUILD)
 	bash bench/run-flow.sh $(BUILD)
+	bash bench/run-corpus.sh $(BUILD)
 	bash bench/run-record.sh $(BUILD)
 	bash bench/run-switch.sh $(BUILD)
 	bash bench/run-jobs.sh $(BUILD)

@@ -6,12 +6,18 @@
  * and scripts/crosscheck-libipt.sh compile it against that.
  *
  *   ipt_blk [--blocks] [--end-on-call] [--end-on-jump]
- *           --raw FILE[:FROM[-TO]]:BASE ... TRACE
+ *           --raw FILE[:FROM[-TO]]:BASE ... TRACE[:FROM[-TO]] ...
  *
  * Each --raw maps bytes FROM..TO of FILE (default: all of it) at BASE, as
  * hwt's --raw does, so both decoders get the same image. The sections go
  * through an image section cache, as in libipt's ptxed: without one,
  * libipt maps a section again each time the flow enters it.
+ *
+ * Several traces (or ranges of one) are decoded one after the other, each
+ * by a new decoder (libipt's decoders take their trace when allocated),
+ * all with the one section cache, whose sections keep their block caches
+ * (as a fuzzer using libipt would decode its runs); the counts are the
+ * sums.
  *
  * Prints "insn N", "blocks N" (as libipt's ptxed --stat:blocks counts them),
  * "errors N", then "seconds S" and "maxrss_kb N"
@@ -37,21 +43,17 @@ struct raw {
 	uint64_t offset, size, base;
 };
 
-/* FILE[:FROM[-TO]]:BASE, numbers in C syntax; 0 or -1. */
-static int parse_raw(const char *arg, struct raw *r)
+/* FILE[:FROM[-TO]] into @r (with a copy of FILE), numbers in C syntax;
+ * 0 or -1. */
+static int parse_range(const char *arg, struct raw *r)
 {
 	char *colon, *end;
 	struct stat st;
 
+	memset(r, 0, sizeof(*r));
 	r->file = strdup(arg);
-	if (!r->file || !(colon = strrchr(r->file, ':')))
+	if (!r->file)
 		return -1;
-	*colon = 0;
-	r->base = strtoull(colon + 1, &end, 0);
-	if (*end || end == colon + 1)
-		return -1;
-	r->offset = 0;
-	r->size = 0;
 	colon = strrchr(r->file, ':');
 	if (colon && colon[1] >= '0' && colon[1] <= '9') {
 		uint64_t to = 0;
@@ -68,9 +70,33 @@ static int parse_raw(const char *arg, struct raw *r)
 		fprintf(stderr, "ipt_blk: %s: %s\n", r->file, strerror(errno));
 		exit(1);
 	}
-	if (!r->size)
+	if (r->offset > (uint64_t)st.st_size)
+		return -1;
+	if (!r->size || r->size > (uint64_t)st.st_size - r->offset)
 		r->size = (uint64_t)st.st_size - r->offset;
 	return 0;
+}
+
+/* FILE[:FROM[-TO]]:BASE; 0 or -1. */
+static int parse_raw(const char *arg, struct raw *r)
+{
+	const char *colon = strrchr(arg, ':');
+	uint64_t base;
+	char *end, *file;
+	int ret;
+
+	if (!colon)
+		return -1;
+	base = strtoull(colon + 1, &end, 0);
+	if (*end || end == colon + 1)
+		return -1;
+	file = strndup(arg, (size_t)(colon - arg));
+	if (!file)
+		return -1;
+	ret = parse_range(file, r);
+	free(file);
+	r->base = base;
+	return ret;
 }
 
 static double now(void)
@@ -81,75 +107,32 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv)
+/* Decode @trace with a new decoder over @iscache's sections. */
+static int decode(const struct pt_config *tmpl, uint8_t *trace, size_t size,
+		  struct pt_image_section_cache *iscache, const int *isids,
+		  int nisids, int show_blocks, uint64_t *ninsn,
+		  uint64_t *nblocks, uint64_t *nerrors)
 {
-	const char *trace_path = NULL;
-	int show_blocks = 0, end_on_call = 0, end_on_jump = 0, i;
-	uint64_t ninsn = 0, nblocks = 0, nerrors = 0;
-	struct pt_image_section_cache *iscache;
-	struct raw *raws = NULL;
-	int nraws = 0;
-	size_t size;
+	struct pt_config config = *tmpl;
+	struct pt_block_decoder *dec;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--blocks"))
-			show_blocks = 1;
-		else if (!strcmp(argv[i], "--end-on-call"))
-			end_on_call = 1;
-		else if (!strcmp(argv[i], "--end-on-jump"))
-			end_on_jump = 1;
-		else if (!strcmp(argv[i], "--raw") && i + 1 < argc) {
-			raws = realloc(raws, (size_t)(nraws + 1) * sizeof(*raws));
-			if (!raws || parse_raw(argv[++i], &raws[nraws++]) < 0)
-				goto usage;
-		}
-		else if (argv[i][0] != '-' && !trace_path)
-			trace_path = argv[i];
-		else
-			goto usage;
-	}
-	if (!nraws || !trace_path)
-		goto usage;
-
-	uint8_t *trace = slurp("ipt_blk", trace_path, &size);
-	struct pt_config config;
-
-	pt_config_init(&config);
 	config.begin = trace;
 	config.end = trace + size;
-	config.flags.variant.block.end_on_call = end_on_call;
-	config.flags.variant.block.end_on_jump = end_on_jump;
-
-	double t0 = now();
-	struct pt_block_decoder *dec = pt_blk_alloc_decoder(&config);
-
-	if (!dec) {
-		fprintf(stderr, "ipt_blk: cannot set up the decoder\n");
-		return 1;
-	}
-	iscache = pt_iscache_alloc(NULL);
-	if (!iscache) {
-		fprintf(stderr, "ipt_blk: cannot set up the section cache\n");
-		return 1;
-	}
-	for (i = 0; i < nraws; i++) {
-		int isid = pt_iscache_add_file(iscache, raws[i].file,
-					       raws[i].offset, raws[i].size,
-					       raws[i].base);
-
-		if (isid < 0 || pt_image_add_cached(pt_blk_get_image(dec),
-						    iscache, isid, NULL) < 0) {
-			fprintf(stderr, "ipt_blk: cannot map %s\n",
-				raws[i].file);
-			return 1;
+	dec = pt_blk_alloc_decoder(&config);
+	if (!dec)
+		return -1;
+	for (int i = 0; i < nisids; i++)
+		if (pt_image_add_cached(pt_blk_get_image(dec), iscache,
+					isids[i], NULL) < 0) {
+			pt_blk_free_decoder(dec);
+			return -1;
 		}
-	}
 	for (;;) {
 		int st = pt_blk_sync_forward(dec);
 
 		if (st < 0) {
 			if (st != -pte_eos)
-				nerrors++;
+				(*nerrors)++;
 			break;
 		}
 		for (;;) {
@@ -165,8 +148,8 @@ int main(int argc, char **argv)
 			st = pt_blk_next(dec, &block, sizeof(block));
 			/* Counted as libipt's ptxed counts them: empty blocks
 			 * too, but not an empty one with an error. */
-			ninsn += block.ninsn;
-			nblocks += st >= 0 || block.ninsn;
+			*ninsn += block.ninsn;
+			*nblocks += st >= 0 || block.ninsn;
 			if (show_blocks && block.ninsn)
 				printf("%" PRIx64 " %" PRIx64 " %u\n", block.ip,
 				       block.end_ip, block.ninsn);
@@ -174,29 +157,107 @@ int main(int argc, char **argv)
 				break;
 		}
 		if (st < 0 && st != -pte_eos) {
-			if (!nerrors++)
+			if (!(*nerrors)++)
 				fprintf(stderr, "ipt_blk: first error: %s\n",
 					pt_errstr(pt_errcode(st)));
 			if (show_blocks)
 				printf("error %s\n", pt_errstr(pt_errcode(st)));
 		}
 	}
-	double t1 = now();
+	pt_blk_free_decoder(dec);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int show_blocks = 0, end_on_call = 0, end_on_jump = 0, i;
+	uint64_t ninsn = 0, nblocks = 0, nerrors = 0;
+	struct pt_image_section_cache *iscache;
+	struct raw *raws = NULL, *traces = NULL;
+	int nraws = 0, ntraces = 0, *isids;
+	struct pt_config config;
+	double seconds = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--blocks"))
+			show_blocks = 1;
+		else if (!strcmp(argv[i], "--end-on-call"))
+			end_on_call = 1;
+		else if (!strcmp(argv[i], "--end-on-jump"))
+			end_on_jump = 1;
+		else if (!strcmp(argv[i], "--raw") && i + 1 < argc) {
+			raws = realloc(raws, (size_t)(nraws + 1) * sizeof(*raws));
+			if (!raws || parse_raw(argv[++i], &raws[nraws++]) < 0)
+				goto usage;
+		}
+		else if (argv[i][0] != '-') {
+			traces = realloc(traces,
+					 (size_t)(ntraces + 1) * sizeof(*traces));
+			if (!traces ||
+			    parse_range(argv[i], &traces[ntraces++]) < 0)
+				goto usage;
+		}
+		else
+			goto usage;
+	}
+	if (!nraws || !ntraces)
+		goto usage;
+
+	pt_config_init(&config);
+	config.flags.variant.block.end_on_call = end_on_call;
+	config.flags.variant.block.end_on_jump = end_on_jump;
+
+	double t0 = now();
+
+	iscache = pt_iscache_alloc(NULL);
+	isids = calloc((size_t)nraws, sizeof(*isids));
+	if (!iscache || !isids) {
+		fprintf(stderr, "ipt_blk: cannot set up the section cache\n");
+		return 1;
+	}
+	for (i = 0; i < nraws; i++) {
+		isids[i] = pt_iscache_add_file(iscache, raws[i].file,
+					       raws[i].offset, raws[i].size,
+					       raws[i].base);
+		if (isids[i] < 0) {
+			fprintf(stderr, "ipt_blk: cannot map %s\n",
+				raws[i].file);
+			return 1;
+		}
+	}
+	seconds += now() - t0;
+	for (i = 0; i < ntraces; i++) {
+		size_t size;
+		uint8_t *trace = slurp_range("ipt_blk", traces[i].file,
+					     traces[i].offset, traces[i].size,
+					     &size);
+
+		t0 = now();
+		if (decode(&config, trace, size, iscache, isids, nraws,
+			   show_blocks, &ninsn, &nblocks, &nerrors) < 0) {
+			fprintf(stderr, "ipt_blk: cannot set up the decoder\n");
+			return 1;
+		}
+		seconds += now() - t0;
+		free(trace);
+	}
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	pt_blk_free_decoder(dec);
 	pt_iscache_free(iscache);
 	printf("insn %" PRIu64 "\nblocks %" PRIu64 "\nerrors %" PRIu64
 	       "\nseconds %.6f\nmaxrss_kb %ld\n", ninsn, nblocks, nerrors,
-	       t1 - t0, ru.ru_maxrss);
-	free(trace);
+	       seconds, ru.ru_maxrss);
 	for (i = 0; i < nraws; i++)
 		free(raws[i].file);
+	for (i = 0; i < ntraces; i++)
+		free(traces[i].file);
 	free(raws);
+	free(traces);
+	free(isids);
 	return 0;
 
 usage:
-	fprintf(stderr, "usage: ipt_blk [--blocks] [--end-on-call] [--end-on-jump] --raw FILE[:FROM[-TO]]:BASE ... TRACE\n");
+	fprintf(stderr, "usage: ipt_blk [--blocks] [--end-on-call] [--end-on-jump] --raw FILE[:FROM[-TO]]:BASE ... TRACE[:FROM[-TO]] ...\n");
 	return 2;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <hwt/flow.h>
 #include <hwt/image.h>
 
 /* Each subcommand: argv[0] is the subcommand name. Returns the exit code. */
@@ -51,6 +52,11 @@ struct cli_input {
  * stderr and return -1. An empty file (or range) is an error.
  */
 int cli_input_open(struct cli_input *in, const char *spec, const char *prog);
+/* The same, read into *@buf (the caller's, grown with realloc() as needed
+ * to *@cap) instead of mapped: for many small files, a mapping each costs
+ * more (page tables made and torn down) than the copy. */
+int cli_input_read(struct cli_input *in, const char *spec, const char *prog,
+		   uint8_t **buf, size_t *cap);
 void cli_input_close(struct cli_input *in);
 
 /* Parse an unsigned integer (C notation) into @value; 0 or -1. */
@@ -178,6 +184,13 @@ static inline int cli_sym_span_has(const struct cli_sym_span *s,
 	return ip >= s->lo && ip < s->hi && hwt_image_id(image) == s->id &&
 	       hwt_image_generation(image) == s->gen;
 }
+
+/* hwt coverage's maps (covmap.c). */
+#define CLI_MAP_SIZE HWT_BLK_FOLD_MAP_SIZE
+/* @dst += @src, cell by cell, saturating at 255 (as the counters do). */
+void cli_map_add(uint8_t *restrict dst, const uint8_t *restrict src);
+/* cli_fnv1a() of @map, and the number of its cells set (*@edges). */
+uint64_t cli_map_hash(const uint8_t *map, size_t *edges);
 
 /* FNV-1a, 64 bits. */
 static inline uint64_t cli_fnv1a(const void *data, size_t n)

@@ -63,6 +63,9 @@ enum flow_mode {
 struct flow_options {
 	const char *prog;
 	const char *trace;
+	/* coverage: all the traces given (@trace is the first) */
+	const char **traces;
+	size_t ntraces;
 	const char *bitmap_out;		/* coverage -o */
 	struct cli_pd_files files;	/* perf.data: where the code is */
 	struct hwt_blk_config config;
@@ -1052,6 +1055,10 @@ static void *worker(void *arg)
 struct totals {
 	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
 	uint8_t *map;
+	/* @map's cli_map_hash(), if made already (@hashed) */
+	uint64_t hash;
+	size_t edges;
+	uint8_t hashed;
 	struct calls_hist *calls;
 };
 
@@ -1089,13 +1096,8 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 	t->nbranches += s->nbranches;
 	t->nevents += s->nevents;
 	t->nerrors += s->nerrors;
-	if (s->fold.map && t->map) {
-		for (size_t i = 0; i < MAP_SIZE; i++) {
-			unsigned v = (unsigned)t->map[i] + s->fold.map[i];
-
-			t->map[i] = (uint8_t)(v > 0xff ? 0xff : v);
-		}
-	}
+	if (s->fold.map && t->map)
+		cli_map_add(t->map, s->fold.map);
 	if (fl->opt->mode == MODE_CALLS) {
 		consume_calls(fl, s, t);
 	} else if (fl->hook && s->hctx != fl->hook->ctx) {
@@ -1464,13 +1466,10 @@ static int finish(struct flow *fl, struct totals *t, struct cli_out *out)
 			return -1;
 		break;
 	case MODE_COVERAGE: {
-		size_t edges = 0;
-
-		for (size_t i = 0; i < MAP_SIZE; i++)
-			edges += t->map[i] != 0;
-		cli_out_printf(out, "edges: %zu\n", edges);
-		cli_out_printf(out, "hash: %016" PRIx64 "\n",
-			       cli_fnv1a(t->map, MAP_SIZE));
+		if (!t->hashed)
+			t->hash = cli_map_hash(t->map, &t->edges);
+		cli_out_printf(out, "edges: %zu\n", t->edges);
+		cli_out_printf(out, "hash: %016" PRIx64 "\n", t->hash);
 		cli_out_printf(out, "blocks: %" PRIu64 "\n", t->nblocks);
 		cli_out_printf(out, "insn: %" PRIu64 "\n", t->ninsn);
 		cli_out_printf(out, "errors: %" PRIu64 "\n", t->nerrors);
@@ -1525,13 +1524,8 @@ static void add_totals(struct totals *all, const struct totals *t)
 	all->nbranches += t->nbranches;
 	all->nevents += t->nevents;
 	all->nerrors += t->nerrors;
-	if (all->map && t->map) {
-		for (size_t i = 0; i < MAP_SIZE; i++) {
-			unsigned v = (unsigned)all->map[i] + t->map[i];
-
-			all->map[i] = (uint8_t)(v > 0xff ? 0xff : v);
-		}
-	}
+	if (all->map && t->map)
+		cli_map_add(all->map, t->map);
 }
 
 /*
@@ -1640,6 +1634,204 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Several traces (hwt coverage): a fuzzer's runs, or its corpus        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Each trace is decoded on its own, as if alone, into a map of its own,
+ * but one decoder per thread decodes them all (hwt_blk_set_trace()): its
+ * block cache is warm after the first, as libxdc keeps its cache from one
+ * run of the fuzzed program to the next. With -j N, N threads take the
+ * traces in turn (a trace is not cut: they are many, and small), and
+ * they print in order, from a ring of slots.
+ */
+struct corpus {
+	struct flow *fl;
+	struct corpus_slot {
+		struct seg s;
+		uint8_t failed;		/* not read, or no memory: said so */
+		/* its map's (made on the thread that decoded it) */
+		uint64_t hash;
+		size_t edges;
+	} *slots;			/* trace k in slots[k % nslots] */
+	size_t n, nslots, next, printed;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+/* A thread's: its decoder, and a buffer for the traces it reads. */
+struct corpus_thread {
+	struct hwt_blk_decoder *dec;
+	uint8_t *buf;
+	size_t cap;
+};
+
+/* Trace @k into its slot, with @th's decoder (made here if none). */
+static void corpus_decode(struct corpus *c, size_t k,
+			  struct corpus_thread *th)
+{
+	struct hwt_blk_decoder **dec = &th->dec;
+	struct flow f = *c->fl;
+	struct corpus_slot *sl = &c->slots[k % c->nslots];
+	struct cli_input in;
+
+	memset(&in, 0, sizeof(in));
+	sl->failed = 1;
+	if (seg_init(&f, &sl->s) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", f.opt->prog);
+		return;
+	}
+	if (cli_input_read(&in, f.opt->traces[k], f.opt->prog, &th->buf,
+			   &th->cap) < 0)
+		return;
+	sl->failed = 0;
+	f.trace = in.data;
+	f.size = in.size;
+	sl->s.first = 1;
+	if (*dec && hwt_blk_set_trace(*dec, f.trace, f.trace + f.size) < 0) {
+		hwt_blk_delete(*dec);
+		*dec = NULL;
+	}
+	if (!*dec)
+		*dec = new_decoder(&f, f.image);
+	/* (Without a decoder, it tries to make one, and says so.) */
+	decode_segment(&f, &sl->s, *dec, 1);
+	cli_input_close(&in);
+	sl->hash = cli_map_hash(sl->s.fold.map, &sl->edges);
+}
+
+static void *corpus_worker(void *arg)
+{
+	struct corpus *c = arg;
+	struct corpus_thread th = { NULL, NULL, 0 };
+	size_t k;
+
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		while (c->next < c->n && c->next >= c->printed + c->nslots)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (c->next >= c->n) {
+			pthread_mutex_unlock(&c->lock);
+			break;
+		}
+		k = c->next++;
+		pthread_mutex_unlock(&c->lock);
+
+		corpus_decode(c, k, &th);
+
+		pthread_mutex_lock(&c->lock);
+		c->slots[k % c->nslots].s.done = 1;
+		pthread_cond_broadcast(&c->cond);
+		pthread_mutex_unlock(&c->lock);
+	}
+	hwt_blk_delete(th.dec);
+	free(th.buf);
+	return NULL;
+}
+
+/* Trace @k's lines; its counts and map added to @all. Returns 0, or 1 if
+ * it gave nothing (not read, or not a trace: said so). */
+static int corpus_print(struct corpus *c, size_t k, struct totals *all,
+			struct cli_out *out)
+{
+	struct corpus_slot *sl = &c->slots[k % c->nslots];
+	struct flow_options o = *c->fl->opt;
+	struct flow f = *c->fl;
+	struct totals t;
+
+	if (sl->failed) {
+		seg_free(&sl->s);
+		return 1;
+	}
+	/* (The union's bitmap is the one written, at the end.) */
+	o.bitmap_out = NULL;
+	f.opt = &o;
+	memset(&t, 0, sizeof(t));
+	cli_out_printf(out, "# trace %s\n", o.traces[k]);
+	/* (The segment's map is the trace's: taken, not added up.) */
+	t.map = sl->s.fold.map;
+	sl->s.fold.map = NULL;
+	t.hash = sl->hash;
+	t.edges = sl->edges;
+	t.hashed = 1;
+	consume(&f, &sl->s, &t, out);
+	(void)finish(&f, &t, out);
+	add_totals(all, &t);
+	free(t.map);
+	if (t.nblocks || t.nevents || t.nerrors || t.ninsn)
+		return 0;
+	fprintf(stderr, "%s: %s: no PSB found: not an Intel PT trace?\n",
+		o.prog, o.traces[k]);
+	return 1;
+}
+
+/* All the traces, then their union. Returns 0, or 1 if a trace could not
+ * be read or gave nothing, after a message. */
+static int run_traces(struct flow *fl, struct totals *all,
+		      struct cli_out *out)
+{
+	const struct flow_options *opt = fl->opt;
+	unsigned jobs = opt->jobs ? opt->jobs : 1, nth = 0;
+	struct corpus_thread here = { NULL, NULL, 0 };
+	pthread_t *th = NULL;
+	struct corpus c;
+	int ret = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.fl = fl;
+	c.n = opt->ntraces;
+	c.nslots = jobs > 1 ? 4 * (size_t)jobs : 1;
+	c.slots = calloc(c.nslots, sizeof(*c.slots));
+	pthread_mutex_init(&c.lock, NULL);
+	pthread_cond_init(&c.cond, NULL);
+	if (jobs > 1)
+		th = calloc(jobs, sizeof(*th));
+	if (!c.slots || (jobs > 1 && !th)) {
+		fprintf(stderr, "%s: out of memory.\n", opt->prog);
+		ret = -1;
+		goto out;
+	}
+	for (unsigned i = 0; i < jobs && jobs > 1; i++) {
+		if (pthread_create(&th[i], NULL, corpus_worker, &c))
+			break;
+		nth++;
+	}
+	for (size_t k = 0; k < c.n; k++) {
+		struct corpus_slot *sl = &c.slots[k % c.nslots];
+
+		if (!nth) {
+			/* One thread (or none could start): in turn. */
+			corpus_decode(&c, k, &here);
+		} else {
+			pthread_mutex_lock(&c.lock);
+			while (!sl->s.done)
+				pthread_cond_wait(&c.cond, &c.lock);
+			pthread_mutex_unlock(&c.lock);
+		}
+		if (corpus_print(&c, k, all, out))
+			ret = 1;
+		pthread_mutex_lock(&c.lock);
+		sl->s.done = 0;
+		c.printed = k + 1;
+		pthread_cond_broadcast(&c.cond);
+		pthread_mutex_unlock(&c.lock);
+	}
+	for (unsigned i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	cli_out_printf(out, "# all traces\n");
+	if (finish(fl, all, out) < 0)
+		ret = -1;
+out:
+	hwt_blk_delete(here.dec);
+	free(here.buf);
+	free(th);
+	free(c.slots);
+	pthread_mutex_destroy(&c.lock);
+	pthread_cond_destroy(&c.cond);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
 /* Command line                                                        */
 /* ------------------------------------------------------------------ */
 
@@ -1725,7 +1917,7 @@ void help_calls(void)
 
 void help_coverage(void)
 {
-	printf("usage: hwt coverage [-o FILE] [options] TRACE\n\n"
+	printf("usage: hwt coverage [-o FILE] [options] TRACE...\n\n"
 	       "AFL-style edge coverage: a 64 KiB bitmap of (from, to) block\n"
 	       "transitions, index = hash(to) ^ (hash(from) >> 1), counters\n"
 	       "saturating at 255. Blocks end at every branch. Prints the\n"
@@ -1733,6 +1925,12 @@ void help_coverage(void)
 	       "bitmap. No edge crosses a PSB, an enable, a disable or an\n"
 	       "overflow, so -j N gives the same bitmap as -j1. A perf.data\n"
 	       "stream's lost-data warnings print before its counts.\n"
+	       "Several raw traces of one program (a fuzzer's runs, a corpus):\n"
+	       "each is decoded on its own, as if alone, and printed after a\n"
+	       "line '# trace NAME', then their union after '# all traces'\n"
+	       "(-o writes the union's bitmap); one decoder per thread decodes\n"
+	       "them all, its block cache warm after the first, and -j N\n"
+	       "decodes N traces at a time.\n"
 	       "  -o FILE         write the bitmap (65536 bytes) to FILE\n"
 	       "  -j N            decode on N threads\n"
 	       "  -v              say how -j cut the trace (stderr)\n"
@@ -1767,12 +1965,14 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 			help();
 			return 1;
 		} else if (a[0] != '-' || !strcmp(a, "-")) {
-			if (opt->trace) {
+			if (opt->trace && opt->mode != MODE_COVERAGE) {
 				fprintf(stderr, "%s: more than one trace: %s.\n",
 					prog, a);
 				return -1;
 			}
-			opt->trace = a;
+			if (!opt->trace)
+				opt->trace = a;
+			opt->traces[opt->ntraces++] = a;
 		} else if (!strcmp(a, "--raw") || !strcmp(a, "--elf")) {
 			if (!next) {
 				fprintf(stderr, "%s: %s: missing argument.\n",
@@ -1883,6 +2083,14 @@ unknown:
 			prog, prog);
 		return -1;
 	}
+	for (size_t k = 0; opt->ntraces > 1 && k < opt->ntraces; k++) {
+		if (cli_pd_is_perfdata(opt->traces[k])) {
+			fprintf(stderr, "%s: %s: a perf.data file is decoded "
+				"alone (its streams are several traces).\n",
+				prog, opt->traces[k]);
+			return -1;
+		}
+	}
 	if (cli_pd_is_perfdata(opt->trace)) {
 		if (nimages)
 			fprintf(stderr, "%s: warning: --raw and --elf are "
@@ -1914,8 +2122,10 @@ static int parse_args(int argc, char **argv, struct flow_options *opt,
 	int *images = calloc((size_t)argc, sizeof(*images));
 	int nimages = 0, ret;
 
-	if (!images) {
+	opt->traces = calloc((size_t)argc, sizeof(*opt->traces));
+	if (!images || !opt->traces) {
 		fprintf(stderr, "%s: out of memory.\n", argv[0]);
+		free(images);
 		return -1;
 	}
 	ret = parse_opts(argc, argv, opt, images, &nimages, help);
@@ -1963,6 +2173,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	ret = parse_args(argc, argv, &opt, fl.image, help);
 	if (ret) {
 		hwt_image_delete(fl.image);
+		free(opt.traces);
 		return ret > 0 ? 0 : 1;
 	}
 	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_BRANCHES ||
@@ -1975,6 +2186,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		opt.files.no_symbols = symbols_unused(&opt);
 		if (cli_pd_open_files(&pd, opt.trace, prog, &opt.files) < 0) {
 			hwt_image_delete(fl.image);
+			free(opt.traces);
 			return 1;
 		}
 		cli_pd_qry_config(pd, &opt.config.qry);
@@ -1986,8 +2198,10 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	opt.config.qry.errata = errata;
 	opt.config.qry.time.errata = errata;
 
-	if (!pd && cli_input_open(&in, opt.trace, prog) < 0) {
+	if (!pd && opt.ntraces < 2 &&
+	    cli_input_open(&in, opt.trace, prog) < 0) {
 		hwt_image_delete(fl.image);
+		free(opt.traces);
 		return 1;
 	}
 	fl.opt = &opt;
@@ -2019,6 +2233,10 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		uint64_t off;
 
 		(void)hwt_image_symbol(fl.image, 0, &name, &off);
+	}
+	if (opt.ntraces > 1) {
+		ret = run_traces(&fl, &t, &out) ? 1 : 0;
+		goto out;
 	}
 	if (pd) {
 		fl.all = &t;
@@ -2056,6 +2274,7 @@ out:
 	hwt_image_delete(fl.image);
 	cli_input_close(&in);
 	cli_pd_close(pd);
+	free(opt.traces);
 	return ret;
 }
 

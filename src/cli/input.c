@@ -60,7 +60,29 @@ int cli_parse_range(const char *arg, uint64_t *from, uint64_t *to)
 	return cli_parse_u64(dash + 1, to) ? -1 : 2;
 }
 
-int cli_input_open(struct cli_input *in, const char *spec, const char *prog)
+/* @n bytes at @off of @fd into @buf; 0 or -1 (errno set; 0 for EOF). */
+static int read_at(int fd, uint8_t *buf, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t got = pread(fd, buf, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (!got)
+				errno = 0;
+			return -1;
+		}
+		buf += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return 0;
+}
+
+/* cli_input_open(), into *@buf (grown as needed, to *@cap) if @buf. */
+static int input_open(struct cli_input *in, const char *spec,
+		      const char *prog, uint8_t **buf, size_t *cap)
 {
 	uint64_t from = 0, to = 0;
 	int parts = 0;
@@ -116,6 +138,31 @@ int cli_input_open(struct cli_input *in, const char *spec, const char *prog)
 		goto err_fd;
 	}
 
+	if (buf) {
+		size_t n = (size_t)(to - from);
+
+		if (n > *cap) {
+			uint8_t *p = realloc(*buf, n);
+
+			if (!p) {
+				fprintf(stderr, "%s: out of memory\n", prog);
+				goto err_fd;
+			}
+			*buf = p;
+			*cap = n;
+		}
+		if (read_at(fd, *buf, n, from) < 0) {
+			fprintf(stderr, "%s: cannot read %s: %s\n", prog, path,
+				errno ? strerror(errno) : "file shrank");
+			goto err_fd;
+		}
+		close(fd);
+		in->data = *buf;
+		in->size = n;
+		in->offset = from;
+		free(path);
+		return 0;
+	}
 	in->map_size = (size_t)st.st_size;
 	in->map = mmap(NULL, in->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (in->map == MAP_FAILED) {
@@ -138,6 +185,17 @@ err_fd:
 err:
 	free(path);
 	return -1;
+}
+
+int cli_input_open(struct cli_input *in, const char *spec, const char *prog)
+{
+	return input_open(in, spec, prog, NULL, NULL);
+}
+
+int cli_input_read(struct cli_input *in, const char *spec, const char *prog,
+		   uint8_t **buf, size_t *cap)
+{
+	return input_open(in, spec, prog, buf, cap);
 }
 
 void cli_input_close(struct cli_input *in)

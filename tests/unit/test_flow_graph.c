@@ -835,6 +835,17 @@ static void test_fast_path_runs(void **state)
 	free(fx);
 }
 
+/* @d on @fx's trace again (hwt_blk_set_trace()) folds it as a new one. */
+static void refold(struct fixture *fx, struct hwt_blk_decoder *d, int fast,
+		   const char *what)
+{
+	assert_int_equal(hwt_blk_set_trace(d, fx->trace.tb.buf,
+					   fx->trace.tb.buf +
+					   fx->trace.tb.len), 0);
+	fold_dec(d, fast, &fx->ffast);
+	fold_compare(&fx->fref, &fx->ffast, what);
+}
+
 /*
  * hwt_blk_set_trace(): a decoder that decoded one trace of a program (its
  * cache warm, its state anywhere) and then another folds the other as a
@@ -894,21 +905,12 @@ static void test_set_trace(void **state)
 		assert_int_equal(hwt_blk_set_trace(d, fx->trace.buf + 1,
 						   fx->trace.buf),
 				 -HWT_ERR_INVALID);
-		assert_int_equal(hwt_blk_set_trace(d, fx->trace.tb.buf,
-						   fx->trace.tb.buf +
-						   fx->trace.tb.len), 0);
-		fold_dec(d, 1, &fx->ffast);
 		snprintf(what, sizeof(what), "seed %u after another", seed);
-		fold_compare(&fx->fref, &fx->ffast, what);
+		refold(fx, d, 1, what);
 		warm += fx->fref.ninsn;
-
 		/* And the same trace again, on the general path's blocks. */
-		assert_int_equal(hwt_blk_set_trace(d, fx->trace.tb.buf,
-						   fx->trace.tb.buf +
-						   fx->trace.tb.len), 0);
-		fold_dec(d, 0, &fx->ffast);
 		snprintf(what, sizeof(what), "seed %u again", seed);
-		fold_compare(&fx->fref, &fx->ffast, what);
+		refold(fx, d, 0, what);
 		hwt_blk_delete(d);
 		hwt_image_delete(fx->image);
 	}

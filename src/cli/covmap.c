@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt coverage's AFL maps (CLI_MAP_SIZE counters): adding them
+ * up and hashing them, at a cost that matters next to decoding a small
+ * trace.
+ */
+#include <stdint.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "cli/cli.h"
+
+/* (This form the compiler makes vector code of.) */
+void cli_map_add(uint8_t *restrict dst, const uint8_t *restrict src)
+{
+	for (size_t i = 0; i < CLI_MAP_SIZE; i++) {
+		uint8_t v = (uint8_t)(dst[i] + src[i]);
+
+		dst[i] = v < dst[i] ? 0xff : v;
+	}
+}
+
+/* Bit i set if byte i of @p[0..63] is not zero. */
+static uint64_t map_chunk_mask(const uint8_t *p)
+{
+#ifdef __SSE2__
+	const __m128i zero = _mm_setzero_si128();
+	uint64_t mask = 0;
+
+	for (unsigned k = 0; k < 4; k++) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+		unsigned z = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
+
+		mask |= (uint64_t)(~z & 0xffffu) << (16 * k);
+	}
+	return mask;
+#else
+	uint64_t mask = 0;
+
+	for (unsigned i = 0; i < 64; i++)
+		mask |= (uint64_t)(p[i] != 0) << i;
+	return mask;
+#endif
+}
+
+/*
+ * Most cells are zero, and a zero byte only multiplies FNV-1a's hash by
+ * the prime: a run of k zeros is one multiply by prime^k. The cells set
+ * are found 64 at a time, from a mask, without a branch per cell. (With
+ * many small traces (hwt coverage T1 T2 ...), the hash of each trace's
+ * map byte by byte took longer than decoding the trace. A table of
+ * prime^(64q) made once, for one multiply per run of any length, was no
+ * faster: the two multiplies per cell set are the time.)
+ */
+uint64_t cli_map_hash(const uint8_t *map, size_t *edges)
+{
+	const uint64_t prime = 0x100000001b3ull;
+	uint64_t pw[65], h = 0xcbf29ce484222325ull, mask;
+	size_t next = 0, n = 0, j, k;
+
+	pw[0] = 1;
+	for (k = 1; k <= 64; k++)
+		pw[k] = pw[k - 1] * prime;
+	for (size_t c = 0; c < CLI_MAP_SIZE; c += 64) {
+		for (mask = map_chunk_mask(map + c); mask; mask &= mask - 1) {
+			j = c + (size_t)__builtin_ctzll(mask);
+			for (k = j - next; k > 64; k -= 64)
+				h *= pw[64];
+			h = ((h * pw[k]) ^ map[j]) * prime;
+			next = j + 1;
+			n++;
+		}
+	}
+	for (k = CLI_MAP_SIZE - next; k > 64; k -= 64)
+		h *= pw[64];
+	*edges = n;
+	return h * pw[k];
+}
