@@ -1836,13 +1836,17 @@ int hwt_blk_set_image(struct hwt_blk_decoder *d, struct hwt_image *image)
 
 void hwt_blk_cache_mode_(struct hwt_blk_decoder *d)
 {
+	const struct hwt_bcache *bc = &d->bcache;
+
 	/* An empty cache is anyone's (a new decoder's, before its first
-	 * mode); out of memory, this one starts over. */
-	if ((!d->bcache.used && !d->bcache.nnodes) ||
-	    blk_cache_swap(d, d->image, d->mode) < 0) {
-		hwt_bcache_clear(&d->bcache);
-		d->bcache.mode = d->mode;
-	}
+	 * mode), unless one is kept for the mode; out of memory, this one
+	 * starts over. */
+	if ((bc->used || bc->nnodes ||
+	     blk_kept_find(d, blk_kept_key(d->image, d->mode))) &&
+	    blk_cache_swap(d, d->image, d->mode) == 0)
+		return;
+	hwt_bcache_clear(&d->bcache);
+	d->bcache.mode = d->mode;
 }
 
 struct hwt_image *hwt_blk_image(const struct hwt_blk_decoder *d)
