@@ -16,6 +16,9 @@
 #   libipt's block decoder        one process, a new pt_blk decoder per
 #                                 slice over one section cache (whose
 #                                 sections keep their block caches)
+# and, without the CLI's files and printing, the library loop of a fuzzer
+# (bench/bench_fuzz.c: the slices in memory, one decoder, and a new
+# decoder per slice; its own slices, cut the same way).
 # Prints the best wall clock of N rounds (one round of the per-process
 # runs), slices/s, MB/s, the speed-up over libipt and the peak RSS, and
 # checks that hwt and libipt count the same instructions (exit 1 if not).
@@ -38,7 +41,7 @@ while [[ $# -gt 0 ]]; do
 	--count) count=$2; shift 2 ;;
 	--slice) slice=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
-	-h|--help) sed -n '3,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run-corpus: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -132,6 +135,10 @@ corpus() { # name trace image-options...
 	line "hwt coverage, a process per slice" \
 		"$(awk -v a="$start_ns" -v b="$end_ns" 'BEGIN { print (b - a) / 1e9 }')" \
 		0 "$bytes" "$ref"
+	if [[ -x $build/bench_fuzz ]]; then
+		"$build/bench_fuzz" -s "$slice" -c "$count" -n "$rounds" "$@" \
+			"$trace" | sed -n 's/^  \(one\|a decoder\)/  library loop (bench_fuzz), \1/p'
+	fi
 	if [[ -n $lib_insn ]]; then
 		if [[ $insn == "$lib_insn" ]]; then
 			echo "  instructions: $insn (hwt and libipt)"

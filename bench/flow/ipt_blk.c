@@ -38,67 +38,6 @@
 
 #include "slurp.h"
 
-struct raw {
-	char *file;
-	uint64_t offset, size, base;
-};
-
-/* FILE[:FROM[-TO]] into @r (with a copy of FILE), numbers in C syntax;
- * 0 or -1. */
-static int parse_range(const char *arg, struct raw *r)
-{
-	char *colon, *end;
-	struct stat st;
-
-	memset(r, 0, sizeof(*r));
-	r->file = strdup(arg);
-	if (!r->file)
-		return -1;
-	colon = strrchr(r->file, ':');
-	if (colon && colon[1] >= '0' && colon[1] <= '9') {
-		uint64_t to = 0;
-
-		r->offset = strtoull(colon + 1, &end, 0);
-		if (*end == '-')
-			to = strtoull(end + 1, &end, 0);
-		if (*end || (to && to <= r->offset))
-			return -1;
-		r->size = to ? to - r->offset : 0;
-		*colon = 0;
-	}
-	if (stat(r->file, &st)) {
-		fprintf(stderr, "ipt_blk: %s: %s\n", r->file, strerror(errno));
-		exit(1);
-	}
-	if (r->offset > (uint64_t)st.st_size)
-		return -1;
-	if (!r->size || r->size > (uint64_t)st.st_size - r->offset)
-		r->size = (uint64_t)st.st_size - r->offset;
-	return 0;
-}
-
-/* FILE[:FROM[-TO]]:BASE; 0 or -1. */
-static int parse_raw(const char *arg, struct raw *r)
-{
-	const char *colon = strrchr(arg, ':');
-	uint64_t base;
-	char *end, *file;
-	int ret;
-
-	if (!colon)
-		return -1;
-	base = strtoull(colon + 1, &end, 0);
-	if (*end || end == colon + 1)
-		return -1;
-	file = strndup(arg, (size_t)(colon - arg));
-	if (!file)
-		return -1;
-	ret = parse_range(file, r);
-	free(file);
-	r->base = base;
-	return ret;
-}
-
 static double now(void)
 {
 	struct timespec t;

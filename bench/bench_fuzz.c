@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bench_fuzz: a fuzzer's loop on the library (libxdc's use, without the
+ * CLI's files and printing): many small traces of one program, each
+ * folded into a cleared AFL map, by one decoder that hwt_blk_set_trace()
+ * moves from trace to trace (its block cache warm), and by a new decoder
+ * for each trace, to compare.
+ *
+ *   bench_fuzz [-s SLICE] [-c COUNT] [-n ROUNDS] --raw FILE[:FROM[-TO]]:BASE
+ *              ... TRACE
+ *
+ * TRACE is cut into COUNT slices (default 200) of at least SLICE bytes
+ * (default 16K), each from a PSB to a PSB, spread over the trace and held
+ * in memory. A round folds every slice once: the map cleared,
+ * hwt_blk_set_trace() (or hwt_blk_new()), hwt_blk_sync_forward(), then
+ * hwt_blk_fold_next() and hwt_blk_next() where it must, the map's previous
+ * location reset at every event (as hwt coverage does). Prints, for the
+ * best of ROUNDS (default 5) rounds with one decoder and for one round
+ * with a decoder each: microseconds a slice, nanoseconds a canonical
+ * block, slices a second; exits 1 if the two ways count other
+ * instructions or blocks.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hwt/flow.h>
+#include <hwt/image.h>
+
+#include "flow/slurp.h"
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static const uint8_t psb[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+/* The first PSB at or after @off, or @size. */
+static size_t psb_at(const uint8_t *buf, size_t size, size_t off)
+{
+	const uint8_t *p;
+
+	if (off >= size)
+		return size;
+	p = memmem(buf + off, size - off, psb, sizeof(psb));
+	return p ? (size_t)(p - buf) : size;
+}
+
+struct slice {
+	const uint8_t *begin, *end;
+};
+
+/* What a round folded. */
+struct counts {
+	uint64_t ninsn, nblocks;
+};
+
+/* Fold the trace @d is set to into @map (cleared here). */
+static void fold_one(struct hwt_blk_decoder *d, uint8_t *map,
+		     struct counts *c)
+{
+	struct hwt_blk_fold fold;
+	int status;
+
+	memset(map, 0, HWT_BLK_FOLD_MAP_SIZE);
+	hwt_blk_fold_init(&fold, map);
+	for (;;) {
+		status = hwt_blk_sync_forward(d);
+		if (status < 0)
+			break;
+		hwt_blk_fold_end(&fold, NULL);
+		fold.prev = 0;
+		while (status >= 0) {
+			struct hwt_event ev;
+			struct hwt_block b;
+
+			while (status >= 0 &&
+			       (status & HWT_STS_EVENT_PENDING)) {
+				status = hwt_blk_event(d, &ev);
+				hwt_blk_fold_end(&fold, NULL);
+				fold.prev = 0;
+			}
+			if (status < 0 || (status & HWT_STS_EOS))
+				break;
+			status = hwt_blk_fold_next(d, &fold, &b);
+			if (status)
+				continue;
+			status = hwt_blk_next(d, &b);
+			hwt_blk_fold_block(d, &fold, &b, NULL);
+		}
+		if (status >= 0 || status == -HWT_ERR_EOS)
+			break;
+	}
+	hwt_blk_fold_end(&fold, NULL);
+	c->ninsn += fold.ninsn;
+	c->nblocks += fold.nblocks;
+}
+
+/* One round over @s[0..@n); @warm: one decoder for all. Seconds. */
+static double round_of(const struct slice *s, size_t n, int warm,
+		       const struct hwt_blk_config *config,
+		       struct hwt_image *image, uint8_t *map, struct counts *c)
+{
+	struct hwt_blk_config cfg = *config;
+	struct hwt_blk_decoder *d = NULL;
+	double t0 = now();
+
+	memset(c, 0, sizeof(*c));
+	for (size_t k = 0; k < n; k++) {
+		if (warm && d) {
+			if (hwt_blk_set_trace(d, s[k].begin, s[k].end) < 0)
+				exit(1);
+		} else {
+			cfg.qry.begin = s[k].begin;
+			cfg.qry.end = s[k].end;
+			hwt_blk_delete(d);
+			d = hwt_blk_new(&cfg, image);
+			if (!d)
+				exit(1);
+		}
+		fold_one(d, map, c);
+	}
+	hwt_blk_delete(d);
+	return now() - t0;
+}
+
+int main(int argc, char **argv)
+{
+	static uint8_t map[HWT_BLK_FOLD_MAP_SIZE];
+	size_t slice = 16 << 10, count = 200, n = 0, size, bytes = 0;
+	struct hwt_image *image = hwt_image_new();
+	struct counts c[2];
+	struct hwt_blk_config cfg;
+	const char *trace = NULL;
+	unsigned rounds = 5;
+	struct slice *s;
+	uint8_t *buf;
+	int i;
+
+	if (!image)
+		return 1;
+	hwt_image_set_symbols(image, 0);
+	for (i = 1; i < argc; i++) {
+		struct raw r;
+
+		if (!strcmp(argv[i], "-s") && i + 1 < argc)
+			slice = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "-c") && i + 1 < argc)
+			count = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
+			rounds = (unsigned)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--raw") && i + 1 < argc) {
+			if (parse_raw(argv[++i], &r) < 0 ||
+			    hwt_image_add_file(image, r.file, r.offset, r.size,
+					       r.base) < 0) {
+				fprintf(stderr, "bench_fuzz: bad --raw %s\n",
+					argv[i]);
+				return 2;
+			}
+			free(r.file);
+		} else if (argv[i][0] != '-' && !trace)
+			trace = argv[i];
+		else
+			goto usage;
+	}
+	if (!trace || !count || !rounds || !slice)
+		goto usage;
+
+	buf = slurp("bench_fuzz", trace, &size);
+	s = calloc(count, sizeof(*s));
+	if (!s)
+		return 1;
+	for (size_t k = 0; k < count; k++) {
+		size_t from = psb_at(buf, size, size / count * k);
+		size_t to = psb_at(buf, size, from + slice);
+
+		if (from >= size || (n && buf + from < s[n - 1].end))
+			continue;
+		s[n].begin = buf + from;
+		s[n].end = buf + to;
+		bytes += to - from;
+		n++;
+	}
+	if (!n) {
+		fprintf(stderr, "bench_fuzz: %s: no PSB\n", trace);
+		return 1;
+	}
+	hwt_blk_config_init(&cfg);
+	/* As hwt coverage: blocks end at every branch. */
+	cfg.flags = HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
+
+	printf("%zu slices, %zu bytes (%zu a slice)\n", n, bytes, bytes / n);
+	for (int warm = 1; warm >= 0; warm--) {
+		double best = 0;
+
+		/* (The cold way, ten times slower, once.) */
+		for (unsigned r = 0; r < (warm ? rounds : 1); r++) {
+			double t = round_of(s, n, warm, &cfg, image, map,
+					    &c[warm]);
+
+			if (!r || t < best)
+				best = t;
+		}
+		printf("  %-22s %9.1f us a slice %7.2f ns a block "
+		       "%9.0f slices/s\n",
+		       warm ? "one decoder (warm)" : "a decoder each (cold)",
+		       best / (double)n * 1e6,
+		       best / (double)c[warm].nblocks * 1e9, (double)n / best);
+	}
+	printf("  %llu instructions, %llu canonical blocks a round\n",
+	       (unsigned long long)c[1].ninsn,
+	       (unsigned long long)c[1].nblocks);
+	free(s);
+	free(buf);
+	hwt_image_delete(image);
+	if (c[0].ninsn != c[1].ninsn || c[0].nblocks != c[1].nblocks) {
+		fprintf(stderr, "bench_fuzz: the two ways differ\n");
+		return 1;
+	}
+	return 0;
+
+usage:
+	fprintf(stderr, "usage: bench_fuzz [-s SLICE] [-c COUNT] [-n ROUNDS] "
+		"--raw FILE[:FROM[-TO]]:BASE ... TRACE\n");
+	return 2;
+}
