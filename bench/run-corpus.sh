@@ -16,9 +16,11 @@
 #   libipt's block decoder        one process, a new pt_blk decoder per
 #                                 slice over one section cache (whose
 #                                 sections keep their block caches)
-# and, without the CLI's files and printing, the library loop of a fuzzer
-# (bench/bench_fuzz.c: the slices in memory, one decoder, and a new
-# decoder per slice; its own slices, cut the same way).
+# and, without the CLI's files and printing, the loop of a fuzzer that
+# keeps its decoder: libipt's (ipt_blk -n: the best of several rounds
+# over the slices, its section caches warm) against the library's
+# (bench/bench_fuzz.c: one decoder, hwt_blk_set_trace(); and a new
+# decoder per slice), the slices in memory.
 # Prints the best wall clock of N rounds (one round of the per-process
 # runs), slices/s, MB/s, the speed-up over libipt and the peak RSS, and
 # checks that hwt and libipt count the same instructions (exit 1 if not).
@@ -41,7 +43,7 @@ while [[ $# -gt 0 ]]; do
 	--count) count=$2; shift 2 ;;
 	--slice) slice=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
-	-h|--help) sed -n '3,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run-corpus: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -135,9 +137,30 @@ corpus() { # name trace image-options...
 	line "hwt coverage, a process per slice" \
 		"$(awk -v a="$start_ns" -v b="$end_ns" 'BEGIN { print (b - a) / 1e9 }')" \
 		0 "$bytes" "$ref"
+	# The library's loop against libipt's, both with warm caches: the
+	# best of several rounds over the slices in one process.
+	local warm_ref="" us
+	if [[ -n $ipt_blk ]]; then
+		"$ipt_blk" -n $((rounds + 1)) "$@" "${slices[@]}" >"$tmp/out" ||
+			die "$ipt_blk -n failed"
+		warm_ref=$(awk '$1 == "seconds" { print $2 }' "$tmp/out")
+		line "libipt pt_blk, caches warm (a round)" "$warm_ref" 0 "$bytes"
+	fi
 	if [[ -x $build/bench_fuzz ]]; then
-		"$build/bench_fuzz" -s "$slice" -c "$count" -n "$rounds" "$@" \
-			"$trace" | sed -n 's/^  \(one\|a decoder\)/  library loop (bench_fuzz), \1/p'
+		"$build/bench_fuzz" -n "$rounds" "$@" "${slices[@]}" >"$tmp/out" ||
+			die "bench_fuzz failed"
+		us=$(awk '/one decoder/ { print $4 }' "$tmp/out")
+		line "library loop, one decoder (warm)" \
+			"$(awk -v u="$us" -v n="$nslices" 'BEGIN { print u * n / 1e6 }')" \
+			0 "$bytes" "$warm_ref"
+		us=$(awk '/a decoder each/ { print $5 }' "$tmp/out")
+		line "library loop, a new decoder each" \
+			"$(awk -v u="$us" -v n="$nslices" 'BEGIN { print u * n / 1e6 }')" \
+			0 "$bytes"
+		[[ $(awk '/instructions/ { print $1 }' "$tmp/out") == "$insn" ]] || {
+			echo "  instructions DIFFER: bench_fuzz $(awk '/instructions/ { print $1 }' "$tmp/out"), hwt coverage $insn"
+			differ=1
+		}
 	fi
 	if [[ -n $lib_insn ]]; then
 		if [[ $insn == "$lib_insn" ]]; then
