@@ -191,6 +191,9 @@ static inline int cli_sym_span_has(const struct cli_sym_span *s,
 void cli_map_add(uint8_t *restrict dst, const uint8_t *restrict src);
 /* cli_fnv1a() of @map, and the number of its cells set (*@edges). */
 uint64_t cli_map_hash(const uint8_t *map, size_t *edges);
+/* The same, with @map added to @sum (as cli_map_add()) and cleared, in
+ * one pass over the cells set. */
+uint64_t cli_map_take(uint8_t *map, uint8_t *sum, size_t *edges);
 
 /* FNV-1a, 64 bits. */
 static inline uint64_t cli_fnv1a(const void *data, size_t n)

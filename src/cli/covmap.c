@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * hwt coverage's AFL maps (CLI_MAP_SIZE counters): adding them
- * up and hashing them, at a cost that matters next to decoding a small
- * trace.
+ * hwt coverage's AFL maps (CLI_MAP_SIZE counters): adding them up and
+ * hashing them (and, for many traces, both and clearing in one pass), at
+ * a cost that matters next to decoding a small trace.
  */
 #include <stdint.h>
 #ifdef __SSE2__
@@ -11,14 +11,26 @@
 
 #include "cli/cli.h"
 
-/* (This form the compiler makes vector code of.) */
+static inline uint8_t add_sat(uint8_t a, uint8_t b)
+{
+	uint8_t v = (uint8_t)(a + b);
+
+	return v < a ? 0xff : v;
+}
+
 void cli_map_add(uint8_t *restrict dst, const uint8_t *restrict src)
 {
-	for (size_t i = 0; i < CLI_MAP_SIZE; i++) {
-		uint8_t v = (uint8_t)(dst[i] + src[i]);
+#ifdef __SSE2__
+	for (size_t i = 0; i < CLI_MAP_SIZE; i += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(dst + i));
+		__m128i b = _mm_loadu_si128((const __m128i *)(src + i));
 
-		dst[i] = v < dst[i] ? 0xff : v;
+		_mm_storeu_si128((__m128i *)(dst + i), _mm_adds_epu8(a, b));
 	}
+#else
+	for (size_t i = 0; i < CLI_MAP_SIZE; i++)
+		dst[i] = add_sat(dst[i], src[i]);
+#endif
 }
 
 /* Bit i set if byte i of @p[0..63] is not zero. */
@@ -47,13 +59,17 @@ static uint64_t map_chunk_mask(const uint8_t *p)
 /*
  * Most cells are zero, and a zero byte only multiplies FNV-1a's hash by
  * the prime: a run of k zeros is one multiply by prime^k. The cells set
- * are found 64 at a time, from a mask, without a branch per cell. (With
- * many small traces (hwt coverage T1 T2 ...), the hash of each trace's
- * map byte by byte took longer than decoding the trace. A table of
- * prime^(64q) made once, for one multiply per run of any length, was no
- * faster: the two multiplies per cell set are the time.)
+ * are found 64 at a time, from a mask, without a branch per cell; @sum
+ * (unless NULL) takes each, and @clear (@map, or NULL) loses it. (With
+ * many small traces (hwt coverage T1 T2 ...), hashing each trace's map a
+ * byte at a time took longer than decoding the trace; then clearing the
+ * map and adding it to the union, a pass over the 64 KiB each, were most
+ * of what was left. A table of prime^(64q) made once, for one multiply
+ * per run of any length, was no faster: the two multiplies per cell set
+ * are the time.)
  */
-uint64_t cli_map_hash(const uint8_t *map, size_t *edges)
+static uint64_t map_walk(const uint8_t *map, uint8_t *sum, uint8_t *clear,
+			 size_t *edges)
 {
 	const uint64_t prime = 0x100000001b3ull;
 	uint64_t pw[65], h = 0xcbf29ce484222325ull, mask;
@@ -68,6 +84,10 @@ uint64_t cli_map_hash(const uint8_t *map, size_t *edges)
 			for (k = j - next; k > 64; k -= 64)
 				h *= pw[64];
 			h = ((h * pw[k]) ^ map[j]) * prime;
+			if (sum)
+				sum[j] = add_sat(sum[j], map[j]);
+			if (clear)
+				clear[j] = 0;
 			next = j + 1;
 			n++;
 		}
@@ -76,4 +96,14 @@ uint64_t cli_map_hash(const uint8_t *map, size_t *edges)
 		h *= pw[64];
 	*edges = n;
 	return h * pw[k];
+}
+
+uint64_t cli_map_hash(const uint8_t *map, size_t *edges)
+{
+	return map_walk(map, NULL, NULL, edges);
+}
+
+uint64_t cli_map_take(uint8_t *map, uint8_t *sum, size_t *edges)
+{
+	return map_walk(map, sum, map, edges);
 }

@@ -1120,7 +1120,9 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 	return 0;
 }
 
-static int seg_init(struct flow *fl, struct seg *s)
+/* @map: coverage's map, cleared (the caller's), or NULL for one of its
+ * own. */
+static int seg_init_map(struct flow *fl, struct seg *s, uint8_t *map)
 {
 	memset(s, 0, sizeof(*s));
 	s->image = fl->image;
@@ -1130,11 +1132,16 @@ static int seg_init(struct flow *fl, struct seg *s)
 		return -1;
 	hwt_blk_fold_init(&s->fold, NULL);
 	if (fl->opt->mode == MODE_COVERAGE) {
-		s->fold.map = calloc(1, MAP_SIZE);
+		s->fold.map = map ? map : calloc(1, MAP_SIZE);
 		if (!s->fold.map)
 			return -1;
 	}
 	return 0;
+}
+
+static int seg_init(struct flow *fl, struct seg *s)
+{
+	return seg_init_map(fl, s, NULL);
 }
 
 /*
@@ -1650,7 +1657,7 @@ struct corpus {
 	struct corpus_slot {
 		struct seg s;
 		uint8_t failed;		/* not read, or no memory: said so */
-		/* its map's (made on the thread that decoded it) */
+		/* its map's, which went into its thread's union */
 		uint64_t hash;
 		size_t edges;
 	} *slots;			/* trace k in slots[k % nslots] */
@@ -1659,17 +1666,28 @@ struct corpus {
 	pthread_cond_t cond;
 };
 
-/* A thread's: its decoder, and a buffer for the traces it reads. */
+/* A thread's: its decoder, a buffer for the traces it reads, the map it
+ * folds them into (cleared after each), and the union of its traces'. */
 struct corpus_thread {
+	struct corpus *c;
 	struct hwt_blk_decoder *dec;
 	uint8_t *buf;
 	size_t cap;
+	uint8_t *map, *sum;
 };
 
-/* Trace @k into its slot, with @th's decoder (made here if none). */
-static void corpus_decode(struct corpus *c, size_t k,
-			  struct corpus_thread *th)
+static void corpus_thread_fini(struct corpus_thread *th)
 {
+	hwt_blk_delete(th->dec);
+	free(th->buf);
+	free(th->map);
+	free(th->sum);
+}
+
+/* Trace @k into its slot, with @th's decoder (made here if none). */
+static void corpus_decode(struct corpus_thread *th, size_t k)
+{
+	struct corpus *c = th->c;
 	struct hwt_blk_decoder **dec = &th->dec;
 	struct flow f = *c->fl;
 	struct corpus_slot *sl = &c->slots[k % c->nslots];
@@ -1677,14 +1695,22 @@ static void corpus_decode(struct corpus *c, size_t k,
 
 	memset(&in, 0, sizeof(in));
 	sl->failed = 1;
-	if (seg_init(&f, &sl->s) < 0) {
+	if (!th->map)
+		th->map = calloc(1, MAP_SIZE);
+	if (!th->sum)
+		th->sum = calloc(1, MAP_SIZE);
+	if (!th->map || !th->sum || seg_init_map(&f, &sl->s, th->map) < 0) {
+		sl->s.fold.map = NULL;
 		fprintf(stderr, "%s: out of memory.\n", f.opt->prog);
 		return;
 	}
+	/* (The map is the thread's: no one else frees it.) */
+	sl->s.fold.map = NULL;
 	if (cli_input_read(&in, f.opt->traces[k], f.opt->prog, &th->buf,
 			   &th->cap) < 0)
 		return;
 	sl->failed = 0;
+	sl->s.fold.map = th->map;
 	f.trace = in.data;
 	f.size = in.size;
 	sl->s.first = 1;
@@ -1697,13 +1723,14 @@ static void corpus_decode(struct corpus *c, size_t k,
 	/* (Without a decoder, it tries to make one, and says so.) */
 	decode_segment(&f, &sl->s, *dec, 1);
 	cli_input_close(&in);
-	sl->hash = cli_map_hash(sl->s.fold.map, &sl->edges);
+	sl->hash = cli_map_take(th->map, th->sum, &sl->edges);
+	sl->s.fold.map = NULL;
 }
 
 static void *corpus_worker(void *arg)
 {
-	struct corpus *c = arg;
-	struct corpus_thread th = { NULL, NULL, 0 };
+	struct corpus_thread *th = arg;
+	struct corpus *c = th->c;
 	size_t k;
 
 	for (;;) {
@@ -1717,20 +1744,19 @@ static void *corpus_worker(void *arg)
 		k = c->next++;
 		pthread_mutex_unlock(&c->lock);
 
-		corpus_decode(c, k, &th);
+		corpus_decode(th, k);
 
 		pthread_mutex_lock(&c->lock);
 		c->slots[k % c->nslots].s.done = 1;
 		pthread_cond_broadcast(&c->cond);
 		pthread_mutex_unlock(&c->lock);
 	}
-	hwt_blk_delete(th.dec);
-	free(th.buf);
 	return NULL;
 }
 
-/* Trace @k's lines; its counts and map added to @all. Returns 0, or 1 if
- * it gave nothing (not read, or not a trace: said so). */
+/* Trace @k's lines; its counts added to @all (its map went into its
+ * thread's union). Returns 0, or 1 if it gave nothing (not read, or not a
+ * trace: said so). */
 static int corpus_print(struct corpus *c, size_t k, struct totals *all,
 			struct cli_out *out)
 {
@@ -1748,16 +1774,12 @@ static int corpus_print(struct corpus *c, size_t k, struct totals *all,
 	f.opt = &o;
 	memset(&t, 0, sizeof(t));
 	cli_out_printf(out, "# trace %s\n", o.traces[k]);
-	/* (The segment's map is the trace's: taken, not added up.) */
-	t.map = sl->s.fold.map;
-	sl->s.fold.map = NULL;
 	t.hash = sl->hash;
 	t.edges = sl->edges;
 	t.hashed = 1;
 	consume(&f, &sl->s, &t, out);
 	(void)finish(&f, &t, out);
 	add_totals(all, &t);
-	free(t.map);
 	if (t.nblocks || t.nevents || t.nerrors || t.ninsn)
 		return 0;
 	fprintf(stderr, "%s: %s: no PSB found: not an Intel PT trace?\n",
@@ -1772,7 +1794,8 @@ static int run_traces(struct flow *fl, struct totals *all,
 {
 	const struct flow_options *opt = fl->opt;
 	unsigned jobs = opt->jobs ? opt->jobs : 1, nth = 0;
-	struct corpus_thread here = { NULL, NULL, 0 };
+	/* ct[jobs]: this thread's (if no other runs) */
+	struct corpus_thread *ct;
 	pthread_t *th = NULL;
 	struct corpus c;
 	int ret = 0;
@@ -1782,17 +1805,20 @@ static int run_traces(struct flow *fl, struct totals *all,
 	c.n = opt->ntraces;
 	c.nslots = jobs > 1 ? 4 * (size_t)jobs : 1;
 	c.slots = calloc(c.nslots, sizeof(*c.slots));
+	ct = calloc((size_t)jobs + 1, sizeof(*ct));
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.cond, NULL);
 	if (jobs > 1)
 		th = calloc(jobs, sizeof(*th));
-	if (!c.slots || (jobs > 1 && !th)) {
+	if (!c.slots || !ct || (jobs > 1 && !th)) {
 		fprintf(stderr, "%s: out of memory.\n", opt->prog);
 		ret = -1;
 		goto out;
 	}
+	for (unsigned i = 0; i <= jobs; i++)
+		ct[i].c = &c;
 	for (unsigned i = 0; i < jobs && jobs > 1; i++) {
-		if (pthread_create(&th[i], NULL, corpus_worker, &c))
+		if (pthread_create(&th[i], NULL, corpus_worker, &ct[i]))
 			break;
 		nth++;
 	}
@@ -1801,7 +1827,7 @@ static int run_traces(struct flow *fl, struct totals *all,
 
 		if (!nth) {
 			/* One thread (or none could start): in turn. */
-			corpus_decode(&c, k, &here);
+			corpus_decode(&ct[jobs], k);
 		} else {
 			pthread_mutex_lock(&c.lock);
 			while (!sl->s.done)
@@ -1818,12 +1844,17 @@ static int run_traces(struct flow *fl, struct totals *all,
 	}
 	for (unsigned i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
+	/* (Saturating sums: in any order, the same.) */
+	for (unsigned i = 0; i <= jobs; i++)
+		if (ct[i].sum)
+			cli_map_add(all->map, ct[i].sum);
 	cli_out_printf(out, "# all traces\n");
 	if (finish(fl, all, out) < 0)
 		ret = -1;
 out:
-	hwt_blk_delete(here.dec);
-	free(here.buf);
+	for (unsigned i = 0; ct && i <= jobs; i++)
+		corpus_thread_fini(&ct[i]);
+	free(ct);
 	free(th);
 	free(c.slots);
 	pthread_mutex_destroy(&c.lock);
