@@ -852,17 +852,47 @@ static int psb_scan(struct hwt_pkt_decoder *pd, struct cli_cut *c)
 }
 
 /*
+ * Is an OVF before the PSB at @psb still waiting for the packet that
+ * gives its IP (a FUP, or a TIP of any kind)? Then that comes from this
+ * PSB+, and one decoder reports the overflow after it: a segment starting
+ * there would not (fuzz_cli_perfdata found it: an OVF right before a PSB,
+ * "[overflow]" printed by -j1 and not by -j2). Read from the PSB before.
+ */
+static int ovf_pending(struct hwt_pkt_decoder *pd, uint64_t psb)
+{
+	struct hwt_pt_packet p;
+	uint64_t off;
+	int ovf = 0;
+
+	if (hwt_pkt_sync_set(pd, psb) < 0 || hwt_pkt_sync_backward(pd) < 0)
+		return 0;
+	while (hwt_pkt_get_offset(pd, &off) >= 0 && off < psb &&
+	       hwt_pkt_next(pd, &p) > 0) {
+		if (p.type == HWT_PT_OVF)
+			ovf = 1;
+		else if (hwt_pt_is_ip_packet(p.type))
+			ovf = 0;
+	}
+	return ovf;
+}
+
+/*
  * The first PSB after @off (at or after @off + 1), and its TSC. Returns
- * 1 if a segment may start there (psb_scan), 0 if not, -1 if there is no
- * PSB.
+ * 1 if a segment may start there (psb_scan, and no OVF waiting for its
+ * IP), 0 if not, -1 if there is no PSB.
  */
 static int psb_after(struct hwt_pkt_decoder *pd, uint64_t off,
 		     struct cli_cut *c)
 {
+	int ok;
+
 	if (hwt_pkt_sync_set(pd, off) < 0 || hwt_pkt_sync_forward(pd) < 0 ||
 	    hwt_pkt_get_sync_offset(pd, &c->off) < 0)
 		return -1;
-	return psb_scan(pd, c);
+	ok = psb_scan(pd, c);
+	if (ok > 0 && ovf_pending(pd, c->off))
+		ok = 0;
+	return ok;
 }
 
 /*

@@ -350,6 +350,46 @@ got=$(sed -n 's/^insn: \([0-9]*\)\.$/insn: \1/p' "$tmp/px")
 	fail "ptxed --stat:insn '$got' != coverage '$want'"
 }
 
+# An OVF right before a PSB, tracing off since the PSB before: the OVF's
+# IP comes from the PSB+, and one decoder reports the overflow after it,
+# so no segment may start at that PSB (fuzz_cli_perfdata found -j2
+# dropping the [overflow]). Segments of 64 bytes make each PSB with an
+# IP a cut.
+awk 'BEGIN {
+	print "psb"; print "tsc 0x1000"; print "mode.exec 64"; print "psbend"
+	print "tip.pge 0x1000"
+	for (i = 0; i < 3000; i++) {
+		if (i && i % 97 == 0) {
+			if (i % 3 == 0) {
+				print "fup 0x1000"; print "tip.pgd -"
+				print "psb"; print "mode.exec 64"; print "psbend"
+				print "ovf"
+			}
+			print "psb"; printf "tsc %d\n", 4096 + i * 100
+			print "mode.exec 64"; print "fup 0x1000"; print "psbend"
+		}
+		print "tnt !!!.!"
+	}
+	print "tip.pgd -"
+}' | "$ptgen" "$tmp/ovfpsb.pt" || exit 1
+for mode in --insn --blocks; do
+	"$hwt" flow $mode --raw "$tmp/loop.bin:0x1000" "$tmp/ovfpsb.pt" \
+		>"$tmp/j1" 2>&1
+	for j in 2 3; do
+		check
+		HWT_SEGMENT_SIZE=64 "$hwt" flow $mode -j$j \
+			--raw "$tmp/loop.bin:0x1000" "$tmp/ovfpsb.pt" \
+			>"$tmp/jn" 2>&1
+		if ! cmp -s "$tmp/j1" "$tmp/jn"; then
+			fail "flow $mode -j$j, OVF before a PSB: differs from -j1"
+			diff "$tmp/j1" "$tmp/jn" | head -n 6 >&2
+		fi
+	done
+done
+check
+[ "$(grep -c '^\[overflow\]' "$tmp/j1")" -ge 5 ] ||
+	fail "the OVF-before-PSB trace has no overflows to lose"
+
 # Damage at PSBs: a FUP with no TIP right before one, which the PSB
 # breaks (the error is at the PSB), and PSB+s whose IP is not where the
 # flow is. In 2 KiB segments some cut falls on such a PSB: the segment

@@ -1,0 +1,2325 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt flow, hwt calls, hwt coverage: what a trace executed, from hwt's
+ * block decoder.
+ *
+ *   flow      instruction history (--insn, default), blocks (--blocks),
+ *             taken branches (--branches) or counts (--stat)
+ *   calls     function-call history: one line per function segment,
+ *             indented by call depth (gdb's record function-call-history)
+ *   coverage  an AFL-style 64 KiB edge bitmap and its hash
+ *
+ * Parallel decode (-j N; calls: calls.h): the trace is cut at PSBs into
+ * segments that are decoded on N threads and printed in order. A segment
+ * decodes from its PSB until its decoder has read the next segment's PSB
+ * and reports an event there; the next segment starts from that PSB. The
+ * block decoder ends a block at the PSB+ IP, so both sides agree on where
+ * one stops and the other starts. To make -j1 and -jN identical, the
+ * state that does not survive a cut is also dropped at every PSB+ in
+ * single-threaded runs: a branch is resolved at the PSB+ IP, and the AFL
+ * "previous location" restarts. Time and CYC calibration, which one
+ * decoder carries over every PSB, start as an estimate (the packets from
+ * two PSBs back, hwt_evt_time_warm()); the decoder of the segment before
+ * says what it had there, and if the two differ (beyond what the PSB+
+ * sets: time_start_ok()) the segment decodes again on this thread
+ * (decode_again(); or the rest does). An instruction prints the
+ * decoder's time after the trace it took, not after its block's (struct
+ * cli_blk_time): where blocks end depends on each thread's block cache.
+ * Cuts are only made at a PSB+ that reads to PSBEND and gives the IP, so
+ * a segment that starts there knows what one thread knows; a segment that
+ * ends in an error in the next one's data (a damaged trace) makes the
+ * rest decode on this thread, as one thread would resynchronise. A
+ * perf.data stream is cut the same way, piece by piece, with the hook's
+ * help (struct cli_flow_hook, perfdata_input.c): each thread has a view
+ * of the processes of its own, cuts avoid lost-data notes, and a segment
+ * that depends on the ones before (a damaged trace's time) makes the rest
+ * of the stream decode on this thread. Segments held for printing are
+ * kept small where every block or instruction prints.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hwt/flow.h>
+#include <hwt/image.h>
+#include <hwt/pt.h>
+
+#include "cli/calls.h"
+#include "cli/cli.h"
+
+enum flow_mode {
+	MODE_INSN,
+	MODE_BLOCKS,
+	MODE_BRANCHES,
+	MODE_STAT,
+	MODE_CALLS,
+	MODE_COVERAGE
+};
+
+struct flow_options {
+	const char *prog;
+	const char *trace;
+	/* coverage: all the traces given (@trace is the first) */
+	const char **traces;
+	size_t ntraces;
+	const char *bitmap_out;		/* coverage -o */
+	struct cli_pd_files files;	/* perf.data: where the code is */
+	struct hwt_blk_config config;
+	enum flow_mode mode;
+	unsigned jobs;
+	int verbose;		/* -v: how -j cut the trace, on stderr */
+	unsigned disasm:1;
+	unsigned time:1;
+	unsigned stream:1;		/* calls: print as it goes */
+	unsigned no_sym:1;
+	unsigned events:1;		/* print events (insn, blocks) */
+};
+
+#define MAP_SIZE HWT_BLK_FOLD_MAP_SIZE
+
+/* The last instruction of the previous block, for --branches. */
+struct pending {
+	uint64_t ip, fallthrough;
+	uint8_t iclass;
+	uint8_t valid;
+};
+
+/* The last symbol looked up (seg_symbol()), and where it holds. */
+struct sym_cache {
+	struct cli_sym_span span;
+	uint64_t base;
+	const char *name;
+	uint8_t valid, found;
+};
+
+/* Everything one segment of the trace produces. */
+struct seg {
+	uint64_t begin, end;		/* trace offsets: [begin PSB, end PSB);
+					 * end 0: to the end of the trace */
+	int first;
+	int cont;			/* goes on from the previous piece */
+	struct cli_out out;
+	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
+	/* --blocks, --stat, coverage: canonical blocks (and the map) */
+	struct hwt_blk_fold fold;
+	uint64_t psb_ip;		/* where the last PSB+ resumes */
+	uint8_t have_psb_ip;
+	struct pending pend;
+	/* calls; on the printing thread, the history it goes to as it
+	 * goes (else all of it at the end, in consume()) */
+	struct calls_seg calls;
+	struct calls_hist *calls_hist;
+	int done;
+	/* The code the decoder is in (perf.data: of the process now), and
+	 * that of the open canonical block (a switch can come before it
+	 * ends). */
+	struct hwt_image *image, *block_image;
+	/* perf.data -j: the hook's context of the thread that decodes it,
+	 * where its first sync is in @out, and what the context saw. */
+	void *hctx;
+	size_t first_sync;
+	uint8_t synced;
+	struct cli_seg_notes notes;
+	/* It ended in an error in the next one's data (decode_segment). */
+	uint8_t unclean;
+	/* Where times matter (time_matters()): the time state it starts
+	 * with, if not a fresh one (@seeded), and the one its decoder had
+	 * at the next segment's PSB (@have_t_end). */
+	uint8_t seeded, have_t_end;
+	struct hwt_time_tracker t_start, t_end;
+	/* --time: the block's times (before: of the decoder's next one),
+	 * and whether the decoder took events since the last block. */
+	struct cli_blk_time time;
+	uint8_t time_stale;
+	/* perf.data: the time the hook saw last, and the offset before
+	 * which it has nothing to do while that stays (sync_hook()). */
+	uint8_t quiet_valid, quiet_have_tsc;
+	uint64_t quiet_tsc, quiet_off;
+	struct sym_cache sym;
+};
+
+struct flow {
+	const struct flow_options *opt;
+	struct hwt_image *image;
+	const uint8_t *trace;
+	size_t size;
+	uint64_t base;			/* trace offset of @trace[0] */
+	struct cli_disasm *dis;
+	struct calls_names *names;	/* calls */
+	/* perf.data input (perfdata_input.c): NULL for a raw trace */
+	const struct cli_flow_hook *hook;
+	struct totals *all;		/* of all streams */
+};
+
+/* ------------------------------------------------------------------ */
+/* Output helpers                                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The symbol at @ip, looked up once for a walk through a function (struct
+ * cli_sym_span; a binary search per instruction was a third of flow
+ * --insn's time).
+ */
+static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
+		      uint64_t ip, const char **name, uint64_t *off)
+{
+	uint64_t o = 0, end = 0;
+	const char *n = NULL;
+	int err;
+
+	if (!c->valid || !cli_sym_span_has(&c->span, image, ip)) {
+		err = hwt_image_symbol_extent(image, ip, &n, &o, &end);
+		c->valid = err >= 0 || err == -HWT_ERR_NOMAP;
+		c->span = (struct cli_sym_span){ hwt_image_id(image),
+			hwt_image_generation(image), ip, end };
+		c->found = err >= 0;
+		c->name = n;
+		c->base = ip - o;
+		if (!c->valid)
+			return err;
+	}
+	if (!c->found)
+		return -HWT_ERR_NOMAP;
+	*name = c->name;
+	*off = ip - c->base;
+	return 0;
+}
+
+static char *put_sym(const struct flow *fl, struct seg *s,
+		     const struct hwt_image *image, char *p, uint64_t ip)
+{
+	const char *name = NULL;
+	uint64_t off = 0;
+
+	if (fl->opt->no_sym || seg_symbol(&s->sym, image, ip, &name, &off) < 0)
+		return p;
+	*p++ = ' ';
+	*p++ = ' ';
+	/* Long C++ names are cut; the address is exact anyway. */
+	for (int n = 0; *name && n < 200; n++)
+		*p++ = *name++;
+	*p++ = '+';
+	*p++ = '0';
+	*p++ = 'x';
+	return cli_put_hex(p, off);
+}
+
+static inline __attribute__((always_inline)) void
+flush_block(struct flow *fl, struct seg *s);
+
+static void print_error(struct flow *fl, struct seg *s,
+			struct hwt_blk_decoder *dec, uint64_t ip, int err)
+{
+	uint64_t pos = 0;
+
+	flush_block(fl, s);
+	s->nerrors++;
+	if (hwt_blk_get_offset(dec, &pos) < 0)
+		cli_out_printf(&s->out, "[error at offset ?, ip 0x%" PRIx64
+			       ": %s]\n", ip, hwt_errstr(err));
+	else
+		cli_out_printf(&s->out, "[error at offset 0x%" PRIx64
+			       ", ip 0x%" PRIx64 ": %s]\n", fl->base + pos,
+			       ip, hwt_errstr(err));
+}
+
+/* ------------------------------------------------------------------ */
+/* Branches                                                            */
+/* ------------------------------------------------------------------ */
+
+static void branch_line(struct seg *s, uint64_t from, uint64_t to)
+{
+	char *p = cli_out_reserve(&s->out, 48);
+
+	s->nbranches++;
+	*p++ = '0';
+	*p++ = 'x';
+	p = cli_put_hex(p, from);
+	*p++ = ' ';
+	*p++ = '0';
+	*p++ = 'x';
+	p = cli_put_hex(p, to);
+	*p++ = '\n';
+	cli_out_commit(&s->out, p);
+}
+
+/* The previous block's last instruction went to @next: was it taken? */
+static void resolve(struct seg *s, uint64_t next, int print)
+{
+	struct pending *pd = &s->pend;
+
+	if (!pd->valid)
+		return;
+	pd->valid = 0;
+	switch (pd->iclass) {
+	case HWT_IC_COND_JUMP:
+		if (next == pd->fallthrough)
+			return;
+		break;
+	case HWT_IC_CALL:
+	case HWT_IC_RETURN:
+	case HWT_IC_JUMP:
+	case HWT_IC_FAR_CALL:
+	case HWT_IC_FAR_RETURN:
+	case HWT_IC_FAR_JUMP:
+	case HWT_IC_INDIRECT:
+		break;
+	default:
+		return;
+	}
+	if (print)
+		branch_line(s, pd->ip, next);
+	else
+		s->nbranches++;
+}
+
+/* ------------------------------------------------------------------ */
+/* Blocks                                                              */
+/* ------------------------------------------------------------------ */
+
+#define LINE_MAX_LEN 512
+
+static void insn_line(struct flow *fl, struct seg *s,
+		      const struct hwt_insn *insn, int have_time,
+		      uint64_t tsc)
+{
+	const struct flow_options *opt = fl->opt;
+	char *p = cli_out_reserve(&s->out, LINE_MAX_LEN);
+	char text[160];
+
+	if (opt->time) {
+		if (have_time)
+			p = cli_put_hex16(p, tsc);
+		else
+			p = cli_put_str(p, "????????????????");
+		*p++ = ' ';
+		*p++ = ' ';
+	}
+	if (insn->speculative) {
+		*p++ = '?';
+		*p++ = ' ';
+	}
+	p = cli_put_hex16(p, insn->ip);
+	p = put_sym(fl, s, s->image, p, insn->ip);
+	if (opt->disasm) {
+		*p++ = ' ';
+		*p++ = ' ';
+		if (cli_disasm_format(fl->dis, insn->mode, insn->raw,
+				      insn->size, insn->ip, text,
+				      sizeof(text)) > 0)
+			p = cli_put_str(p, text);
+		else
+			p = cli_put_str(p, "(bad)");
+	}
+	*p++ = '\n';
+	cli_out_commit(&s->out, p);
+}
+
+static void block_line(struct flow *fl, struct seg *s,
+		       const struct hwt_block *b)
+{
+	char *p = cli_out_reserve(&s->out, LINE_MAX_LEN);
+
+	if (b->speculative) {
+		*p++ = '?';
+		*p++ = ' ';
+	}
+	p = cli_put_hex16(p, b->ip);
+	*p++ = ' ';
+	p = cli_put_hex16(p, b->end_ip);
+	p += sprintf(p, " %5" PRIu32, b->ninsn);
+	p = put_sym(fl, s, s->block_image, p, b->ip);
+	*p++ = '\n';
+	cli_out_commit(&s->out, p);
+}
+
+/* Walk the instructions of @b: lines, branches. */
+static int walk_block(struct flow *fl, struct seg *s,
+		      const struct hwt_block *b, const struct cli_blk_time *t)
+{
+	const struct flow_options *opt = fl->opt;
+	struct hwt_insn insn;
+	uint64_t ip = b->ip, next, tsc;
+	int err, have_time;
+
+	for (uint32_t n = b->ninsn; n > 0; n--) {
+		err = hwt_blk_insn_walk(s->image, b->mode, &ip, &insn);
+		if (err < 0)
+			return err;
+		insn.speculative = b->speculative;
+		if (opt->mode == MODE_INSN) {
+			have_time = cli_blk_time_of(t, n == 1, &tsc);
+			insn_line(fl, s, &insn, have_time, tsc);
+		}
+		s->ninsn++;
+
+		next = insn.ip + insn.size;
+		if (n > 1) {
+			/* Inside a block only direct jumps and calls branch,
+			 * taken even to the next instruction (jmp/call +0). */
+			if (ip != next || insn.iclass == HWT_IC_JUMP ||
+			    insn.iclass == HWT_IC_CALL) {
+				if (opt->mode == MODE_BRANCHES)
+					branch_line(s, insn.ip, ip);
+				else
+					s->nbranches++;
+			}
+		} else {
+			s->pend.ip = insn.ip;
+			s->pend.fallthrough = next;
+			s->pend.iclass = insn.iclass;
+			s->pend.valid = 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * --blocks, --stat and coverage work on canonical blocks (hwt_blk_fold_*):
+ * the block decoder's block boundaries depend on its cache's history (as
+ * libipt's do, which ptxed reproduces); canonical blocks end only at a
+ * branch that needs trace or at an event, so the output is the same
+ * whatever the cache saw, and with any -j.
+ */
+static inline __attribute__((always_inline)) void
+flush_block(struct flow *fl, struct seg *s)
+{
+	struct hwt_block b;
+
+	if (!s->fold.open)
+		return;
+	hwt_blk_fold_end(&s->fold, &b);
+	if (fl->opt->mode == MODE_BLOCKS)
+		block_line(fl, s, &b);
+}
+
+/* A block opened a canonical block: after a PSB+, a cut segment starts
+ * there with no AFL previous location; forget it there in every run. */
+static void new_block(struct seg *s, const struct hwt_block *b)
+{
+	if (s->have_psb_ip && b->ip == s->psb_ip)
+		s->fold.prev = 0;
+	s->have_psb_ip = 0;
+}
+
+/* hwt calls on the printing thread: function segments held, at most. */
+#define CALLS_DRAIN 4096
+
+static int do_block(struct flow *fl, struct seg *s,
+		    struct hwt_blk_decoder *dec, const struct hwt_block *b)
+{
+	const struct flow_options *opt = fl->opt;
+	struct cli_blk_time t = s->time;
+
+	switch (opt->mode) {
+	case MODE_STAT:
+	case MODE_BLOCKS:
+	case MODE_COVERAGE: {
+		struct hwt_block ended;
+		int flags = hwt_blk_fold_block(dec, &s->fold, b, &ended);
+
+		if ((flags & HWT_BLK_FOLD_ENDED) && opt->mode == MODE_BLOCKS)
+			block_line(fl, s, &ended);
+		if (flags & HWT_BLK_FOLD_NEW) {
+			new_block(s, b);
+			s->block_image = s->image;
+		}
+		return 0;
+	}
+	default:
+		break;
+	}
+	s->nblocks++;
+	if (!b->ninsn)
+		return 0;
+	if (opt->time) {
+		t.have_after = hwt_blk_time(dec, &t.after, NULL, NULL) >= 0;
+		s->time.before = t.after;
+		s->time.have_before = t.have_after;
+	}
+	if (opt->mode == MODE_CALLS) {
+		int err = calls_seg_block(&s->calls, s->image, b, &t,
+					  s->out.len);
+
+		s->ninsn += b->ninsn;
+		if (s->calls_hist && s->calls.nrecs >= CALLS_DRAIN)
+			calls_drain(s->calls_hist, &s->calls, &s->out);
+		return err;
+	}
+	resolve(s, b->ip, opt->mode == MODE_BRANCHES);
+	return walk_block(fl, s, b, &t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Which events break the flow: no branch or edge across them. */
+static int event_breaks_flow(const struct hwt_event *ev)
+{
+	switch (ev->type) {
+	case HWT_EV_ENABLED:
+	case HWT_EV_DISABLED:
+	case HWT_EV_ASYNC_DISABLED:
+	case HWT_EV_ASYNC_BRANCH:
+	case HWT_EV_OVERFLOW:
+	case HWT_EV_STOP:
+		return 1;
+	case HWT_EV_TSX:
+		return ev->u.tsx.aborted;
+	default:
+		return 0;
+	}
+}
+
+static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
+{
+	flush_block(fl, s);
+	const struct flow_options *opt = fl->opt;
+	uint64_t ip = 0;
+	char text[200];
+
+	s->nevents++;
+	if (ev->status_update) {
+		/*
+		 * PSB+: a cut segment starts at its IP, with no AFL previous
+		 * location; forget it there in every run (see new_block).
+		 */
+		s->have_psb_ip = (uint8_t)hwt_event_resume_ip(ev, &ip);
+		s->psb_ip = ip;
+		return;
+	}
+	/*
+	 * A branch out of the traced code (a filter) is taken where the
+	 * disable says; one taken just before an interrupt went to where
+	 * the interrupt came: perf lists both so too.
+	 */
+	if (ev->type == HWT_EV_DISABLED && !ev->ip_suppressed)
+		resolve(s, ev->u.disabled.ip, opt->mode == MODE_BRANCHES);
+	else if (ev->type == HWT_EV_ASYNC_DISABLED)
+		resolve(s, ev->u.async_disabled.at, opt->mode == MODE_BRANCHES);
+	else if (ev->type == HWT_EV_ASYNC_BRANCH)
+		resolve(s, ev->u.async_branch.from, opt->mode == MODE_BRANCHES);
+	if (event_breaks_flow(ev)) {
+		s->pend.valid = 0;
+		s->fold.prev = 0;
+		if (opt->mode == MODE_CALLS)
+			calls_seg_event(&s->calls, ev);
+	}
+	if (!opt->events || ev->type == HWT_EV_TICK)
+		return;
+	cli_ipt_event(text, sizeof(text), ev, 1);
+	cli_out_printf(&s->out, "[%s]\n", text);
+}
+
+/* ------------------------------------------------------------------ */
+/* Decoding one segment                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Blocks may come in batches, or be folded by the decoder without coming
+ * out at all (--stat, coverage), where nothing between two blocks asks
+ * the decoder: not the instruction modes (time, error offsets), and in
+ * batches not the perf.data hook (lost-data notes go between the blocks
+ * where they happened). A fold stops at every timing packet, so the
+ * hook, asked before each fold, keeps the image at the decoder's time.
+ */
+static int use_batch(const struct flow *fl)
+{
+	return (fl->opt->mode == MODE_BLOCKS ||
+		(fl->opt->mode == MODE_CALLS && !fl->opt->time)) && !fl->hook;
+}
+
+/*
+ * The times printed, or the perf.data hook's, which applies sideband
+ * records by time: a segment must start with the time state one decoder
+ * would have there (see hwt_evt_time_warm()).
+ */
+static int time_matters(const struct flow *fl)
+{
+	return fl->opt->time || fl->hook;
+}
+
+static int use_fold(const struct flow *fl)
+{
+	return fl->opt->mode == MODE_STAT || fl->opt->mode == MODE_COVERAGE;
+}
+
+/*
+ * perf.data: lost-data notes print where they happened, between the
+ * lines of blocks and instructions; not where blocks are folded (--stat
+ * prints counts instead, coverage the notes at the stream's end): a fold
+ * stops where the block cache makes it stop (and at every timing
+ * packet), so where a note became due among the others would depend on
+ * the cache's history, which -j does not keep.
+ */
+static int inline_notes(const struct flow *fl)
+{
+	return !use_fold(fl);
+}
+
+/* perf.data: bring the image up to date, print lost-data notes due here. */
+static void sync_hook(struct flow *fl, struct seg *s,
+		      struct hwt_blk_decoder *dec)
+{
+	uint64_t tsc = 0, off;
+	int due, have_tsc;
+
+	if (!fl->hook)
+		return;
+	if (!s->synced) {
+		s->synced = 1;
+		s->first_sync = s->out.len;
+	}
+	/*
+	 * Asked before every block: most of the time the decoder's time is
+	 * the one the hook saw last, and no note by offset is near, so it
+	 * would do nothing (a fifth of hwt calls' time on gzip).
+	 */
+	have_tsc = hwt_blk_time(dec, &tsc, NULL, NULL) >= 0;
+	if (s->quiet_valid && have_tsc == s->quiet_have_tsc &&
+	    tsc == s->quiet_tsc && hwt_blk_get_offset(dec, &off) >= 0 &&
+	    off < s->quiet_off)
+		return;
+	due = fl->hook->sync(s->hctx, dec, fl->base, &s->quiet_off);
+	s->quiet_valid = 1;
+	s->quiet_have_tsc = (uint8_t)have_tsc;
+	s->quiet_tsc = tsc;
+	/* Symbols from the process the decoder is in now. */
+	s->image = hwt_blk_image(dec);
+	if (fl->opt->mode == MODE_CALLS) {
+		uint32_t pid, tid;
+
+		fl->hook->task(s->hctx, &pid, &tid);
+		calls_seg_task(&s->calls, pid, tid);
+	}
+	if (!due || !inline_notes(fl))
+		return;
+	flush_block(fl, s);
+	fl->hook->notes(s->hctx, dec, fl->base, &s->out);
+}
+
+/* Blocks per hwt_blk_next_batch(). */
+#define BATCH 256
+
+/* The decoders' configuration: the options', on this trace (or piece). */
+static struct hwt_blk_config trace_config(const struct flow *fl)
+{
+	struct hwt_blk_config cfg = fl->opt->config;
+
+	cfg.qry.begin = fl->trace;
+	cfg.qry.end = fl->trace + fl->size;
+	return cfg;
+}
+
+static struct hwt_blk_decoder *new_decoder(const struct flow *fl,
+					   struct hwt_image *image)
+{
+	struct hwt_blk_config cfg = trace_config(fl);
+
+	return hwt_blk_new(&cfg, image);
+}
+
+/*
+ * Decode segment @s with @reuse, a decoder of this thread's that decoded
+ * other segments before (@fresh: none yet; its block cache is as good for
+ * this one), or NULL. The first segment gets a new decoder, or a fresh
+ * one: it starts with a search for the first PSB from the start of the
+ * trace.
+ */
+static void decode_segment(struct flow *fl, struct seg *s,
+			   struct hwt_blk_decoder *reuse, int fresh)
+{
+	const struct flow_options *opt = fl->opt;
+	struct hwt_blk_decoder *dec = s->first && !fresh ? NULL : reuse;
+	struct hwt_block block, *batch = NULL;
+	struct hwt_event ev;
+	struct hwt_blk_end end;
+	uint64_t ip, last_sync = 0;
+	int status, started = 0, fold = use_fold(fl), have_sync = 0, synced;
+	size_t n, i;
+
+	if (!dec)
+		dec = new_decoder(fl, s->image);
+	if (!dec) {
+		cli_out_printf(&s->out, "[error: cannot allocate a decoder]\n");
+		s->nerrors++;
+		return;
+	}
+
+	if (opt->mode == MODE_CALLS && !s->calls.started)
+		calls_seg_start(&s->calls, fl->names, s->first);
+	/* Without it, one block at a time. */
+	if (use_batch(fl))
+		batch = malloc(BATCH * sizeof(*batch));
+
+	memset(&block, 0, sizeof(block));
+	hwt_blk_end_init(&end, s->end);
+	if (s->seeded)
+		hwt_blk_time_seed(dec, &s->t_start);
+	if (time_matters(fl))
+		hwt_blk_time_watch(dec, s->end ? s->end : UINT64_MAX);
+	for (;;) {
+		if (!started && !s->first)
+			status = hwt_blk_sync_set(dec, s->begin);
+		else
+			status = hwt_blk_sync_forward(dec);
+		flush_block(fl, s);
+		s->pend.valid = 0;
+		s->fold.prev = 0;
+		s->have_psb_ip = 0;
+		s->time_stale = 1;
+		s->quiet_valid = 0;
+		/* (Where a decode starts, calls_seg_start() said so.) */
+		if (started && opt->mode == MODE_CALLS)
+			calls_seg_sync(&s->calls);
+		started = 1;
+		synced = 1;
+		if (status == -HWT_ERR_EOS)
+			break;
+		/* A PSB of the next segment's is the next's, with its errors. */
+		if (hwt_blk_end_past(&end, dec, 1))
+			break;
+		if (status < 0) {
+			/* A damaged PSB+: the next PSB, if the sync moved. */
+			print_error(fl, s, dec, 0, status);
+			if (hwt_blk_get_sync_offset(dec, &ip) < 0 ||
+			    (have_sync && ip <= last_sync))
+				break;
+			have_sync = 1;
+			last_sync = ip;
+			continue;
+		}
+
+		for (;;) {
+			while (status & HWT_STS_EVENT_PENDING) {
+				s->time_stale = 1;
+				status = hwt_blk_event(dec, &ev);
+				if (status < 0)
+					break;
+				/* The next segment starts at its PSB+'s IP:
+				 * the blocks up to there are still ours. (Not
+				 * the PSB+ synced to: the decoder may have read
+				 * on to the next PSB in a damaged trace.) */
+				switch (synced ? 0 :
+					hwt_blk_end_event(&end, dec, &ev)) {
+				case 0:
+					do_event(fl, s, &ev);
+					break;
+				case 1:
+					break;
+				default:
+					goto out;
+				}
+			}
+			synced = 0;
+			if (status < 0)
+				break;
+			if (status & HWT_STS_EOS) {
+				status = -HWT_ERR_EOS;
+				break;
+			}
+			/* (hwt_blk_next() clears @block itself.) */
+			sync_hook(fl, s, dec);
+			/*
+			 * Hot code without a block coming out; not where a
+			 * PSB+ asks new_block() to look at the next block,
+			 * nor past the end.
+			 */
+			if (fold && !end.stopping && !s->have_psb_ip) {
+				status = hwt_blk_fold_next(dec, &s->fold,
+							   &block);
+				if (status < 0)
+					break;
+				if (status)
+					continue;
+			}
+			if (batch) {
+				status = hwt_blk_next_batch(dec, batch, BATCH,
+							    &n);
+			} else {
+				/* (The instruction modes: one block at a time,
+				 * each with its time before: the one after the
+				 * block before, unless events came between.) */
+				if (opt->time && s->time_stale) {
+					s->time.have_before = hwt_blk_time(
+						dec, &s->time.before, NULL,
+						NULL) >= 0;
+					s->time_stale = 0;
+				}
+				status = hwt_blk_next(dec, &block);
+				n = 1;
+			}
+			for (i = 0; i < n; i++) {
+				const struct hwt_block *b =
+					batch ? &batch[i] : &block;
+				/* All but the last came with status 0. */
+				int st = i + 1 < n ? 0 : status;
+
+				if (hwt_blk_end_block(&end, b)) {
+					resolve(s, b->ip,
+						opt->mode == MODE_BRANCHES);
+					goto out;
+				}
+				if (b->ninsn || st >= 0) {
+					int err = do_block(fl, s, dec, b);
+
+					if (err < 0) {
+						print_error(fl, s, dec, b->ip,
+							    err);
+						s->pend.valid = 0;
+					}
+				}
+			}
+			if (batch && n)
+				block = batch[n - 1];
+			if (status < 0)
+				break;
+		}
+		if (status == -HWT_ERR_EOS)
+			break;
+		/*
+		 * An error in the next segment's data, or on the way to its
+		 * PSB+'s IP (which the flow did not reach: a damaged PSB+
+		 * whose IP does not match the code): the next segment cannot
+		 * see what led to it, nor can this one know where one thread
+		 * would resynchronise. One thread decodes from here (run()).
+		 */
+		if (end.stopping || hwt_blk_end_past(&end, dec, 0)) {
+			s->unclean = 1;
+			break;
+		}
+		if (hwt_blk_get_ip(dec, &ip) < 0)
+			ip = block.ninsn ? block.end_ip : block.ip;
+		sync_hook(fl, s, dec);
+		print_error(fl, s, dec, ip, status);
+	}
+out:
+	flush_block(fl, s);
+	free(batch);
+	if (time_matters(fl))
+		s->have_t_end = hwt_blk_time_watched(dec, &s->t_end) > 0;
+	if (dec != reuse)
+		hwt_blk_delete(dec);
+}
+
+/* ------------------------------------------------------------------ */
+/* Segments and threads                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The PSB+ the packet decoder is synchronised at: its TSC, and whether a
+ * segment may start there. It must read to PSBEND, with the packets a
+ * PSB+ holds, and give the IP (a FUP): else a segment starting there
+ * would not know what one thread knows at that point (the IP carried
+ * across a damaged PSB+, say, which an error names).
+ */
+static int psb_scan(struct hwt_pkt_decoder *pd, struct cli_cut *c)
+{
+	struct hwt_pt_packet p;
+	int n = 0, fup = 0;
+
+	c->tsc = 0;
+	c->have_tsc = 0;
+	while (hwt_pkt_next(pd, &p) > 0) {
+		switch (p.type) {
+		case HWT_PT_PSB:
+			if (n++)
+				return 0;
+			break;
+		case HWT_PT_PSBEND:
+			return fup;
+		case HWT_PT_TSC:
+			c->tsc = p.u.tsc;
+			c->have_tsc = 1;
+			break;
+		case HWT_PT_FUP:
+			fup = 1;
+			break;
+		case HWT_PT_PAD: case HWT_PT_PIP: case HWT_PT_MODE_EXEC:
+		case HWT_PT_MODE_TSX: case HWT_PT_TMA: case HWT_PT_CBR:
+		case HWT_PT_VMCS: case HWT_PT_MNT:
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The first PSB after @off (at or after @off + 1), and its TSC. Returns
+ * 1 if a segment may start there (psb_scan), 0 if not, -1 if there is no
+ * PSB.
+ */
+static int psb_after(struct hwt_pkt_decoder *pd, uint64_t off,
+		     struct cli_cut *c)
+{
+	if (hwt_pkt_sync_set(pd, off) < 0 || hwt_pkt_sync_forward(pd) < 0 ||
+	    hwt_pkt_get_sync_offset(pd, &c->off) < 0)
+		return -1;
+	return psb_scan(pd, c);
+}
+
+/*
+ * The PSB to cut at, at or after @want and before @want + @chunk and
+ * @limit; perf.data: where no lost-data note is near (cli_flow_hook), so
+ * not the first one: the window cut_ok looks at runs from the PSB before
+ * the cut to the PSB after it. Each PSB+ is read once.
+ * Returns 0 (offsets in @c are the stream's), 1 if there is none there,
+ * -1 if none further.
+ */
+static int find_cut(const struct flow *fl, struct hwt_pkt_decoder *pd,
+		    uint64_t want, uint64_t chunk, uint64_t limit,
+		    struct cli_cut *c)
+{
+	const struct cli_flow_hook *h = fl->hook;
+	struct cli_cut prev = { 0 }, cur, next;
+	int good, good_next;
+
+	good = psb_after(pd, want - 1, &cur);
+	if (h) {
+		if (good < 0 || cur.off >= limit)
+			return -1;
+		prev = cur;
+		good = psb_after(pd, prev.off, &cur);
+	}
+	for (;;) {
+		if (good < 0 || cur.off >= limit)
+			return -1;
+		/* (The scan stands on the first PSB of its window.) */
+		if ((h ? prev.off : cur.off) >= want + chunk)
+			return 1;
+		if (good && !h)
+			break;
+		good_next = psb_after(pd, cur.off, &next);
+		if (good_next < 0) {
+			next.off = fl->size;
+			next.have_tsc = 0;
+		}
+		if (good && h->cut_ok(h->ctx, fl->base + prev.off,
+				      fl->base + next.off, prev.tsc, next.tsc,
+				      prev.have_tsc && next.have_tsc))
+			break;
+		prev = cur;
+		cur = next;
+		good = good_next;
+	}
+	*c = cur;
+	c->off += fl->base;
+	return 0;
+}
+
+/*
+ * PSBs to cut at, about @chunk apart and before @limit; returns how many.
+ * Offsets in *@cuts are the stream's (fl->base added).
+ */
+static size_t plan_segments(const struct flow *fl, uint64_t chunk,
+			    uint64_t limit, struct cli_cut **cuts)
+{
+	struct hwt_pkt_decoder *pd;
+	struct cli_cut *c = NULL, cut;
+	uint64_t want;
+	size_t n = 0, cap = 0;
+
+	pd = hwt_pkt_decoder_new(fl->trace, fl->size);
+	if (!pd)
+		goto one;
+	for (want = chunk; want < limit; want += chunk) {
+		int r = find_cut(fl, pd, want, chunk, limit, &cut);
+
+		if (r < 0)
+			break;
+		if (r > 0)
+			continue;
+		if (n && cut.off <= c[n - 1].off)
+			continue;
+		if (n == cap) {
+			struct cli_cut *nc;
+
+			cap = cap ? 2 * cap : 64;
+			nc = realloc(c, cap * sizeof(*nc));
+			if (!nc)
+				break;
+			c = nc;
+		}
+		c[n++] = cut;
+		if (cut.off - fl->base > want)
+			want = cut.off - fl->base;
+	}
+	hwt_pkt_decoder_delete(pd);
+one:
+	*cuts = c;
+	return n;
+}
+
+struct pool {
+	struct flow *fl;
+	struct seg *segs;
+	struct cli_cut *cuts;	/* segment k starts at cuts[k - 1] */
+	size_t nsegs;
+	size_t next;		/* next segment to decode */
+	size_t printed;		/* segments consumed by the main thread */
+	size_t ahead;		/* how far workers may run ahead */
+	uint64_t chunk;		/* segments are about this long */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *pool = arg;
+	const struct cli_flow_hook *hook = pool->fl->hook;
+	/* perf.data: this thread's view of the processes, which its
+	 * segments (in stream order) move forward. */
+	void *hctx = hook ? hook->fork(hook->ctx) : NULL;
+	/* One decoder for all the segments of this thread: the block cache
+	 * is the same work for each (hwt_blk_sync_set() keeps it). */
+	struct hwt_blk_decoder *dec;
+	/* hwt calls: this thread's symbol lookups, for all its segments. */
+	struct calls_sym *syms = NULL;
+	int fresh = 1;
+	size_t k;
+
+	if (hook && !hctx) {
+		fprintf(stderr, "%s: out of memory.\n", pool->fl->opt->prog);
+		exit(1);
+	}
+	dec = new_decoder(pool->fl, hook ? hook->image(hctx) : pool->fl->image);
+	for (;;) {
+		struct seg *s;
+
+		pthread_mutex_lock(&pool->lock);
+		while (pool->next < pool->nsegs &&
+		       pool->next >= pool->printed + pool->ahead)
+			pthread_cond_wait(&pool->cond, &pool->lock);
+		if (pool->next >= pool->nsegs) {
+			pthread_mutex_unlock(&pool->lock);
+			hwt_blk_delete(dec);
+			free(syms);
+			if (hook)
+				hook->unfork(hctx);
+			return NULL;
+		}
+		k = pool->next++;
+		pthread_mutex_unlock(&pool->lock);
+
+		s = &pool->segs[k];
+		if (hook) {
+			hook->seg(hctx, k ? &pool->cuts[k - 1] : NULL,
+				  k + 1 < pool->nsegs ? &pool->cuts[k] : NULL,
+				  &s->notes);
+			s->hctx = hctx;
+			s->image = hook->image(hctx);
+		}
+		if (k && time_matters(pool->fl) &&
+		    !(pool->fl->opt->config.qry.flags &
+		      (HWT_QRY_NO_CYC | HWT_QRY_NO_TCAL))) {
+			struct hwt_blk_config cfg = trace_config(pool->fl);
+
+			/*
+			 * A guess, checked when it is printed (run()); only
+			 * with CYCs (else a PSB+ sets the time, and the check
+			 * sees it), and from no further back than half a
+			 * segment (decoding there is extra work).
+			 */
+			if (hwt_evt_time_warm(&cfg.qry, s->begin,
+					      pool->chunk / 2,
+					      &s->t_start) >= 0)
+				s->seeded = 1;
+		}
+		calls_seg_swap_syms(&s->calls, &syms);
+		decode_segment(pool->fl, s, dec, fresh);
+		calls_seg_swap_syms(&s->calls, &syms);
+		if (hook)
+			hook->seg_end(hctx, &s->notes);
+		/* (A cache warmed up once, not once more for the first
+		 * segment: a decoder is as good as new before its first.) */
+		fresh = 0;
+
+		pthread_mutex_lock(&pool->lock);
+		s->done = 1;
+		pthread_cond_broadcast(&pool->cond);
+		pthread_mutex_unlock(&pool->lock);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Results                                                             */
+/* ------------------------------------------------------------------ */
+
+struct totals {
+	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
+	uint8_t *map;
+	/* @map's cli_map_hash(), if made already (@hashed) */
+	uint64_t hash;
+	size_t edges;
+	uint8_t hashed;
+	struct calls_hist *calls;
+};
+
+/* Lost-data notes that the segments before left are due at the first
+ * sync of a segment decoded on another thread (of the hook's). */
+static size_t seg_join_at(const struct seg *s)
+{
+	return s->synced ? s->first_sync : s->out.len;
+}
+
+/* hwt calls: a segment's lines (and text) to the history. */
+static void consume_calls(struct flow *fl, struct seg *s, struct totals *t)
+{
+	struct calls_hist *h = t->calls;
+
+	if (fl->hook && s->hctx != fl->hook->ctx) {
+		size_t at = seg_join_at(s);
+
+		calls_take(h, &s->calls, s->out.buf, 0, at, 0);
+		fl->hook->seg_join(fl->hook->ctx, &s->notes,
+				   calls_hist_text(h));
+		calls_take(h, &s->calls, s->out.buf, at, s->out.len, 1);
+	} else {
+		calls_take(h, &s->calls, s->out.buf, 0, s->out.len, 1);
+	}
+	calls_take_end(h, &s->calls);
+}
+
+/* Fold a finished segment into the totals, print its output. */
+static int consume(struct flow *fl, struct seg *s, struct totals *t,
+		   struct cli_out *out)
+{
+	t->ninsn += s->ninsn + s->fold.ninsn;
+	t->nblocks += s->nblocks + s->fold.nblocks;
+	t->nbranches += s->nbranches;
+	t->nevents += s->nevents;
+	t->nerrors += s->nerrors;
+	if (s->fold.map && t->map)
+		cli_map_add(t->map, s->fold.map);
+	if (fl->opt->mode == MODE_CALLS) {
+		consume_calls(fl, s, t);
+	} else if (fl->hook && s->hctx != fl->hook->ctx) {
+		size_t at = seg_join_at(s);
+
+		if (at)
+			cli_out_write(out, s->out.buf, at);
+		fl->hook->seg_join(fl->hook->ctx, &s->notes,
+				   inline_notes(fl) ? out : NULL);
+		if (s->out.len > at)
+			cli_out_write(out, s->out.buf + at, s->out.len - at);
+	} else if (s->out.len) {
+		cli_out_write(out, s->out.buf, s->out.len);
+	}
+	free(s->out.buf);
+	s->out.buf = NULL;
+	free(s->fold.map);
+	s->fold.map = NULL;
+	calls_seg_free(&s->calls);
+	return 0;
+}
+
+/* @map: coverage's map, cleared (the caller's), or NULL for one of its
+ * own. */
+static int seg_init_map(struct flow *fl, struct seg *s, uint8_t *map)
+{
+	memset(s, 0, sizeof(*s));
+	s->image = fl->image;
+	s->block_image = fl->image;
+	s->hctx = fl->hook ? fl->hook->ctx : NULL;
+	if (cli_out_init(&s->out, NULL) < 0)
+		return -1;
+	hwt_blk_fold_init(&s->fold, NULL);
+	if (fl->opt->mode == MODE_COVERAGE) {
+		s->fold.map = map ? map : calloc(1, MAP_SIZE);
+		if (!s->fold.map)
+			return -1;
+	}
+	return 0;
+}
+
+static int seg_init(struct flow *fl, struct seg *s)
+{
+	return seg_init_map(fl, s, NULL);
+}
+
+/*
+ * -j: trace bytes per segment, at least; and all where each block or
+ * instruction prints a line (held until the segments before are printed:
+ * 10-100 bytes of output per byte of trace, 400 for instructions).
+ */
+#define SEG_MIN (64u << 10)
+#define SEG_INSN (16u << 10)
+
+/* For tests and fuzzing: many segments in a small trace. */
+static uint64_t segment_size(uint64_t chunk)
+{
+	const char *env = getenv("HWT_SEGMENT_SIZE");
+	uint64_t v;
+
+	if (env && cli_parse_u64(env, &v) == 0 && v >= 16)
+		return v;
+	return chunk;
+}
+
+/*
+ * What one run() decodes: the trace in @fl, a whole raw trace (or range)
+ * or one piece of a perf.data stream (cli_pieces), which goes on from the
+ * pieces before unless @first and ends at @end (0: the trace's end); cuts
+ * are made before @limit, unless @one.
+ */
+struct span {
+	int first, one;
+	uint64_t end, limit;
+};
+
+/* What consume() did not take of segments not printed. */
+static void seg_free(struct seg *s)
+{
+	free(s->out.buf);
+	free(s->fold.map);
+	calls_seg_free(&s->calls);
+}
+
+/*
+ * One thread: @s prints straight into @out, lent to it; hwt calls puts
+ * its lines into the history as it goes (they print at the end).
+ */
+static void seg_lend(struct seg *s, struct totals *t, struct cli_out *out)
+{
+	if (t->calls) {
+		s->calls_hist = t->calls;
+		return;
+	}
+	cli_out_fini(&s->out);
+	s->out = *out;
+}
+
+/* ... and gives it back, with its counts added to @t. */
+static void seg_give_back(struct flow *fl, struct seg *s, struct totals *t,
+			  struct cli_out *out)
+{
+	if (!t->calls) {
+		*out = s->out;
+		s->out.buf = NULL;
+		s->out.len = 0;
+	}
+	consume(fl, s, t, out);
+}
+
+/* Decode @s on this thread, printed as it goes. */
+static void decode_here(struct flow *fl, struct seg *s, struct totals *t,
+			struct cli_out *out)
+{
+	if (fl->hook) {
+		/* The stream's context: where the segments left the view. */
+		fl->hook->resume(fl->hook->ctx);
+		s->image = fl->hook->image(fl->hook->ctx);
+	}
+	seg_lend(s, t, out);
+	decode_segment(fl, s, NULL, 0);
+	seg_give_back(fl, s, t, out);
+}
+
+/*
+ * Segment @k started with the time state one thread has there: the one
+ * the decoder of the segment before had on reaching its PSB (exact, as
+ * that segment's start was). Unknown (no PSB reached) counts as the same.
+ */
+static int time_start_ok(const struct flow *fl, const struct pool *pool,
+			 size_t k)
+{
+	const struct seg *prev = k ? &pool->segs[k - 1] : NULL,
+			 *s = &pool->segs[k];
+	struct hwt_time_tracker start;
+	struct hwt_blk_config cfg;
+
+	if (!prev || !time_matters(fl) || !prev->have_t_end)
+		return 1;
+	start = prev->t_end;
+	if (s->seeded)
+		start = s->t_start;
+	else
+		hwt_time_tracker_reset(&start);
+	if (hwt_time_tracker_same(&prev->t_end, &start))
+		return 1;
+	/* Or its PSB+ sets all that differs. */
+	cfg = trace_config(fl);
+	return hwt_evt_time_same_from(&cfg.qry, s->begin, &prev->t_end,
+				      &start) > 0;
+}
+
+/*
+ * Segment @k of a raw trace, decoded again on this thread from the time
+ * the one before left (time_start_ok() said no) and printed; what it
+ * leaves for the next one's check goes back into its slot.
+ */
+static void decode_again(struct flow *fl, struct pool *pool, size_t k,
+			 struct totals *t, struct cli_out *out)
+{
+	struct seg *s = &pool->segs[k], again;
+
+	if (seg_init(fl, &again) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
+		exit(1);
+	}
+	again.first = s->first;
+	again.cont = s->cont;
+	again.begin = s->begin;
+	again.end = s->end;
+	again.t_start = pool->segs[k - 1].t_end;
+	again.seeded = 1;
+	seg_free(s);
+	decode_here(fl, &again, t, out);
+	s->t_end = again.t_end;
+	s->have_t_end = again.have_t_end;
+}
+
+/* No more segments for the workers (they finish the one they have). */
+static void pool_stop(struct pool *pool)
+{
+	pthread_mutex_lock(&pool->lock);
+	pool->next = pool->nsegs;
+	pthread_cond_broadcast(&pool->cond);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/*
+ * Returns 0, -1 after a message, or 1 if a segment did not decode on its
+ * own as in one thread (it ended in an error in the next one's data, or
+ * hook->seg_check said so): the trace from there was decoded on this
+ * thread, and so must the rest of a perf.data stream.
+ */
+static int run(struct flow *fl, const struct span *sp, struct totals *t,
+	       struct cli_out *out)
+{
+	const struct flow_options *opt = fl->opt;
+	unsigned jobs = opt->jobs ? opt->jobs : 1;
+	struct cli_cut *cuts = NULL;
+	size_t ncuts = 0, alone;
+	uint64_t chunk = 0;
+	struct pool pool;
+	pthread_t *th;
+	unsigned nth = 0;
+	int ret = 0, late;
+	/* The segment after one decoded again (decode_again()). */
+	size_t again = 0;
+
+	if (jobs > 1 && !sp->one) {
+		/* Several segments per thread balance uneven ones. */
+		chunk = sp->limit / (jobs * 8);
+		/*
+		 * Segments ahead of the printed one are held in memory, and
+		 * a line per instruction or block is 10-100 bytes of output
+		 * per byte of trace: the trace's size would be the bound.
+		 */
+		if (opt->mode == MODE_INSN)
+			chunk = SEG_INSN;
+		else if (!use_fold(fl))
+			chunk = SEG_MIN;
+		else if (chunk < SEG_MIN)
+			chunk = SEG_MIN;
+		chunk = segment_size(chunk);
+		ncuts = plan_segments(fl, chunk, sp->limit, &cuts);
+	}
+
+	memset(&pool, 0, sizeof(pool));
+	pool.fl = fl;
+	pool.cuts = cuts;
+	pool.chunk = chunk;
+	pool.nsegs = ncuts + 1;
+	pool.segs = calloc(pool.nsegs, sizeof(*pool.segs));
+	if (!pool.segs) {
+		free(cuts);
+		return -1;
+	}
+	for (size_t k = 0; k < pool.nsegs; k++) {
+		struct seg *s = &pool.segs[k];
+
+		if (seg_init(fl, s) < 0) {
+			fprintf(stderr, "%s: out of memory.\n", opt->prog);
+			exit(1);
+		}
+		s->first = k == 0 && sp->first;
+		s->cont = k == 0 && !sp->first;
+		s->begin = k ? cuts[k - 1].off - fl->base : 0;
+		s->end = k < ncuts ? cuts[k].off - fl->base : sp->end;
+	}
+
+	if (opt->verbose && jobs > 1)
+		fprintf(stderr, "%s: trace 0x%" PRIx64 "-0x%" PRIx64 ": %zu "
+			"segment%s\n", opt->prog, fl->base,
+			fl->base + (sp->end ? sp->end : fl->size), pool.nsegs,
+			pool.nsegs == 1 ? "" : "s");
+	if (pool.nsegs == 1) {
+		/* Single-threaded: print as we go. */
+		decode_here(fl, &pool.segs[0], t, out);
+		free(pool.segs);
+		free(cuts);
+		return 0;
+	}
+
+	pool.ahead = 2 * (size_t)jobs;
+	pthread_mutex_init(&pool.lock, NULL);
+	pthread_cond_init(&pool.cond, NULL);
+	th = calloc(jobs, sizeof(*th));
+	for (unsigned i = 0; th && i < jobs; i++) {
+		if (pthread_create(&th[i], NULL, worker, &pool))
+			break;
+		nth++;
+	}
+	if (!nth) {
+		fprintf(stderr, "%s: cannot start threads.\n", opt->prog);
+		ret = -1;
+		/* Decode here instead, with the stream's own context. */
+		if (fl->hook)
+			fl->hook->resume(fl->hook->ctx);
+		for (size_t k = 0; k < pool.nsegs; k++)
+			decode_segment(fl, &pool.segs[k], NULL, 0),
+				pool.segs[k].done = 1;
+	}
+	for (alone = 0; alone < pool.nsegs; alone++) {
+		struct seg *s = &pool.segs[alone];
+
+		pthread_mutex_lock(&pool.lock);
+		while (!s->done)
+			pthread_cond_wait(&pool.cond, &pool.lock);
+		pthread_mutex_unlock(&pool.lock);
+
+		late = nth && !s->unclean && !time_start_ok(fl, &pool, alone);
+		if (late && !fl->hook && again != alone) {
+			/* A raw trace: this one again, from one thread's
+			 * time (perf.data's view of the processes has moved
+			 * on: the rest goes to one thread, below), unless the
+			 * one before was too: the estimates do not hold. */
+			if (opt->verbose)
+				fprintf(stderr, "%s: segment %zu at 0x%" PRIx64
+					" did not start with one thread's time:"
+					" decoded again\n", opt->prog, alone,
+					fl->base + s->begin);
+			decode_again(fl, &pool, alone, t, out);
+			again = alone + 1;
+		} else if (nth && (s->unclean || late ||
+			    (fl->hook &&
+			     fl->hook->seg_check(fl->hook->ctx, &s->notes,
+						 inline_notes(fl))))) {
+			if (opt->verbose)
+				fprintf(stderr, "%s: segment %zu at 0x%" PRIx64
+					" %s: the rest on one thread\n",
+					opt->prog, alone, fl->base + s->begin,
+					s->unclean ?
+					"ends in an error at the next's PSB" :
+					late ?
+					"did not start with one thread's time" :
+					"depends on the ones before");
+			break;
+		} else {
+			consume(fl, s, t, out);
+		}
+
+		pthread_mutex_lock(&pool.lock);
+		pool.printed = alone + 1;
+		pthread_cond_broadcast(&pool.cond);
+		pthread_mutex_unlock(&pool.lock);
+	}
+	if (alone < pool.nsegs)
+		pool_stop(&pool);
+	for (unsigned i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+	if (alone < pool.nsegs) {
+		/* The rest as one thread decodes it. */
+		struct seg rest;
+
+		if (seg_init(fl, &rest) < 0) {
+			fprintf(stderr, "%s: out of memory.\n", opt->prog);
+			exit(1);
+		}
+		rest.first = pool.segs[alone].first;
+		rest.cont = pool.segs[alone].cont;
+		rest.begin = pool.segs[alone].begin;
+		rest.end = sp->end;
+		if (alone && pool.segs[alone - 1].have_t_end) {
+			/* One thread's time at the PSB it starts at. */
+			rest.t_start = pool.segs[alone - 1].t_end;
+			rest.seeded = 1;
+		}
+		for (size_t k = alone; k < pool.nsegs; k++)
+			seg_free(&pool.segs[k]);
+		decode_here(fl, &rest, t, out);
+		ret = 1;
+	}
+	pthread_mutex_destroy(&pool.lock);
+	pthread_cond_destroy(&pool.cond);
+	free(pool.segs);
+	free(cuts);
+	return ret;
+}
+
+static int finish(struct flow *fl, struct totals *t, struct cli_out *out)
+{
+	const struct flow_options *opt = fl->opt;
+
+	switch (opt->mode) {
+	case MODE_STAT:
+		cli_out_printf(out, "insn: %" PRIu64 "\n", t->ninsn);
+		cli_out_printf(out, "blocks: %" PRIu64 "\n", t->nblocks);
+		cli_out_printf(out, "events: %" PRIu64 "\n", t->nevents);
+		cli_out_printf(out, "errors: %" PRIu64 "\n", t->nerrors);
+		break;
+	case MODE_CALLS:
+		if (calls_print(t->calls, out) < 0)
+			return -1;
+		break;
+	case MODE_COVERAGE: {
+		if (!t->hashed)
+			t->hash = cli_map_hash(t->map, &t->edges);
+		cli_out_printf(out, "edges: %zu\n", t->edges);
+		cli_out_printf(out, "hash: %016" PRIx64 "\n", t->hash);
+		cli_out_printf(out, "blocks: %" PRIu64 "\n", t->nblocks);
+		cli_out_printf(out, "insn: %" PRIu64 "\n", t->ninsn);
+		cli_out_printf(out, "errors: %" PRIu64 "\n", t->nerrors);
+		if (opt->bitmap_out) {
+			FILE *f = fopen(opt->bitmap_out, "wb");
+
+			if (!f || fwrite(t->map, 1, MAP_SIZE, f) != MAP_SIZE ||
+			    fclose(f)) {
+				fprintf(stderr, "%s: cannot write %s: %s.\n",
+					opt->prog, opt->bitmap_out,
+					strerror(errno));
+				return -1;
+			}
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* perf.data streams (perfdata_input.c drives, one stream at a time)   */
+/* ------------------------------------------------------------------ */
+
+/* A stream's totals (or a raw trace's): the map, the history. */
+static int totals_init(const struct flow *fl, struct totals *t,
+		       struct cli_out *out)
+{
+	if (fl->opt->mode == MODE_COVERAGE) {
+		t->map = calloc(1, MAP_SIZE);
+		if (!t->map)
+			goto oom;
+	}
+	if (fl->opt->mode == MODE_CALLS) {
+		t->calls = calls_hist_new(fl->opt->stream ? out : NULL,
+					  fl->opt->time);
+		if (!t->calls)
+			goto oom;
+	}
+	return 0;
+oom:
+	fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
+	return -1;
+}
+
+static void add_totals(struct totals *all, const struct totals *t)
+{
+	all->ninsn += t->ninsn;
+	all->nblocks += t->nblocks;
+	all->nbranches += t->nbranches;
+	all->nevents += t->nevents;
+	all->nerrors += t->nerrors;
+	if (all->map && t->map)
+		cli_map_add(all->map, t->map);
+}
+
+/*
+ * A perf.data stream with -j: each piece cut into segments decoded on
+ * threads, each thread with a context of the hook's (its own view of the
+ * processes).
+ */
+static int run_pieces_jobs(struct flow *fl, struct cli_pieces *trace,
+			   struct totals *t, struct cli_out *out)
+{
+	int more, alone = 0;
+
+	while ((more = cli_pieces_next(trace)) > 0) {
+		struct span sp;
+		int r;
+
+		fl->trace = trace->buf;
+		fl->size = trace->len;
+		fl->base = trace->base;
+		sp.first = trace->base == 0;
+		sp.one = alone;
+		sp.end = trace->last ? 0 : trace->cut;
+		sp.limit = trace->last ? trace->len : trace->cut;
+		r = run(fl, &sp, t, out);
+		if (r < 0)
+			return -1;
+		/* A segment did not decode on its own as in one thread: the
+		 * view is where one thread's is now, not where the next
+		 * piece's segments would start theirs. */
+		if (r > 0)
+			alone = 1;
+	}
+	fl->base = 0;
+	return more < 0 ? -1 : 0;
+}
+
+/*
+ * A perf.data stream: one segment, decoded piece by piece on this thread
+ * (the hook's image follows one time line), printed as it goes.
+ */
+static int run_pieces(struct flow *fl, struct cli_pieces *trace,
+		      struct totals *t, struct cli_out *out)
+{
+	struct seg s;
+	int more;
+
+	if (fl->opt->jobs > 1)
+		return run_pieces_jobs(fl, trace, t, out);
+
+	if (seg_init(fl, &s) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
+		return -1;
+	}
+	seg_lend(&s, t, out);
+	while ((more = cli_pieces_next(trace)) > 0) {
+		fl->trace = trace->buf;
+		fl->size = trace->len;
+		fl->base = trace->base;
+		s.first = trace->base == 0;
+		s.cont = !s.first;
+		s.begin = 0;
+		s.end = trace->last ? 0 : trace->cut;
+		decode_segment(fl, &s, NULL, 0);
+	}
+	seg_give_back(fl, &s, t, out);
+	fl->base = 0;
+	return more < 0 ? -1 : 0;
+}
+
+int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
+		    struct hwt_image *image, const struct cli_flow_hook *hook,
+		    struct cli_out *out)
+{
+	const struct flow_options *saved = fl->opt;
+	struct hwt_image *saved_image = fl->image;
+	struct flow_options o = *saved;
+	struct totals t;
+	int ret = -1;
+
+	/* The bitmap of all streams is written once, at the end. */
+	o.bitmap_out = NULL;
+	memset(&t, 0, sizeof(t));
+	fl->opt = &o;
+	fl->image = image;
+	fl->hook = hook;
+	if (totals_init(fl, &t, out) < 0)
+		goto out;
+	if (run_pieces(fl, trace, &t, out) == 0) {
+		if (o.mode != MODE_STAT)
+			hook->notes(hook->ctx, NULL, 0,
+				    t.calls ? calls_hist_text(t.calls) : out);
+		if (finish(fl, &t, out) == 0)
+			ret = 0;
+		if (o.mode == MODE_STAT)
+			hook->stat(hook->ctx, out);
+	}
+	if (fl->all)
+		add_totals(fl->all, &t);
+out:
+	free(t.map);
+	calls_hist_delete(t.calls);
+	fl->opt = saved;
+	fl->image = saved_image;
+	fl->hook = NULL;
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Several traces (hwt coverage): a fuzzer's runs, or its corpus        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Each trace is decoded on its own, as if alone, into a map of its own,
+ * but one decoder per thread decodes them all (hwt_blk_set_trace()): its
+ * block cache is warm after the first, as libxdc keeps its cache from one
+ * run of the fuzzed program to the next. With -j N, N threads take the
+ * traces in turn (a trace is not cut: they are many, and small), and
+ * they print in order, from a ring of slots.
+ */
+struct corpus {
+	struct flow *fl;
+	struct corpus_slot {
+		struct seg s;
+		uint8_t failed;		/* not read, or no memory: said so */
+		/* its map's, which went into its thread's union */
+		uint64_t hash;
+		size_t edges;
+	} *slots;			/* trace k in slots[k % nslots] */
+	size_t n, nslots, next, printed;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+/* A thread's: its decoder, a buffer for the traces it reads, the map it
+ * folds them into (cleared after each), and the union of its traces'. */
+struct corpus_thread {
+	struct corpus *c;
+	struct hwt_blk_decoder *dec;
+	uint8_t *buf;
+	size_t cap;
+	uint8_t *map, *sum;
+};
+
+static void corpus_thread_fini(struct corpus_thread *th)
+{
+	hwt_blk_delete(th->dec);
+	free(th->buf);
+	free(th->map);
+	free(th->sum);
+}
+
+/* Trace @k into its slot, with @th's decoder (made here if none). */
+static void corpus_decode(struct corpus_thread *th, size_t k)
+{
+	struct corpus *c = th->c;
+	struct hwt_blk_decoder **dec = &th->dec;
+	struct flow f = *c->fl;
+	struct corpus_slot *sl = &c->slots[k % c->nslots];
+	struct cli_input in;
+
+	memset(&in, 0, sizeof(in));
+	sl->failed = 1;
+	if (!th->map)
+		th->map = calloc(1, MAP_SIZE);
+	if (!th->sum)
+		th->sum = calloc(1, MAP_SIZE);
+	if (!th->map || !th->sum || seg_init_map(&f, &sl->s, th->map) < 0) {
+		sl->s.fold.map = NULL;
+		fprintf(stderr, "%s: out of memory.\n", f.opt->prog);
+		return;
+	}
+	/* (The map is the thread's: no one else frees it.) */
+	sl->s.fold.map = NULL;
+	if (cli_input_read(&in, f.opt->traces[k], f.opt->prog, &th->buf,
+			   &th->cap) < 0)
+		return;
+	sl->failed = 0;
+	sl->s.fold.map = th->map;
+	f.trace = in.data;
+	f.size = in.size;
+	sl->s.first = 1;
+	if (*dec && hwt_blk_set_trace(*dec, f.trace, f.trace + f.size) < 0) {
+		hwt_blk_delete(*dec);
+		*dec = NULL;
+	}
+	if (!*dec)
+		*dec = new_decoder(&f, f.image);
+	/* (Without a decoder, it tries to make one, and says so.) */
+	decode_segment(&f, &sl->s, *dec, 1);
+	cli_input_close(&in);
+	sl->hash = cli_map_take(th->map, th->sum, &sl->edges);
+	sl->s.fold.map = NULL;
+}
+
+static void *corpus_worker(void *arg)
+{
+	struct corpus_thread *th = arg;
+	struct corpus *c = th->c;
+	size_t k;
+
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		while (c->next < c->n && c->next >= c->printed + c->nslots)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (c->next >= c->n) {
+			pthread_mutex_unlock(&c->lock);
+			break;
+		}
+		k = c->next++;
+		pthread_mutex_unlock(&c->lock);
+
+		corpus_decode(th, k);
+
+		pthread_mutex_lock(&c->lock);
+		c->slots[k % c->nslots].s.done = 1;
+		pthread_cond_broadcast(&c->cond);
+		pthread_mutex_unlock(&c->lock);
+	}
+	return NULL;
+}
+
+/* Trace @k's lines; its counts added to @all (its map went into its
+ * thread's union). Returns 0, or 1 if it gave nothing (not read, or not a
+ * trace: said so). */
+static int corpus_print(struct corpus *c, size_t k, struct totals *all,
+			struct cli_out *out)
+{
+	struct corpus_slot *sl = &c->slots[k % c->nslots];
+	struct flow_options o = *c->fl->opt;
+	struct flow f = *c->fl;
+	struct totals t;
+
+	if (sl->failed) {
+		seg_free(&sl->s);
+		return 1;
+	}
+	/* (The union's bitmap is the one written, at the end.) */
+	o.bitmap_out = NULL;
+	f.opt = &o;
+	memset(&t, 0, sizeof(t));
+	cli_out_printf(out, "# trace %s\n", o.traces[k]);
+	t.hash = sl->hash;
+	t.edges = sl->edges;
+	t.hashed = 1;
+	consume(&f, &sl->s, &t, out);
+	(void)finish(&f, &t, out);
+	add_totals(all, &t);
+	if (t.nblocks || t.nevents || t.nerrors || t.ninsn)
+		return 0;
+	fprintf(stderr, "%s: %s: no PSB found: not an Intel PT trace?\n",
+		o.prog, o.traces[k]);
+	return 1;
+}
+
+/* All the traces, then their union. Returns 0, or 1 if a trace could not
+ * be read or gave nothing, after a message. */
+static int run_traces(struct flow *fl, struct totals *all,
+		      struct cli_out *out)
+{
+	const struct flow_options *opt = fl->opt;
+	unsigned jobs = opt->jobs ? opt->jobs : 1, nth = 0;
+	/* ct[jobs]: this thread's (if no other runs) */
+	struct corpus_thread *ct;
+	pthread_t *th = NULL;
+	struct corpus c;
+	int ret = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.fl = fl;
+	c.n = opt->ntraces;
+	c.nslots = jobs > 1 ? 4 * (size_t)jobs : 1;
+	c.slots = calloc(c.nslots, sizeof(*c.slots));
+	ct = calloc((size_t)jobs + 1, sizeof(*ct));
+	pthread_mutex_init(&c.lock, NULL);
+	pthread_cond_init(&c.cond, NULL);
+	if (jobs > 1)
+		th = calloc(jobs, sizeof(*th));
+	if (!c.slots || !ct || (jobs > 1 && !th)) {
+		fprintf(stderr, "%s: out of memory.\n", opt->prog);
+		ret = -1;
+		goto out;
+	}
+	for (unsigned i = 0; i <= jobs; i++)
+		ct[i].c = &c;
+	for (unsigned i = 0; i < jobs && jobs > 1; i++) {
+		if (pthread_create(&th[i], NULL, corpus_worker, &ct[i]))
+			break;
+		nth++;
+	}
+	for (size_t k = 0; k < c.n; k++) {
+		struct corpus_slot *sl = &c.slots[k % c.nslots];
+
+		if (!nth) {
+			/* One thread (or none could start): in turn. */
+			corpus_decode(&ct[jobs], k);
+		} else {
+			pthread_mutex_lock(&c.lock);
+			while (!sl->s.done)
+				pthread_cond_wait(&c.cond, &c.lock);
+			pthread_mutex_unlock(&c.lock);
+		}
+		if (corpus_print(&c, k, all, out))
+			ret = 1;
+		pthread_mutex_lock(&c.lock);
+		sl->s.done = 0;
+		c.printed = k + 1;
+		pthread_cond_broadcast(&c.cond);
+		pthread_mutex_unlock(&c.lock);
+	}
+	for (unsigned i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	/* (Saturating sums: in any order, the same.) */
+	for (unsigned i = 0; i <= jobs; i++)
+		if (ct[i].sum)
+			cli_map_add(all->map, ct[i].sum);
+	cli_out_printf(out, "# all traces\n");
+	if (finish(fl, all, out) < 0)
+		ret = -1;
+out:
+	for (unsigned i = 0; ct && i <= jobs; i++)
+		corpus_thread_fini(&ct[i]);
+	free(ct);
+	free(th);
+	free(c.slots);
+	pthread_mutex_destroy(&c.lock);
+	pthread_cond_destroy(&c.cond);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Command line                                                        */
+/* ------------------------------------------------------------------ */
+
+static const char common_help[] =
+	"image:\n"
+	"  --raw FILE[:FROM[-TO]]:BASE   map (part of) FILE at address BASE\n"
+	"  --elf FILE[:BIAS]             map the loadable segments of an ELF file,\n"
+	"                                each at its address + BIAS; symbols\n"
+	"trace:\n"
+	"  TRACE[:FROM[-TO]]             the Intel PT trace (or a range of it)\n"
+	"  FILE.data                     or a perf.data of `perf record -e intel_pt//`:\n"
+	"                                each AUX stream is decoded with the code\n"
+	"                                its sideband says was mapped, after a line\n"
+	"                                '# stream idx N: ...'; lost data prints as\n"
+	"                                [warning: ...] where it happened\n"
+	"  --symfs DIR                   perf.data: recorded paths are below DIR\n"
+	"  --vdso FILE                   perf.data: a copy of the vdso\n"
+	"  --buildid-dir DIR             perf.data: a build-id cache with the\n"
+	"                                files gone or rebuilt since (default\n"
+	"                                ~/.debug, where perf record puts them)\n"
+	"  --cpu none|auto|F/M[/S]       decode for this cpu's errata\n"
+	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
+	"                                timing parameters, as for ptxed\n"
+	"  --no-cyc                      time without CYC packets, as ptdump\n"
+	"                                --no-cyc (a perf.data says so itself)\n"
+	"  --filter:addrN_cfg/_a/_b V    IP filter configuration, as for ptxed\n";
+
+void help_flow(void)
+{
+	printf("usage: hwt flow [--insn|--blocks|--branches|--stat] [options] "
+	       "TRACE\n\n"
+	       "The program flow of an Intel PT trace.\n"
+	       "  --insn          one line per instruction (default):\n"
+	       "                  [TSC  ]IP  [SYMBOL+0xOFF]  [DISASSEMBLY]\n"
+	       "  --blocks        one line per block: IP END_IP NINSN  "
+	       "[SYMBOL+0xOFF]\n"
+	       "  --branches      one line per taken branch: 0xFROM 0xTO\n"
+	       "                  (instructions' branches; interrupts and\n"
+	       "                  tracing gaps are not branches)\n"
+	       "  --stat          counts only\n"
+	       "  --disasm        disassemble (Zydis, Intel syntax)\n"
+	       "  --time          print the estimated TSC per block\n"
+	       "  --no-sym        no symbol lookup\n"
+	       "  --no-events     do not print events ([enabled], ...)\n"
+	       "  -j N            decode on N threads (same output)\n"
+	       "  -v              say how -j cut the trace (stderr)\n"
+	       "\n%s\n"
+	       "Events print as ptxed prints them. Errors print as\n"
+	       "[error at offset 0xOFF, ip 0xIP: MESSAGE]; decoding resumes at\n"
+	       "the next PSB. With -j, the trace is cut at PSBs (a perf.data\n"
+	       "stream too: each thread follows its processes), each\n"
+	       "segment starting with the time one thread has there. With\n"
+	       "--time an instruction has the time after the trace up to it\n"
+	       "(a branch's own TNT bit or TIP included). A branch whose\n"
+	       "target is only known after a PSB is resolved at the PSB's IP,\n"
+	       "in all modes.\n",
+	       common_help);
+}
+
+void help_calls(void)
+{
+	printf("usage: hwt calls [options] TRACE\n\n"
+	       "Function-call history: one line per function segment,\n"
+	       "  N<TAB>[indent]NAME<TAB>inst FIRST,LAST[<TAB>tsc TSC]\n"
+	       "indented two spaces per call level (the lowest level seen is\n"
+	       "0; at most 200 levels). A segment starts where the function\n"
+	       "changes (after a call or a return, at a jump into another\n"
+	       "symbol, where code runs into the next symbol), after an\n"
+	       "interrupt or a gap in the trace, and where the cpu goes to\n"
+	       "another thread (cpu-mode perf.data): each thread has a stack\n"
+	       "of its own, and its lines follow a line [pid P tid T]\n"
+	       "where the thread changes. Instructions are numbered from 1.\n"
+	       "Errors and notes of lost data print between the lines, where\n"
+	       "they happened. Lines are held to the end, beyond 64 Ki in a\n"
+	       "file under $TMPDIR. -j N prints what -j1 prints.\n"
+	       "  --time          the TSC at the segment's start\n"
+	       "  --stream        print the lines as they come, indented\n"
+	       "                  from the first line's level (a return\n"
+	       "                  above it stays at 0, as in perf script's\n"
+	       "                  call trace); nothing held to the end\n"
+	       "\n%s\n", common_help);
+}
+
+void help_coverage(void)
+{
+	printf("usage: hwt coverage [-o FILE] [options] TRACE...\n\n"
+	       "AFL-style edge coverage: a 64 KiB bitmap of (from, to) block\n"
+	       "transitions, index = hash(to) ^ (hash(from) >> 1), counters\n"
+	       "saturating at 255. Blocks end at every branch. Prints the\n"
+	       "number of edges (non-zero cells) and the FNV-1a 64 hash of the\n"
+	       "bitmap. No edge crosses a PSB, an enable, a disable or an\n"
+	       "overflow, so -j N gives the same bitmap as -j1. A perf.data\n"
+	       "stream's lost-data warnings print before its counts.\n"
+	       "Several raw traces of one program (a fuzzer's runs, a corpus):\n"
+	       "each is decoded on its own, as if alone, and printed after a\n"
+	       "line '# trace NAME', then their union after '# all traces'\n"
+	       "(-o writes the union's bitmap); one decoder per thread decodes\n"
+	       "them all, its block cache warm after the first, and -j N\n"
+	       "decodes N traces at a time.\n"
+	       "  -o FILE         write the bitmap (65536 bytes) to FILE\n"
+	       "  -j N            decode on N threads\n"
+	       "  -v              say how -j cut the trace (stderr)\n"
+	       "\n%s", common_help);
+}
+
+static int get_num(const char *prog, const char *opt, const char *arg,
+		   uint64_t max, uint64_t *v)
+{
+	if (!arg || cli_parse_u64(arg, v) || *v > max) {
+		fprintf(stderr, "%s: %s: bad or missing argument%s%s.\n", prog,
+			opt, arg ? ": " : "", arg ? arg : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* The options; @images gets the index in @argv of each --raw and --elf. */
+static int parse_opts(int argc, char **argv, struct flow_options *opt,
+		      int *images, int *nimages_out, void (*help)(void))
+{
+	const char *prog = argv[0];
+	struct hwt_qry_config *q = &opt->config.qry;
+	uint64_t v;
+	int nimages = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			help();
+			return 1;
+		} else if (a[0] != '-' || !strcmp(a, "-")) {
+			if (opt->trace && opt->mode != MODE_COVERAGE) {
+				fprintf(stderr, "%s: more than one trace: %s.\n",
+					prog, a);
+				return -1;
+			}
+			if (!opt->trace)
+				opt->trace = a;
+			opt->traces[opt->ntraces++] = a;
+		} else if (!strcmp(a, "--raw") || !strcmp(a, "--elf")) {
+			if (!next) {
+				fprintf(stderr, "%s: %s: missing argument.\n",
+					prog, a);
+				return -1;
+			}
+			images[nimages++] = i;
+			i++;
+		} else if (opt->mode <= MODE_STAT &&
+			   (!strcmp(a, "--insn") || !strcmp(a, "--blocks") ||
+			    !strcmp(a, "--branches") || !strcmp(a, "--stat"))) {
+			opt->mode = a[2] == 'i' ? MODE_INSN :
+				    a[3] == 'l' ? MODE_BLOCKS :
+				    a[3] == 'r' ? MODE_BRANCHES : MODE_STAT;
+		} else if (opt->mode == MODE_INSN && !strcmp(a, "--disasm")) {
+			opt->disasm = 1;
+		} else if (!strcmp(a, "--time")) {
+			opt->time = 1;
+		} else if (opt->mode == MODE_CALLS &&
+			   !strcmp(a, "--stream")) {
+			opt->stream = 1;
+		} else if (!strcmp(a, "--no-sym")) {
+			opt->no_sym = 1;
+		} else if (!strcmp(a, "--no-events")) {
+			opt->events = 0;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			opt->verbose = 1;
+		} else if (!strcmp(a, "-j") || !strncmp(a, "-j", 2)) {
+			const char *n = a[2] ? a + 2 : next;
+
+			if (!n || cli_parse_u64(n, &v) || !v || v > 1024) {
+				fprintf(stderr, "%s: -j: want 1..1024 threads.\n",
+					prog);
+				return -1;
+			}
+			opt->jobs = (unsigned)v;
+			if (!a[2])
+				i++;
+		} else if (opt->mode == MODE_COVERAGE && !strcmp(a, "-o")) {
+			if (!next) {
+				fprintf(stderr, "%s: -o: missing argument.\n",
+					prog);
+				return -1;
+			}
+			opt->bitmap_out = next;
+			i++;
+		} else if (!strcmp(a, "--symfs") || !strcmp(a, "--vdso") ||
+			   !strcmp(a, "--buildid-dir")) {
+			if (!next) {
+				fprintf(stderr, "%s: %s: missing argument.\n",
+					prog, a);
+				return -1;
+			}
+			*(a[2] == 's' ? &opt->files.symfs :
+			  a[2] == 'v' ? &opt->files.vdso :
+					&opt->files.buildid_dir) = next;
+			i++;
+		} else if (!strcmp(a, "--cpu")) {
+			if (cli_ipt_parse_cpu(prog, next, &q->cpu))
+				return -1;
+			i++;
+		} else if (!strcmp(a, "--mtc-freq") ||
+			   !strcmp(a, "--nom-freq")) {
+			if (get_num(prog, a, next, UINT8_MAX, &v))
+				return -1;
+			if (a[2] == 'm')
+				q->time.mtc_freq = (uint8_t)v;
+			else
+				q->time.nom_freq = (uint8_t)v;
+			i++;
+		} else if (!strcmp(a, "--no-cyc")) {
+			q->flags |= HWT_QRY_NO_CYC;
+		} else if (!strcmp(a, "--cpuid-0x15.eax") ||
+			   !strcmp(a, "--cpuid-0x15.ebx")) {
+			if (get_num(prog, a, next, UINT32_MAX, &v))
+				return -1;
+			if (a[14] == 'a')
+				q->time.cpuid_0x15_eax = (uint32_t)v;
+			else
+				q->time.cpuid_0x15_ebx = (uint32_t)v;
+			i++;
+		} else if (!strncmp(a, "--filter:addr", 13) && a[13] >= '0' &&
+			   a[13] <= '3' && a[14] == '_') {
+			unsigned n = (unsigned)(a[13] - '0');
+
+			if (get_num(prog, a, next,
+				    !strcmp(a + 15, "cfg") ? 15 : UINT64_MAX,
+				    &v))
+				return -1;
+			if (!strcmp(a + 15, "cfg"))
+				q->addr_filter[n].cfg = (uint8_t)v;
+			else if (!strcmp(a + 15, "a"))
+				q->addr_filter[n].a = v;
+			else if (!strcmp(a + 15, "b"))
+				q->addr_filter[n].b = v;
+			else
+				goto unknown;
+			i++;
+		} else {
+unknown:
+			fprintf(stderr, "%s: unknown option: %s (see 'hwt help "
+				"%s').\n", prog, a, prog);
+			return -1;
+		}
+	}
+	if (!opt->trace) {
+		fprintf(stderr, "%s: no trace file given (see 'hwt help %s').\n",
+			prog, prog);
+		return -1;
+	}
+	for (size_t k = 0; opt->ntraces > 1 && k < opt->ntraces; k++) {
+		if (cli_pd_is_perfdata(opt->traces[k])) {
+			fprintf(stderr, "%s: %s: a perf.data file is decoded "
+				"alone (its streams are several traces).\n",
+				prog, opt->traces[k]);
+			return -1;
+		}
+	}
+	if (cli_pd_is_perfdata(opt->trace)) {
+		if (nimages)
+			fprintf(stderr, "%s: warning: --raw and --elf are "
+				"ignored with perf.data: its sideband says "
+				"what was mapped.\n", prog);
+	} else if (!nimages) {
+		fprintf(stderr, "%s: warning: no --raw or --elf image: every "
+			"instruction will be missing.\n", prog);
+	}
+	*nimages_out = nimages;
+	return 0;
+}
+
+/* Are symbols never looked up? (Calls find functions by name.) */
+static int symbols_unused(const struct flow_options *opt)
+{
+	return opt->mode == MODE_STAT || opt->mode == MODE_COVERAGE ||
+	       opt->mode == MODE_BRANCHES ||
+	       (opt->no_sym && opt->mode != MODE_CALLS);
+}
+
+/*
+ * The options, then the images (in their order): only then is the mode
+ * known, which says whether reading the files' symbols is worth its time.
+ */
+static int parse_args(int argc, char **argv, struct flow_options *opt,
+		      struct hwt_image *image, void (*help)(void))
+{
+	int *images = calloc((size_t)argc, sizeof(*images));
+	int nimages = 0, ret;
+
+	opt->traces = calloc((size_t)argc, sizeof(*opt->traces));
+	if (!images || !opt->traces) {
+		fprintf(stderr, "%s: out of memory.\n", argv[0]);
+		free(images);
+		return -1;
+	}
+	ret = parse_opts(argc, argv, opt, images, &nimages, help);
+	if (!ret && symbols_unused(opt))
+		hwt_image_set_symbols(image, 0);
+	for (int k = 0; !ret && k < nimages; k++) {
+		const char *a = argv[images[k]], *next = argv[images[k] + 1];
+
+		if (a[2] == 'r' ? cli_image_raw(image, next, argv[0]) :
+				  cli_image_elf(image, next, argv[0], 0))
+			ret = -1;
+	}
+	free(images);
+	return ret;
+}
+
+static int flow_main(int argc, char **argv, enum flow_mode mode,
+		     void (*help)(void))
+{
+	const char *prog = argv[0];
+	struct flow_options opt;
+	struct cli_input in;
+	struct cli_out out;
+	struct totals t;
+	struct flow fl;
+	struct cli_pd *pd = NULL;
+	uint32_t errata = 0;
+	int ret;
+
+	memset(&in, 0, sizeof(in));
+	memset(&opt, 0, sizeof(opt));
+	memset(&fl, 0, sizeof(fl));
+	memset(&t, 0, sizeof(t));
+	hwt_blk_config_init(&opt.config);
+	opt.prog = prog;
+	opt.mode = mode;
+	opt.events = 1;
+	opt.jobs = 1;
+
+	fl.image = hwt_image_new();
+	if (!fl.image) {
+		fprintf(stderr, "%s: out of memory.\n", prog);
+		return 1;
+	}
+	ret = parse_args(argc, argv, &opt, fl.image, help);
+	if (ret) {
+		hwt_image_delete(fl.image);
+		free(opt.traces);
+		return ret > 0 ? 0 : 1;
+	}
+	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_BRANCHES ||
+	    opt.mode == MODE_STAT || opt.mode == MODE_CALLS)
+		opt.events = 0;
+	/* Only a block's last instruction branches: no walk of the others. */
+	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_CALLS)
+		opt.config.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
+	if (cli_pd_is_perfdata(opt.trace)) {
+		opt.files.no_symbols = symbols_unused(&opt);
+		if (cli_pd_open_files(&pd, opt.trace, prog, &opt.files) < 0) {
+			hwt_image_delete(fl.image);
+			free(opt.traces);
+			return 1;
+		}
+		cli_pd_qry_config(pd, &opt.config.qry);
+	}
+	if (opt.config.qry.cpu.vendor &&
+	    hwt_pt_cpu_errata(&opt.config.qry.cpu, &errata) < 0)
+		fprintf(stderr, "%s: warning: no errata known for this cpu.\n",
+			prog);
+	opt.config.qry.errata = errata;
+	opt.config.qry.time.errata = errata;
+
+	if (!pd && opt.ntraces < 2 &&
+	    cli_input_open(&in, opt.trace, prog) < 0) {
+		hwt_image_delete(fl.image);
+		free(opt.traces);
+		return 1;
+	}
+	fl.opt = &opt;
+	fl.trace = in.data;
+	fl.size = in.size;
+	ret = 1;
+	if (cli_out_init(&out, stdout) < 0)
+		goto out;
+	if (opt.disasm) {
+		fl.dis = cli_disasm_new(0);
+		if (!fl.dis) {
+			fprintf(stderr, "%s: cannot set up the disassembler.\n",
+				prog);
+			goto out;
+		}
+	}
+	if (opt.mode == MODE_CALLS) {
+		fl.names = calls_names_new();
+		if (!fl.names) {
+			fprintf(stderr, "%s: out of memory.\n", prog);
+			goto out;
+		}
+	}
+	if (totals_init(&fl, &t, &out) < 0)
+		goto out;
+	/* Symbols may be loaded lazily: not on several threads at once. */
+	{
+		const char *name;
+		uint64_t off;
+
+		(void)hwt_image_symbol(fl.image, 0, &name, &off);
+	}
+	if (opt.ntraces > 1) {
+		ret = run_traces(&fl, &t, &out) ? 1 : 0;
+		goto out;
+	}
+	if (pd) {
+		fl.all = &t;
+		if (cli_pd_flow(pd, &fl, &out) == 0) {
+			if (opt.mode == MODE_STAT || opt.mode == MODE_COVERAGE)
+				cli_out_printf(&out, "# all streams\n");
+			if (finish(&fl, &t, &out) == 0)
+				ret = 0;
+		}
+	} else {
+		struct span whole = { 1, 0, 0, fl.size };
+
+		if (run(&fl, &whole, &t, &out) >= 0 &&
+		    finish(&fl, &t, &out) == 0)
+			ret = 0;
+	}
+	/* Nothing at all came out: not a trace (as hwt dump says too). */
+	if (!t.nblocks && !t.nevents && !t.nerrors && !t.ninsn) {
+		fprintf(stderr, "%s: %s: no PSB found: not an Intel PT "
+			"trace?\n", prog, opt.trace);
+		ret = 1;
+	}
+
+out:
+	cli_out_fini(&out);
+	if (out.failed || fflush(stdout)) {
+		fprintf(stderr, "%s: error writing output: %s\n", prog,
+			strerror(errno));
+		ret = 1;
+	}
+	free(t.map);
+	calls_hist_delete(t.calls);
+	calls_names_delete(fl.names);
+	cli_disasm_delete(fl.dis);
+	hwt_image_delete(fl.image);
+	cli_input_close(&in);
+	cli_pd_close(pd);
+	free(opt.traces);
+	return ret;
+}
+
+int cmd_flow(int argc, char **argv)
+{
+	return flow_main(argc, argv, MODE_INSN, help_flow);
+}
+
+int cmd_calls(int argc, char **argv)
+{
+	return flow_main(argc, argv, MODE_CALLS, help_calls);
+}
+
+int cmd_coverage(int argc, char **argv)
+{
+	return flow_main(argc, argv, MODE_COVERAGE, help_coverage);
+}
