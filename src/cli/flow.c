@@ -1670,6 +1670,18 @@ out:
 	return ret;
 }
 
+/* Nothing at all came out of @name: not a trace (as hwt dump says too);
+ * said so, 1. */
+static int not_a_trace(const struct totals *t, const char *prog,
+		       const char *name)
+{
+	if (t->nblocks || t->nevents || t->nerrors || t->ninsn)
+		return 0;
+	fprintf(stderr, "%s: %s: no PSB found: not an Intel PT trace?\n", prog,
+		name);
+	return 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Several traces (hwt coverage): a fuzzer's runs, or its corpus        */
 /* ------------------------------------------------------------------ */
@@ -1730,17 +1742,13 @@ static void corpus_decode(struct corpus_thread *th, size_t k)
 	if (!th->sum)
 		th->sum = calloc(1, MAP_SIZE);
 	if (!th->map || !th->sum || seg_init_map(&f, &sl->s, th->map) < 0) {
-		sl->s.fold.map = NULL;
 		fprintf(stderr, "%s: out of memory.\n", f.opt->prog);
-		return;
+		goto out;
 	}
-	/* (The map is the thread's: no one else frees it.) */
-	sl->s.fold.map = NULL;
 	if (cli_input_read(&in, f.opt->traces[k], f.opt->prog, &th->buf,
 			   &th->cap) < 0)
-		return;
+		goto out;
 	sl->failed = 0;
-	sl->s.fold.map = th->map;
 	f.trace = in.data;
 	f.size = in.size;
 	sl->s.first = 1;
@@ -1754,6 +1762,8 @@ static void corpus_decode(struct corpus_thread *th, size_t k)
 	decode_segment(&f, &sl->s, *dec, 1);
 	cli_input_close(&in);
 	sl->hash = cli_map_take(th->map, th->sum, &sl->edges);
+out:
+	/* (The map is the thread's: no one else frees it.) */
 	sl->s.fold.map = NULL;
 }
 
@@ -1810,11 +1820,7 @@ static int corpus_print(struct corpus *c, size_t k, struct totals *all,
 	consume(&f, &sl->s, &t, out);
 	(void)finish(&f, &t, out);
 	add_totals(all, &t);
-	if (t.nblocks || t.nevents || t.nerrors || t.ninsn)
-		return 0;
-	fprintf(stderr, "%s: %s: no PSB found: not an Intel PT trace?\n",
-		o.prog, o.traces[k]);
-	return 1;
+	return not_a_trace(&t, o.prog, o.traces[k]);
 }
 
 /* All the traces, then their union. Returns 0, or 1 if a trace could not
@@ -2314,12 +2320,8 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		    finish(&fl, &t, &out) == 0)
 			ret = 0;
 	}
-	/* Nothing at all came out: not a trace (as hwt dump says too). */
-	if (!t.nblocks && !t.nevents && !t.nerrors && !t.ninsn) {
-		fprintf(stderr, "%s: %s: no PSB found: not an Intel PT "
-			"trace?\n", prog, opt.trace);
+	if (not_a_trace(&t, prog, opt.trace))
 		ret = 1;
-	}
 
 out:
 	cli_out_fini(&out);

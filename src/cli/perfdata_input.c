@@ -1274,9 +1274,11 @@ static int hook_sync(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
 	/* Until the time moves, only notes by offset (this one's, or, in a
 	 * fork, a later segment's) can come due. */
 	*quiet = note_off(d, d->next_off, d->end_off, base);
-	later = note_off(d, d->end_off, d->st->by_off.n, base);
-	if (d->parent && later < *quiet)
-		*quiet = later;
+	if (d->parent) {
+		later = note_off(d, d->end_off, d->st->by_off.n, base);
+		if (later < *quiet)
+			*quiet = later;
+	}
 	return note_due(d, d->next_off, d->end_off, d->next_time, d->end_time,
 			off, have_off);
 }

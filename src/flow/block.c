@@ -1668,11 +1668,20 @@ void hwt_blk_config_init(struct hwt_blk_config *config)
 	hwt_qry_config_init(&config->qry);
 }
 
+/* The query decoder of a block decoder configured with @config. */
+static struct hwt_qry_decoder *blk_qry_new(const struct hwt_qry_config *config)
+{
+	struct hwt_qry_config qcfg = *config;
+
+	/* Ticks are synthesized here from the query layer's time. */
+	qcfg.flags &= ~HWT_QRY_TICK;
+	return hwt_qry_new(&qcfg);
+}
+
 struct hwt_blk_decoder *hwt_blk_new(const struct hwt_blk_config *config,
 				    struct hwt_image *image)
 {
 	struct hwt_blk_decoder *d;
-	struct hwt_qry_config qcfg;
 	int n;
 
 	if (!config || !image)
@@ -1690,10 +1699,7 @@ struct hwt_blk_decoder *hwt_blk_new(const struct hwt_blk_config *config,
 		if (config->qry.addr_filter[n].cfg)
 			d->filter = 1;
 
-	/* Ticks are synthesized here from the query layer's time. */
-	qcfg = config->qry;
-	qcfg.flags &= ~HWT_QRY_TICK;
-	d->qry = hwt_qry_new(&qcfg);
+	d->qry = blk_qry_new(&config->qry);
 	if (!d->qry)
 		goto fail;
 
@@ -1718,16 +1724,14 @@ int hwt_blk_set_trace(struct hwt_blk_decoder *d, const uint8_t *begin,
 	if (!d || !begin || end < begin)
 		return -HWT_ERR_INVALID;
 	qcfg = d->config.qry;
-	qcfg.flags &= ~HWT_QRY_TICK;
 	qcfg.begin = begin;
 	qcfg.end = end;
-	qry = hwt_qry_new(&qcfg);
+	qry = blk_qry_new(&qcfg);
 	if (!qry)
 		return -HWT_ERR_NOMEM;
 	hwt_qry_delete(d->qry);
 	d->qry = qry;
-	d->config.qry.begin = begin;
-	d->config.qry.end = end;
+	d->config.qry = qcfg;
 	memset(&d->ip, 0, offsetof(struct hwt_blk_decoder, retstack) +
 				  sizeof(d->retstack) -
 				  offsetof(struct hwt_blk_decoder, ip));
