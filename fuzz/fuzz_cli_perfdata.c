@@ -92,7 +92,7 @@ static void same_with_jobs(int (*cmd)(int, char **), const char *a0,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
-	int fd, saved;
+	int fd;
 
 	if (devnull < 0) {
 		devnull = open("/dev/null", O_WRONLY);
@@ -109,11 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(write(fd, data, size) == (ssize_t)size);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 
-	/* The commands' messages are the point of bad input, not news. */
-	fflush(stderr);
-	saved = dup(STDERR_FILENO);
-	CHECK(saved >= 0);
-	CHECK(dup2(devnull, STDERR_FILENO) >= 0);
+	fuzz_quiet();
 
 	run(cmd_info, "info", NULL, path);
 	run(cmd_sideband, "sideband", NULL, path);
@@ -125,9 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_with_jobs(cmd_calls, "calls", "--time", path);
 	run(cmd_last, "last", NULL, path);
 
-	fflush(stderr);
-	CHECK(dup2(saved, STDERR_FILENO) >= 0);
-	close(saved);
+	fuzz_loud();
 	close(fd);
 	return 0;
 }

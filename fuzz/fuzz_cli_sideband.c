@@ -122,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *cfg = sel == 3 ? "--pevent:sample-config" : "--sb:offset";
 	char *cfg0 = sel == 3 ? "0:0x10006" : "--sb:offset";
 	char *cfg9 = sel == 3 ? "9:0x100c6" : "--sb:offset";
-	int fd, saved;
+	int fd;
 
 	if (devnull < 0)
 		setup();
@@ -132,10 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(sb, sizeof(sb), "/proc/self/fd/%d", fd);
 	snprintf(raw, sizeof(raw), "%s:0x1000", code);
 
-	fflush(stderr);
-	saved = dup(STDERR_FILENO);
-	CHECK(saved >= 0);
-	CHECK(dup2(devnull, STDERR_FILENO) >= 0);
+	fuzz_quiet();
 
 	{
 		char *argv[] = {
@@ -161,9 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run(cmd_ptdump, argv);
 	}
 
-	fflush(stderr);
-	CHECK(dup2(saved, STDERR_FILENO) >= 0);
-	close(saved);
+	fuzz_loud();
 	close(fd);
 	return 0;
 }
