@@ -280,6 +280,28 @@ int hwt_blk_time_watched(const struct hwt_blk_decoder *d,
 			 struct hwt_time_tracker *tt);
 
 /*
+ * What one decoder carries over a PSB that the PSB+ need not say again:
+ * the exec mode (MODE.Exec, which the query layer also keeps to check the
+ * next PSB+'s against) and whether code runs in a TSX transaction
+ * (MODE.TSX). A decoder that syncs knows none of it (HWT_MODE_UNKNOWN,
+ * not speculative, no MODE.Exec) unless seeded: a piece of a trace
+ * decoded on its own (-j) starts with what the decoder of the piece
+ * before had at its PSB.
+ */
+struct hwt_blk_state {
+	uint8_t mode;		/* enum hwt_exec_mode */
+	uint8_t speculative;
+	uint8_t exec_valid;	/* the last MODE.Exec's bits, if any */
+	uint8_t exec;
+};
+
+int hwt_blk_get_state(const struct hwt_blk_decoder *d,
+		      struct hwt_blk_state *st);
+/* The next sync starts with @st (then the PSB+'s own status updates). */
+void hwt_blk_state_seed(struct hwt_blk_decoder *d,
+			const struct hwt_blk_state *st);
+
+/*
  * A trace decoded in pieces cut at PSBs (-j, perf.data streams read in
  * pieces): a piece's decode ends at the PSB+ where the next piece starts,
  * after the blocks up to that PSB+'s IP, where the next piece's decode

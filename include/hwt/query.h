@@ -80,6 +80,9 @@ struct hwt_event {
 	uint8_t has_tsc;
 	uint32_t lost_mtc, lost_cyc;
 	uint64_t tsc;		/* valid if has_tsc */
+	/* A status update's PSB, as a trace offset: a decoder may have read
+	 * on past it (up to the next PSB+) by the time it is reported. */
+	uint64_t psb;
 	union {
 		struct { uint64_t ip; uint8_t resumed; } enabled;
 		struct { uint64_t ip; } disabled;
@@ -198,6 +201,16 @@ int hwt_qry_event(struct hwt_qry_decoder *d, struct hwt_event *event);
 int hwt_qry_time(const struct hwt_qry_decoder *d, uint64_t *tsc,
 		 uint32_t *lost_mtc, uint32_t *lost_cyc);
 int hwt_qry_core_bus_ratio(const struct hwt_qry_decoder *d, uint32_t *cbr);
+
+/*
+ * The last MODE.Exec (HWT_PT_EXEC_* bits): one decoder carries it over
+ * every PSB, and checks a PSB+'s against it; a decoder that syncs knows
+ * none. hwt_qry_get_exec() gives it (1), or 0 if there is none;
+ * hwt_qry_exec_seed() makes the next sync start knowing @exec (@valid 1)
+ * or none, once. For a trace decoded in pieces (hwt_blk_state).
+ */
+int hwt_qry_get_exec(const struct hwt_qry_decoder *d, uint8_t *exec);
+void hwt_qry_exec_seed(struct hwt_qry_decoder *d, int valid, uint8_t exec);
 
 /* Time across a cut: hwt_evt_time_seed() and the like, below. */
 void hwt_qry_time_seed(struct hwt_qry_decoder *d,

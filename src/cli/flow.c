@@ -22,13 +22,16 @@
  * two PSBs back, hwt_evt_time_warm()); the decoder of the segment before
  * says what it had there, and if the two differ (beyond what the PSB+
  * sets: time_start_ok()) the segment decodes again on this thread
- * (decode_again(); or the rest does). An instruction prints the
- * decoder's time after the trace it took, not after its block's (struct
- * cli_blk_time): where blocks end depends on each thread's block cache.
- * Cuts are only made at a PSB+ that reads to PSBEND and gives the IP, so
- * a segment that starts there knows what one thread knows; a segment that
- * ends in an error in the next one's data (a damaged trace) makes the
- * rest decode on this thread, as one thread would resynchronise. A
+ * (decode_again(); or the rest does). The exec mode and TSX state, where
+ * the PSB+ does not say them again, are checked the same way
+ * (state_start_ok()). An instruction prints the decoder's time after the
+ * trace it took, not after its block's (struct cli_blk_time): where
+ * blocks end depends on each thread's block cache. Cuts are only made at
+ * a PSB+ that reads to PSBEND and gives the IP, and that one thread comes
+ * to as a PSB (psb_reached()), so a segment that starts there knows what
+ * one thread knows; a segment that ends in an error in the next one's
+ * data (a damaged trace) makes the rest decode on this thread, as one
+ * thread would resynchronise. A
  * perf.data stream is cut the same way, piece by piece, with the hook's
  * help (struct cli_flow_hook, perfdata_input.c): each thread has a view
  * of the processes of its own, cuts avoid lost-data notes, and a segment
@@ -131,6 +134,10 @@ struct seg {
 	 * at the next segment's PSB (@have_t_end). */
 	uint8_t seeded, have_t_end;
 	struct hwt_time_tracker t_start, t_end;
+	/* The same for the exec mode and TSX state (state_start_ok()), and
+	 * which of them the PSB+ it starts at says again. */
+	uint8_t st_seeded, have_st_end, psb_sets_mode, psb_sets_tsx;
+	struct hwt_blk_state st_start, st_end;
 	/* --time: the block's times (before: of the decoder's next one),
 	 * and whether the decoder took events since the last block. */
 	struct cli_blk_time time;
@@ -625,6 +632,33 @@ static struct hwt_blk_decoder *new_decoder(const struct flow *fl,
 }
 
 /*
+ * hwt_blk_end_event(); and on reaching the next segment's PSB, the state
+ * the decoder carries over it (its first status update there is applied:
+ * that field, if any, the PSB+ says again).
+ */
+static int seg_end_event(struct seg *s, struct hwt_blk_end *end,
+			 const struct hwt_blk_decoder *dec,
+			 const struct hwt_event *ev)
+{
+	int stopping = end->stopping, r = hwt_blk_end_event(end, dec, ev);
+
+	if (!stopping && end->stopping)
+		s->have_st_end = hwt_blk_get_state(dec, &s->st_end) >= 0;
+	return r;
+}
+
+/* What the PSB+ the segment starts at says of the decoder state. */
+static void seg_psb_event(struct seg *s, const struct hwt_event *ev)
+{
+	if (!ev->status_update)
+		return;
+	if (ev->type == HWT_EV_EXEC_MODE)
+		s->psb_sets_mode = 1;
+	else if (ev->type == HWT_EV_TSX)
+		s->psb_sets_tsx = 1;
+}
+
+/*
  * Decode segment @s with @reuse, a decoder of this thread's that decoded
  * other segments before (@fresh: none yet; its block cache is as good for
  * this one), or NULL. The first segment gets a new decoder, or a fresh
@@ -641,6 +675,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 	struct hwt_blk_end end;
 	uint64_t ip, last_sync = 0;
 	int status, started = 0, fold = use_fold(fl), have_sync = 0, synced;
+	int at_begin = 1;
 	size_t n, i;
 
 	if (!dec)
@@ -661,6 +696,11 @@ static void decode_segment(struct flow *fl, struct seg *s,
 	hwt_blk_end_init(&end, s->end);
 	if (s->seeded)
 		hwt_blk_time_seed(dec, &s->t_start);
+	if (s->st_seeded)
+		hwt_blk_state_seed(dec, &s->st_start);
+	s->have_st_end = 0;
+	s->psb_sets_mode = 0;
+	s->psb_sets_tsx = 0;
 	if (time_matters(fl))
 		hwt_blk_time_watch(dec, s->end ? s->end : UINT64_MAX);
 	for (;;) {
@@ -677,6 +717,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 		/* (Where a decode starts, calls_seg_start() said so.) */
 		if (started && opt->mode == MODE_CALLS)
 			calls_seg_sync(&s->calls);
+		at_begin = !started;
 		started = 1;
 		synced = 1;
 		if (status == -HWT_ERR_EOS)
@@ -705,8 +746,10 @@ static void decode_segment(struct flow *fl, struct seg *s,
 				 * the blocks up to there are still ours. (Not
 				 * the PSB+ synced to: the decoder may have read
 				 * on to the next PSB in a damaged trace.) */
+				if (synced && at_begin)
+					seg_psb_event(s, &ev);
 				switch (synced ? 0 :
-					hwt_blk_end_event(&end, dec, &ev)) {
+					seg_end_event(s, &end, dec, &ev)) {
 				case 0:
 					do_event(fl, s, &ev);
 					break;
@@ -852,34 +895,37 @@ static int psb_scan(struct hwt_pkt_decoder *pd, struct cli_cut *c)
 }
 
 /*
- * Is an OVF before the PSB at @psb still waiting for the packet that
- * gives its IP (a FUP, or a TIP of any kind)? Then that comes from this
- * PSB+, and one decoder reports the overflow after it: a segment starting
- * there would not (fuzz_cli_perfdata found it: an OVF right before a PSB,
- * "[overflow]" printed by -j1 and not by -j2). Read from the PSB before.
+ * Does one decoder come to the PSB at @psb as a decoder starting there
+ * does? Read from the PSB before. Not if a packet before runs into it
+ * (the PSB's first byte ends a packet: one decoder reads on from that
+ * packet, not from the PSB), nor while an OVF before it waits for the
+ * packet that gives its IP (a FUP, or a TIP of any kind), which comes
+ * from this PSB+: one decoder reports the overflow after it.
+ * fuzz_cli_perfdata found both: lines printed by -j1 and not by -j2.
  */
-static int ovf_pending(struct hwt_pkt_decoder *pd, uint64_t psb)
+static int psb_reached(struct hwt_pkt_decoder *pd, uint64_t psb)
 {
 	struct hwt_pt_packet p;
-	uint64_t off;
+	uint64_t off = psb;
 	int ovf = 0;
 
 	if (hwt_pkt_sync_set(pd, psb) < 0 || hwt_pkt_sync_backward(pd) < 0)
-		return 0;
-	while (hwt_pkt_get_offset(pd, &off) >= 0 && off < psb &&
-	       hwt_pkt_next(pd, &p) > 0) {
+		return 1;
+	while (hwt_pkt_get_offset(pd, &off) >= 0 && off < psb) {
+		if (hwt_pkt_next(pd, &p) <= 0)
+			return !ovf;
 		if (p.type == HWT_PT_OVF)
 			ovf = 1;
 		else if (hwt_pt_is_ip_packet(p.type))
 			ovf = 0;
 	}
-	return ovf;
+	return off == psb && !ovf;
 }
 
 /*
  * The first PSB after @off (at or after @off + 1), and its TSC. Returns
- * 1 if a segment may start there (psb_scan, and no OVF waiting for its
- * IP), 0 if not, -1 if there is no PSB.
+ * 1 if a segment may start there (psb_scan, psb_reached), 0 if not, -1
+ * if there is no PSB.
  */
 static int psb_after(struct hwt_pkt_decoder *pd, uint64_t off,
 		     struct cli_cut *c)
@@ -890,7 +936,7 @@ static int psb_after(struct hwt_pkt_decoder *pd, uint64_t off,
 	    hwt_pkt_get_sync_offset(pd, &c->off) < 0)
 		return -1;
 	ok = psb_scan(pd, c);
-	if (ok > 0 && ovf_pending(pd, c->off))
+	if (ok > 0 && !psb_reached(pd, c->off))
 		ok = 0;
 	return ok;
 }
@@ -1281,12 +1327,49 @@ static int time_start_ok(const struct flow *fl, const struct pool *pool,
 }
 
 /*
- * Segment @k of a raw trace, decoded again on this thread from the time
- * the one before left (time_start_ok() said no) and printed; what it
- * leaves for the next one's check goes back into its slot.
+ * Segment @k started with the exec mode and TSX state one thread has
+ * there: the ones the decoder of the segment before had on reaching its
+ * PSB, but for what the PSB+ says again (a PSB+ need not have a MODE.TSX:
+ * fuzz_cli_perfdata found a transaction going on over a PSB, the '?' of
+ * its instructions lost at -j2). Unknown counts as the same.
  */
-static void decode_again(struct flow *fl, struct pool *pool, size_t k,
-			 struct totals *t, struct cli_out *out)
+static int state_start_ok(const struct pool *pool, size_t k)
+{
+	const struct seg *prev = k ? &pool->segs[k - 1] : NULL,
+			 *s = &pool->segs[k];
+	struct hwt_blk_state start = { HWT_MODE_UNKNOWN, 0, 0, 0 };
+
+	if (!prev || !prev->have_st_end)
+		return 1;
+	if (s->st_seeded)
+		start = s->st_start;
+	/* (A PSB+'s MODE.Exec other than one thread's is an error there,
+	 * which the segment before meets: unclean.) */
+	return (s->psb_sets_mode ||
+		(start.mode == prev->st_end.mode &&
+		 start.exec_valid == prev->st_end.exec_valid &&
+		 start.exec == prev->st_end.exec)) &&
+	       (s->psb_sets_tsx ||
+		start.speculative == prev->st_end.speculative);
+}
+
+/* Segment @s starts where the one before, @prev, ended: as one thread. */
+static void seg_seed(struct seg *s, const struct seg *prev)
+{
+	s->t_start = prev->t_end;
+	s->seeded = prev->have_t_end;
+	s->st_start = prev->st_end;
+	s->st_seeded = prev->have_st_end;
+}
+
+/*
+ * Segment @k of a raw trace, decoded again on this thread from the time
+ * and state the one before left (time_start_ok() or state_start_ok() said
+ * no), into its slot: it is then printed, or found unclean, as any other.
+ * (Printed as it decoded, an error at the next one's PSB would cut it
+ * short where one thread goes on.)
+ */
+static void decode_again(struct flow *fl, struct pool *pool, size_t k)
 {
 	struct seg *s = &pool->segs[k], again;
 
@@ -1298,12 +1381,11 @@ static void decode_again(struct flow *fl, struct pool *pool, size_t k,
 	again.cont = s->cont;
 	again.begin = s->begin;
 	again.end = s->end;
-	again.t_start = pool->segs[k - 1].t_end;
-	again.seeded = 1;
+	seg_seed(&again, &pool->segs[k - 1]);
+	decode_segment(fl, &again, NULL, 0);
+	again.done = 1;
 	seg_free(s);
-	decode_here(fl, &again, t, out);
-	s->t_end = again.t_end;
-	s->have_t_end = again.have_t_end;
+	*s = again;
 }
 
 /* No more segments for the workers (they finish the one they have). */
@@ -1332,7 +1414,8 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 	struct pool pool;
 	pthread_t *th;
 	unsigned nth = 0;
-	int ret = 0, late;
+	int ret = 0;
+	const char *late;
 	/* The segment after one decoded again (decode_again()). */
 	size_t again = 0;
 
@@ -1417,7 +1500,11 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 			pthread_cond_wait(&pool.cond, &pool.lock);
 		pthread_mutex_unlock(&pool.lock);
 
-		late = nth && !s->unclean && !time_start_ok(fl, &pool, alone);
+		/* What of one thread's it did not start with, if any. */
+		late = !nth || s->unclean ? NULL :
+		       !time_start_ok(fl, &pool, alone) ? "time" :
+		       !state_start_ok(&pool, alone) ?
+		       "exec mode or TSX state" : NULL;
 		if (late && !fl->hook && again != alone) {
 			/* A raw trace: this one again, from one thread's
 			 * time (perf.data's view of the processes has moved
@@ -1425,24 +1512,27 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 			 * one before was too: the estimates do not hold. */
 			if (opt->verbose)
 				fprintf(stderr, "%s: segment %zu at 0x%" PRIx64
-					" did not start with one thread's time:"
+					" did not start with one thread's %s:"
 					" decoded again\n", opt->prog, alone,
-					fl->base + s->begin);
-			decode_again(fl, &pool, alone, t, out);
+					fl->base + s->begin, late);
+			decode_again(fl, &pool, alone);
 			again = alone + 1;
-		} else if (nth && (s->unclean || late ||
+			late = NULL;
+		}
+		if (nth && (s->unclean || late ||
 			    (fl->hook &&
 			     fl->hook->seg_check(fl->hook->ctx, &s->notes,
 						 inline_notes(fl))))) {
 			if (opt->verbose)
 				fprintf(stderr, "%s: segment %zu at 0x%" PRIx64
-					" %s: the rest on one thread\n",
+					" %s%s: the rest on one thread\n",
 					opt->prog, alone, fl->base + s->begin,
 					s->unclean ?
 					"ends in an error at the next's PSB" :
 					late ?
-					"did not start with one thread's time" :
-					"depends on the ones before");
+					"did not start with one thread's " :
+					"depends on the ones before",
+					late ? late : "");
 			break;
 		} else {
 			consume(fl, s, t, out);
@@ -1470,11 +1560,9 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		rest.cont = pool.segs[alone].cont;
 		rest.begin = pool.segs[alone].begin;
 		rest.end = sp->end;
-		if (alone && pool.segs[alone - 1].have_t_end) {
-			/* One thread's time at the PSB it starts at. */
-			rest.t_start = pool.segs[alone - 1].t_end;
-			rest.seeded = 1;
-		}
+		/* One thread's time and state at the PSB it starts at. */
+		if (alone)
+			seg_seed(&rest, &pool.segs[alone - 1]);
 		for (size_t k = alone; k < pool.nsegs; k++)
 			seg_free(&pool.segs[k]);
 		decode_here(fl, &rest, t, out);

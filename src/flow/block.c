@@ -1343,13 +1343,29 @@ static int blk_proceed_event(struct hwt_blk_decoder *d,
 			return status;
 		break;
 
+	case HWT_EV_ENABLED:
+		/*
+		 * A PSB+ while tracing: the flow reaches its IP before what
+		 * comes after the PSB. A block ends there, as it does for the
+		 * PSB+'s MODE.Exec: a piece of a trace cut at this PSB ends
+		 * at the block starting there (hwt_blk_end_block()), and a
+		 * PSB+ need not hold a MODE.Exec.
+		 */
+		if (!ev->status_update || !d->enabled || ev->ip_suppressed)
+			break;
+		status = blk_proceed_to_ip(d, block, &insn,
+					   ev->u.enabled.ip);
+		if (status <= 0)
+			return status;
+		break;
+
 	case HWT_EV_TIP:
 	case HWT_EV_TNT:
 		return -HWT_ERR_INTERNAL;
 
 	default:
-		/* enabled, overflow, stop, pwre, pwrx, tick, cbr, mnt, rsm,
-		 * sipi: they bind to no instruction. */
+		/* overflow, stop, pwre, pwrx, tick, cbr, mnt, rsm, sipi:
+		 * they bind to no instruction. */
 		break;
 	}
 
@@ -1612,13 +1628,25 @@ int hwt_blk_trailing_event_(struct hwt_blk_decoder *d,
 
 		return blk_status(d, HWT_STS_EVENT_PENDING);
 
+	case HWT_EV_ENABLED:
+		status = blk_proceed_postponed_insn(d);
+		if (status < 0)
+			return status;
+
+		/* A PSB+ while tracing binds to its IP (blk_proceed_event). */
+		if (ev->status_update && d->enabled && !ev->ip_suppressed &&
+		    d->ip != ev->u.enabled.ip)
+			break;
+
+		return blk_status(d, HWT_STS_EVENT_PENDING);
+
 	case HWT_EV_TIP:
 	case HWT_EV_TNT:
 		return -HWT_ERR_INTERNAL;
 
 	default:
-		/* enabled, overflow, stop, pwre, pwrx, tick, cbr, mnt: they
-		 * bind to no instruction. */
+		/* overflow, stop, pwre, pwrx, tick, cbr, mnt: they bind to
+		 * no instruction. */
 		status = blk_proceed_postponed_insn(d);
 		if (status < 0)
 			return status;
@@ -1732,6 +1760,7 @@ int hwt_blk_set_trace(struct hwt_blk_decoder *d, const uint8_t *begin,
 	hwt_qry_delete(d->qry);
 	d->qry = qry;
 	d->config.qry = qcfg;
+	d->have_seed = 0;
 	memset(&d->ip, 0, offsetof(struct hwt_blk_decoder, retstack) +
 				  sizeof(d->retstack) -
 				  offsetof(struct hwt_blk_decoder, ip));
@@ -1881,6 +1910,11 @@ static void blk_reset(struct hwt_blk_decoder *d)
 	d->mode = HWT_MODE_UNKNOWN;
 	d->enabled = 0;
 	d->speculative = 0;
+	if (d->have_seed) {
+		d->mode = d->seed.mode;
+		d->speculative = d->seed.speculative;
+		d->have_seed = 0;
+	}
 	d->process_event = 0;
 	blk_clear_postponed_insn(d);
 	d->tsc = 0;
@@ -1969,6 +2003,31 @@ int hwt_blk_get_ip(const struct hwt_blk_decoder *d, uint64_t *ip)
 
 	*ip = d->ip;
 	return 0;
+}
+
+int hwt_blk_get_state(const struct hwt_blk_decoder *d,
+		      struct hwt_blk_state *st)
+{
+	if (!d || !st)
+		return -HWT_ERR_INVALID;
+
+	memset(st, 0, sizeof(*st));
+	st->mode = d->mode;
+	st->speculative = d->speculative;
+	st->exec_valid = hwt_qry_get_exec(d->qry, &st->exec) > 0;
+	if (!st->exec_valid)
+		st->exec = 0;
+	return 0;
+}
+
+void hwt_blk_state_seed(struct hwt_blk_decoder *d,
+			const struct hwt_blk_state *st)
+{
+	if (!d || !st)
+		return;
+	d->seed = *st;
+	d->have_seed = 1;
+	hwt_qry_exec_seed(d->qry, st->exec_valid, st->exec);
 }
 
 int hwt_blk_time(const struct hwt_blk_decoder *d, uint64_t *tsc,

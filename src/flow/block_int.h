@@ -106,6 +106,12 @@ struct hwt_blk_decoder {
 	} kept[HWT_BLK_KEPT_IMAGES];
 	uint32_t nkept;
 	uint64_t switches;
+
+	/* hwt_blk_state_seed(): for the next sync. (Here, not with the
+	 * per-trace fields: placed there, the fields after moved and the
+	 * fold loop lost 1-2%.) */
+	uint8_t have_seed;
+	struct hwt_blk_state seed;
 };
 
 /* The AFL location of a block at @ip (hwt_blk_fold_*, see flow.h). */

@@ -36,9 +36,16 @@ int hwt_blk_end_past(const struct hwt_blk_end *e,
 int hwt_blk_end_event(struct hwt_blk_end *e, const struct hwt_blk_decoder *d,
 		      const struct hwt_event *ev)
 {
+	(void) d;
 	if (e->stopping)
 		return ev->status_update ? 1 : -1;
-	if (!ev->status_update || !hwt_blk_end_past(e, d, 0))
+	/*
+	 * By its PSB, not by where the decoder is: it may have read on into
+	 * the next piece's PSB+ before reporting the status updates of a
+	 * PSB+ of ours (a PSB+ with tracing off, a TIP.PGE, then the next
+	 * PSB: fuzz_cli_perfdata found -j2 stopping early there).
+	 */
+	if (!ev->status_update || !e->next || ev->psb < e->next)
 		return 0;
 	/* Tracing off at the next PSB+: nothing more of ours to come. */
 	if (!hwt_event_resume_ip(ev, &e->ip))

@@ -219,6 +219,15 @@ static void evt_reset(struct hwt_evt_decoder *d)
 	d->enabled = 0;
 	d->bound = 0;
 	d->mode_exec_valid = 0;
+	if (d->have_exec_seed) {
+		uint8_t exec = d->exec_seed;
+
+		d->mode_exec_valid = d->exec_seed_valid;
+		d->iflag = !!(exec & HWT_PT_EXEC_IF);
+		d->csd = !!(exec & HWT_PT_EXEC_CSD);
+		d->csl = !!(exec & HWT_PT_EXEC_CSL);
+		d->have_exec_seed = 0;
+	}
 	hwt_pt_last_ip_init(&d->ip);
 	hwt_time_tracker_reset(&d->tt);
 	if (d->have_seed) {
@@ -545,6 +554,7 @@ static struct hwt_event *status_event(struct hwt_evt_decoder *d,
 	if (ev) {
 		ev->status_update = 1;
 		ev->type = type;
+		ev->psb = d->psb;
 	}
 	return ev;
 }
@@ -667,11 +677,13 @@ static int decode_psb(struct hwt_evt_decoder *d)
 
 	hwt_pt_last_ip_init(&d->ip);
 	d->enabled = 0;
+	d->psb = (uint64_t)(d->cur.pos - d->cur.begin) - d->packet.size;
 
 	ev = evq_enqueue(&d->evq, EVB_PSBEND);
 	if (!ev)
 		return -HWT_ERR_NOMEM;
 	ev->status_update = 1;
+	ev->psb = d->psb;
 
 	for (;;) {
 		fetch_packet(d);
@@ -2114,6 +2126,21 @@ int hwt_evt_sync_set(struct hwt_evt_decoder *d, uint64_t offset)
 	c->sync = c->pos;
 	c->bip_size = 0;
 	return evt_start(d);
+}
+
+int hwt_evt_get_exec(const struct hwt_evt_decoder *d, uint8_t *exec)
+{
+	*exec = (uint8_t)((d->iflag ? HWT_PT_EXEC_IF : 0) |
+			  (d->csd ? HWT_PT_EXEC_CSD : 0) |
+			  (d->csl ? HWT_PT_EXEC_CSL : 0));
+	return d->mode_exec_valid;
+}
+
+void hwt_evt_exec_seed(struct hwt_evt_decoder *d, int valid, uint8_t exec)
+{
+	d->have_exec_seed = 1;
+	d->exec_seed_valid = valid ? 1 : 0;
+	d->exec_seed = exec;
 }
 
 void hwt_evt_time_seed(struct hwt_evt_decoder *d,

@@ -68,8 +68,12 @@ struct hwt_evt_decoder {
 	uint32_t flags;		/* HWT_QRY_* */
 	uint32_t errata;
 	uint8_t mode_exec_valid, iflag, csd, csl;
+	uint64_t psb;		/* the PSB+ being read: its offset */
 	uint8_t enabled;	/* tracing is enabled (PacketEn) */
 	uint8_t bound;		/* @packet is bound: not standalone */
+	/* The exec state across a cut (hwt_qry_exec_seed()): for the next
+	 * reset, @exec_seed valid or not. */
+	uint8_t have_exec_seed, exec_seed_valid, exec_seed;
 	/* Time across a -j cut (hwt_qry_time_seed(), _watch()). */
 	uint8_t have_seed, have_watched;
 	const uint8_t *watch;		/* the PSB at the cut */
@@ -83,6 +87,9 @@ void hwt_evt_init(struct hwt_evt_decoder *d,
 /* The general path's packet fetch (PADs skipped, errors kept for later)
  * and timing-packet update, for the fast path below. */
 void hwt_evt_fetch_packet(struct hwt_evt_decoder *d);
+/* hwt_qry_get_exec(), hwt_qry_exec_seed() */
+int hwt_evt_get_exec(const struct hwt_evt_decoder *d, uint8_t *exec);
+void hwt_evt_exec_seed(struct hwt_evt_decoder *d, int valid, uint8_t exec);
 int hwt_evt_time_apply(struct hwt_evt_decoder *d);
 
 /* ------------------------------------------------------------------ */

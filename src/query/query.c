@@ -347,6 +347,19 @@ void hwt_qry_time_seed(struct hwt_qry_decoder *d,
 	hwt_evt_time_seed(&d->evd, tt);
 }
 
+int hwt_qry_get_exec(const struct hwt_qry_decoder *d, uint8_t *exec)
+{
+	if (!d || !exec)
+		return -HWT_ERR_INVALID;
+	return hwt_evt_get_exec(&d->evd, exec);
+}
+
+void hwt_qry_exec_seed(struct hwt_qry_decoder *d, int valid, uint8_t exec)
+{
+	if (d)
+		hwt_evt_exec_seed(&d->evd, valid, exec);
+}
+
 void hwt_qry_time_watch(struct hwt_qry_decoder *d, uint64_t offset)
 {
 	hwt_evt_time_watch(&d->evd, offset);

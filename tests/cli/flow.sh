@@ -350,28 +350,45 @@ got=$(sed -n 's/^insn: \([0-9]*\)\.$/insn: \1/p' "$tmp/px")
 	fail "ptxed --stat:insn '$got' != coverage '$want'"
 }
 
+# A trace of loop.bin: tracing on at 0x1000, 3000 iterations (each a TNT
+# !!!.!, after awk $3), every 97th after awk $2, which writes what comes
+# there: psbplus(i, MODE) is a PSB+ with a TSC, MODE.Exec MODE (none if
+# ""), a FUP to 0x1000 (where an iteration starts); p is the period.
+loop_trace() {
+	awk '
+function psbplus(i, mode) {
+	print "psb"; printf "tsc %d\n", 4096 + i * 100
+	if (mode != "")
+		print "mode.exec " mode
+	print "fup 0x1000"; print "psbend"
+}
+BEGIN {
+	print "psb"; print "tsc 0x1000"; print "mode.exec 64"; print "psbend"
+	print "tip.pge 0x1000"
+	for (i = 0; i < 3000; i++) {
+		p = int(i / 97)
+		if (i && i % 97 == 0) {
+			'"$2"'
+		}
+		'"$3"'
+		print "tnt !!!.!"
+	}
+	print "tip.pgd -"
+}' | "$ptgen" "$1"
+}
+
 # An OVF right before a PSB, tracing off since the PSB before: the OVF's
 # IP comes from the PSB+, and one decoder reports the overflow after it,
 # so no segment may start at that PSB (fuzz_cli_perfdata found -j2
 # dropping the [overflow]). Segments of 64 bytes make each PSB with an
 # IP a cut.
-awk 'BEGIN {
-	print "psb"; print "tsc 0x1000"; print "mode.exec 64"; print "psbend"
-	print "tip.pge 0x1000"
-	for (i = 0; i < 3000; i++) {
-		if (i && i % 97 == 0) {
-			if (i % 3 == 0) {
-				print "fup 0x1000"; print "tip.pgd -"
-				print "psb"; print "mode.exec 64"; print "psbend"
-				print "ovf"
-			}
-			print "psb"; printf "tsc %d\n", 4096 + i * 100
-			print "mode.exec 64"; print "fup 0x1000"; print "psbend"
-		}
-		print "tnt !!!.!"
+loop_trace "$tmp/ovfpsb.pt" '
+	if (i % 3 == 0) {
+		print "fup 0x1000"; print "tip.pgd -"
+		print "psb"; print "mode.exec 64"; print "psbend"
+		print "ovf"
 	}
-	print "tip.pgd -"
-}' | "$ptgen" "$tmp/ovfpsb.pt" || exit 1
+	psbplus(i, 64)' '' || exit 1
 for mode in --insn --blocks; do
 	"$hwt" flow $mode --raw "$tmp/loop.bin:0x1000" "$tmp/ovfpsb.pt" \
 		>"$tmp/j1" 2>&1
@@ -389,6 +406,90 @@ done
 check
 [ "$(grep -c '^\[overflow\]' "$tmp/j1")" -ge 5 ] ||
 	fail "the OVF-before-PSB trace has no overflows to lose"
+
+# What a PSB+ need not say again: the exec mode and the TSX state. One
+# decoder keeps what it had (a transaction going on over a PSB); a segment
+# starting there does not (fuzz_cli_perfdata found the '?' of speculative
+# instructions lost at -j2), and decodes again from what the one before
+# had. Here transactions span the PSBs of every fourth period, the PSB+s
+# of others have no MODE.Exec, and a late one says 32-bit code: one
+# decoder, with the 64-bit mode carried, takes that as an error.
+loop_trace "$tmp/carry.pt" '
+	psbplus(i, p == 26 ? 32 : p % 4 == 1 ? "" : 64)' '
+	if (p % 4 == 2 && i % 97 == 80) {
+		print "mode.tsx begin"; print "fup 0x1000"
+	}
+	if (p % 4 == 3 && i % 97 == 20) {
+		print "mode.tsx commit"; print "fup 0x1000"
+	}' || exit 1
+# A PSB that starts in the last byte of the packet before: a TIP.PGE
+# (tracing off since a PGD and a PSB+ without IP) to 0x20000001000, whose
+# last byte is 0x02, then 0x82 0x02 ...: one decoder reads on from the
+# PGE (enabled where no code is, a TNT, an error) and resynchronises at
+# that PSB, so no segment may start there (fuzz_cli_perfdata found -j2
+# losing the "[enabled]" and the error).
+loop_trace "$tmp/inpsb.pt" '
+	if (i % 3 == 0) {
+		print "tip.pgd -"
+		print "psb"; print "mode.exec 64"; print "psbend"
+		print "tip.pge/3 0x20000001000"
+		printf "raw"
+		for (k = 0; k < 15; k++)
+			printf " 0x%s", k % 2 ? "02" : "82"
+		printf "\n"
+		printf "tsc %d\n", 4096 + i * 100
+		print "mode.exec 64"; print "fup 0x1000"; print "psbend"
+	} else
+		psbplus(i, 64)' '' || exit 1
+# Tracing off at a PSB+ (no FUP), a TIP.PGE, then the next PSB right
+# after: the query decoder reads on into that PSB+ before it reports the
+# status updates of the one before, so a segment ending at it must tell
+# its PSB+ from the next one's by the PSB they belong to, not by where
+# the decoder is (fuzz_cli_perfdata found -j2 stopping early there). Some
+# PGEs go to where no code is: an error, then one decoder resynchronises
+# past the next PSB.
+loop_trace "$tmp/pgepsb.pt" '
+	if (i % 3 == 0) {
+		print "tip.pgd -"
+		print "psb"; print "mode.exec 64"; print "psbend"
+		printf "tip.pge %s\n", i % 2 ? "0x20000001000" : "0x1000"
+	}
+	psbplus(i, 64)' '' || exit 1
+for t in carry inpsb pgepsb; do
+	for mode in --insn --blocks --stat; do
+		"$hwt" flow $mode --raw "$tmp/loop.bin:0x1000" "$tmp/$t.pt" \
+			>"$tmp/j1" 2>&1
+		for j in 2 3; do
+			check
+			HWT_SEGMENT_SIZE=64 "$hwt" flow $mode -j$j -v \
+				--raw "$tmp/loop.bin:0x1000" "$tmp/$t.pt" \
+				>"$tmp/jn" 2>"$tmp/jn.err"
+			grep -v "^flow: " "$tmp/jn.err" >>"$tmp/jn"
+			if ! cmp -s "$tmp/j1" "$tmp/jn"; then
+				fail "flow $mode -j$j, $t.pt: differs from -j1"
+				diff "$tmp/j1" "$tmp/jn" | head -n 6 >&2
+			fi
+		done
+		# (What there is to lose.)
+		if [ $t = carry ] && [ $mode = --insn ]; then
+			check
+			[ "$(grep -c '^? ' "$tmp/j1")" -ge 500 ] ||
+				fail "carry.pt: no instructions in transactions"
+			check
+			[ "$(grep -c 'error' "$tmp/j1")" -eq 1 ] ||
+				fail "carry.pt: not one error (mode.exec 32)"
+			check
+			[ "$(grep -c "TSX state: decoded again" \
+				"$tmp/jn.err")" -ge 10 ] ||
+				fail "carry.pt: no segment decoded again"
+		elif [ $t = inpsb ] && [ $mode = --insn ]; then
+			check
+			[ "$(grep -c '^\[enabled, ip: 0*20000001000\]' \
+				"$tmp/j1")" -ge 8 ] ||
+				fail "inpsb.pt: no PGEs before PSBs"
+		fi
+	done
+done
 
 # Damage at PSBs: a FUP with no TIP right before one, which the PSB
 # breaks (the error is at the PSB), and PSB+s whose IP is not where the

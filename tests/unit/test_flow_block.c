@@ -561,6 +561,142 @@ static void test_cache_exec_mode(void **state)
 	hwt_image_delete(image);
 }
 
+/*
+ * Decode from the PSB at @from (0: from the first), seeded with @seed
+ * unless NULL; a line per instruction ("IP mMODE sSPECULATIVE"), per
+ * error. On
+ * the first status update at or past @cut, "[cut]" and the decoder's
+ * state in *@at_cut.
+ */
+static void run_state(struct hwt_image *image, const struct tb *t,
+		      size_t from, const struct hwt_blk_state *seed,
+		      size_t cut, struct hwt_blk_state *at_cut, struct out *o)
+{
+	struct hwt_blk_config cfg;
+	struct hwt_blk_decoder *d;
+	int status, got = 0;
+
+	memset(o, 0, sizeof(*o));
+	hwt_blk_config_init(&cfg);
+	cfg.qry.begin = t->buf;
+	cfg.qry.end = t->buf + t->len;
+	d = hwt_blk_new(&cfg, image);
+	assert_non_null(d);
+	if (seed)
+		hwt_blk_state_seed(d, seed);
+	status = from ? hwt_blk_sync_set(d, from) : hwt_blk_sync_forward(d);
+	while (status != -HWT_ERR_EOS) {
+		struct hwt_block b;
+		struct hwt_event ev;
+		uint64_t off;
+
+		while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
+			status = hwt_blk_event(d, &ev);
+			if (status >= 0 && at_cut && !got && ev.status_update &&
+			    hwt_blk_get_offset(d, &off) >= 0 && off >= cut) {
+				got = 1;
+				assert_int_equal(
+					hwt_blk_get_state(d, at_cut), 0);
+				emit(o, "[cut]\n");
+			}
+		}
+		if (status >= 0 && (status & HWT_STS_EOS))
+			break;
+		if (status >= 0) {
+			uint64_t ip;
+
+			status = hwt_blk_next(d, &b);
+			ip = b.ip;
+			/* (Instructions: where blocks end depends on what
+			 * the decoder's cache holds.) */
+			for (uint32_t i = 0; i < b.ninsn; i++) {
+				struct hwt_insn insn;
+
+				assert_int_equal(hwt_blk_insn_walk(image,
+						 b.mode, &ip, &insn), 0);
+				emit(o, "%llx m%u s%u\n",
+				     (unsigned long long) insn.ip, b.mode,
+				     b.speculative);
+			}
+		}
+		if (status < 0 && status != -HWT_ERR_EOS) {
+			emit(o, "[error %s]\n", hwt_errstr(status));
+			status = hwt_blk_sync_forward(d);
+		}
+	}
+	assert_true(!at_cut || got);
+	hwt_blk_delete(d);
+}
+
+/*
+ * What one decoder carries over a PSB whose PSB+ does not say it again
+ * (struct hwt_blk_state): the exec mode (and the query layer's MODE.Exec,
+ * which a later PSB+'s is checked against) and the TSX state. A decoder
+ * that starts at that PSB knows none of it; seeded with what one decoder
+ * had there, it decodes as that one does.
+ */
+static void test_state_seed(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_loop, sizeof(code_loop));
+	struct tb t = new_trace();
+	static struct out whole, seeded, fresh;
+	struct hwt_blk_state st, none;
+	const char *after;
+	size_t cut;
+
+	(void) state;
+	/* 32-bit code; a transaction begins; the PSB+ at @cut says nothing
+	 * of either; a later one says 64-bit. */
+	tb_simple(&t, HWT_PT_PSB);
+	tb_mode_exec(&t, HWT_PT_EXEC_CSD);
+	tb_ipc(&t, HWT_PT_FUP, HWT_PT_IPC_SEXT48, 0x1000);
+	tb_simple(&t, HWT_PT_PSBEND);
+	tb_tnt(&t, "n");
+	tb_ip(&t, HWT_PT_TIP, 0x1000);
+	tb_mode_tsx(&t, HWT_PT_TSX_INTX);
+	tb_ip(&t, HWT_PT_FUP, 0x1000);
+	cut = t.len;
+	tb_simple(&t, HWT_PT_PSB);
+	tb_ipc(&t, HWT_PT_FUP, HWT_PT_IPC_SEXT48, 0x1000);
+	tb_simple(&t, HWT_PT_PSBEND);
+	tb_tnt(&t, "n");
+	tb_ip(&t, HWT_PT_TIP, 0x1000);
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "n");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+
+	run_state(image, &t, 0, NULL, cut, &st, &whole);
+	assert_int_equal(st.mode, HWT_MODE_32);
+	assert_int_equal(st.speculative, 1);
+	assert_int_equal(st.exec_valid, 1);
+	assert_int_equal(st.exec, HWT_PT_EXEC_CSD);
+	after = strstr(whole.text, "[cut]\n");
+	assert_non_null(after);
+	after += strlen("[cut]\n");
+	/* 32-bit (add eax at 1001 after dec eax at 1000), speculative, and
+	 * the 64-bit PSB+ an error: the mode it says is not the one known. */
+	assert_string_equal(after, "1000 m2 s1\n1001 m2 s1\n1004 m2 s1\n"
+			    "1005 m2 s1\n1008 m2 s1\n100a m2 s1\n"
+			    "1020 m2 s1\n1021 m2 s1\n"
+			    "[error bad status update]\n");
+
+	run_state(image, &t, cut, &st, 0, NULL, &seeded);
+	assert_string_equal(seeded.text, after);
+
+	/* Unseeded: 64-bit decode of 32-bit code, no transaction, no error.
+	 * (So is a decoder seeded with nothing known.) */
+	run_state(image, &t, cut, NULL, 0, NULL, &fresh);
+	assert_string_equal(fresh.text, "1000 m0 s0\n1004 m0 s0\n"
+			    "1008 m0 s0\n100a m0 s0\n1020 m0 s0\n"
+			    "1021 m0 s0\n1000 m3 s0\n1004 m3 s0\n"
+			    "1008 m3 s0\n100a m3 s0\n1020 m3 s0\n"
+			    "1021 m3 s0\n");
+	memset(&none, 0, sizeof(none));
+	run_state(image, &t, cut, &none, 0, NULL, &seeded);
+	assert_string_equal(seeded.text, fresh.text);
+	hwt_image_delete(image);
+}
+
 /* An instruction split over two sections is completed across them. */
 static void test_truncated_insn(void **state)
 {
@@ -860,6 +996,7 @@ int main(void)
 		cmocka_unit_test(test_block_boundaries),
 		cmocka_unit_test(test_cache_equals_cold),
 		cmocka_unit_test(test_cache_exec_mode),
+		cmocka_unit_test(test_state_seed),
 		cmocka_unit_test(test_truncated_insn),
 		cmocka_unit_test(test_insn_walk),
 		cmocka_unit_test(test_set_image),
