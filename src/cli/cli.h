@@ -432,6 +432,15 @@ struct cli_flow_hook {
 	void (*resume)(void *ctx);
 };
 
+/*
+ * cuts.c: the PSBs to cut @trace (@size bytes at stream offset @base; a
+ * perf.data stream's piece if @hook) at for -j, about @chunk apart and
+ * before @limit, in *@cuts (stream offsets; to free). Returns how many.
+ */
+size_t cli_plan_cuts(const uint8_t *trace, size_t size, uint64_t base,
+		     const struct cli_flow_hook *hook, uint64_t chunk,
+		     uint64_t limit, struct cli_cut **cuts);
+
 struct flow;	/* flow.c's state of one flow/calls/coverage command */
 
 /* flow.c: decode one stream with @image, printing the usual output. */
