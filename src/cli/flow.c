@@ -1061,14 +1061,28 @@ static uint64_t segment_size(uint64_t chunk)
 }
 
 /*
+ * What a decoder had on reaching the PSB where the next segment or piece
+ * starts (time, exec mode and TSX state), for that one to start with: as
+ * one decoder goes on over that PSB. Not after an error there (one
+ * decoder resynchronises, knowing nothing).
+ */
+struct carry {
+	uint8_t have_t, have_st;
+	struct hwt_time_tracker t;
+	struct hwt_blk_state st;
+};
+
+/*
  * What one run() decodes: the trace in @fl, a whole raw trace (or range)
  * or one piece of a perf.data stream (cli_pieces), which goes on from the
  * pieces before unless @first and ends at @end (0: the trace's end); cuts
- * are made before @limit, unless @one.
+ * are made before @limit, unless @one. A piece starts with what the one
+ * before left in *@carry, and leaves what it has at its end there.
  */
 struct span {
 	int first, one;
 	uint64_t end, limit;
+	struct carry *carry;
 };
 
 /* What consume() did not take of segments not printed. */
@@ -1174,13 +1188,35 @@ static int state_start_ok(const struct pool *pool, size_t k)
 		start.speculative == prev->st_end.speculative);
 }
 
+static struct carry seg_carry(const struct seg *s)
+{
+	struct carry c;
+
+	memset(&c, 0, sizeof(c));
+	if (s->unclean)
+		return c;
+	c.have_t = s->have_t_end;
+	c.t = s->t_end;
+	c.have_st = s->have_st_end;
+	c.st = s->st_end;
+	return c;
+}
+
+/* Segment @s starts with @c (struct carry). */
+static void seg_start_from(struct seg *s, const struct carry *c)
+{
+	s->t_start = c->t;
+	s->seeded = c->have_t;
+	s->st_start = c->st;
+	s->st_seeded = c->have_st;
+}
+
 /* Segment @s starts where the one before, @prev, ended: as one thread. */
 static void seg_seed(struct seg *s, const struct seg *prev)
 {
-	s->t_start = prev->t_end;
-	s->seeded = prev->have_t_end;
-	s->st_start = prev->st_end;
-	s->st_seeded = prev->have_st_end;
+	struct carry c = seg_carry(prev);
+
+	seg_start_from(s, &c);
 }
 
 /*
@@ -1281,6 +1317,8 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		s->begin = k ? cuts[k - 1].off - fl->base : 0;
 		s->end = k < ncuts ? cuts[k].off - fl->base : sp->end;
 	}
+	if (sp->carry && !sp->first)
+		seg_start_from(&pool.segs[0], sp->carry);
 
 	if (opt->verbose && jobs > 1)
 		fprintf(stderr, "%s: trace 0x%" PRIx64 "-0x%" PRIx64 ": %zu "
@@ -1290,6 +1328,8 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 	if (pool.nsegs == 1) {
 		/* Single-threaded: print as we go. */
 		decode_here(fl, &pool.segs[0], t, out);
+		if (sp->carry)
+			*sp->carry = seg_carry(&pool.segs[0]);
 		free(pool.segs);
 		free(cuts);
 		return 0;
@@ -1388,7 +1428,11 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		for (size_t k = alone; k < pool.nsegs; k++)
 			seg_free(&pool.segs[k]);
 		decode_here(fl, &rest, t, out);
+		if (sp->carry)
+			*sp->carry = seg_carry(&rest);
 		ret = 1;
+	} else if (sp->carry) {
+		*sp->carry = seg_carry(&pool.segs[pool.nsegs - 1]);
 	}
 	pthread_mutex_destroy(&pool.lock);
 	pthread_cond_destroy(&pool.cond);
@@ -1483,8 +1527,10 @@ static void add_totals(struct totals *all, const struct totals *t)
 static int run_pieces_jobs(struct flow *fl, struct cli_pieces *trace,
 			   struct totals *t, struct cli_out *out)
 {
+	struct carry carry;
 	int more, alone = 0;
 
+	memset(&carry, 0, sizeof(carry));
 	while ((more = cli_pieces_next(trace)) > 0) {
 		struct span sp;
 		int r;
@@ -1496,6 +1542,7 @@ static int run_pieces_jobs(struct flow *fl, struct cli_pieces *trace,
 		sp.one = alone;
 		sp.end = trace->last ? 0 : trace->cut;
 		sp.limit = trace->last ? trace->len : trace->cut;
+		sp.carry = &carry;
 		r = run(fl, &sp, t, out);
 		if (r < 0)
 			return -1;
@@ -1528,6 +1575,9 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 	}
 	seg_lend(&s, t, out);
 	while ((more = cli_pieces_next(trace)) > 0) {
+		/* As one decoder goes on over the PSB the piece starts at. */
+		struct carry c = seg_carry(&s);
+
 		fl->trace = trace->buf;
 		fl->size = trace->len;
 		fl->base = trace->base;
@@ -1535,6 +1585,9 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		s.cont = !s.first;
 		s.begin = 0;
 		s.end = trace->last ? 0 : trace->cut;
+		s.unclean = 0;
+		if (s.cont)
+			seg_start_from(&s, &c);
 		decode_segment(fl, &s, NULL, 0);
 	}
 	seg_give_back(fl, &s, t, out);
@@ -2224,7 +2277,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 				ret = 0;
 		}
 	} else {
-		struct span whole = { 1, 0, 0, fl.size };
+		struct span whole = { 1, 0, 0, fl.size, NULL };
 
 		if (run(&fl, &whole, &t, &out) >= 0 &&
 		    finish(&fl, &t, &out) == 0)

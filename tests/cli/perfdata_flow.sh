@@ -366,6 +366,37 @@ for f in jbig jcbad; do
 	same "in pieces: flow --blocks -j3 vs -j1 ($f.data)" "$tmp/j1.out" \
 		"$tmp/jn.out"
 done
+# A stream is read in pieces (64 MiB), each with a decoder of its own:
+# each must start with what the one before had at its first PSB (the
+# time and CYC calibration, the exec mode and TSX state), as one decoder
+# goes on over it. The big trace with a CYC after each TNT and an MTC
+# after every eighth (times between TSCs come from the calibration),
+# read in 64 KiB pieces (with 512-byte segments at -j2), must print what
+# it prints in one piece.
+awk '{ print } /^tnt/ { n++; print "cyc 40"
+	if (n % 8 == 0) { ctc = (ctc + 1) % 256; print "mtc " ctc } }' \
+	"$tmp/big.ptdesc" >"$tmp/cyc.ptdesc"
+if "$build/ptgen" "$tmp/cyc.pt" <"$tmp/cyc.ptdesc" &&
+	"$mkptdata" --pt "$tmp/cyc.pt" --elf "$tmp/big" "$tmp/cyc.data"; then
+	for cmd in "flow --insn --time" "calls --time"; do
+		# shellcheck disable=SC2086
+		run_as j1 "$hwt" $cmd "$tmp/cyc.data"
+		for j in 1 2; do
+			# shellcheck disable=SC2086
+			run_as jn env HWT_PIECE_SIZE=65536 HWT_SEGMENT_SIZE=512 \
+				"$hwt" $cmd -j$j "$tmp/cyc.data"
+			same "64 KiB pieces: $cmd -j$j vs one piece (cyc.data)" \
+				"$tmp/j1.out" "$tmp/jn.out"
+		done
+	done
+	# (Times from CYCs: more than one per TSC.)
+	check
+	[ "$(cut -f4 "$tmp/j1.out" | sort -u | wc -l)" -gt 10000 ] ||
+		fail "cyc.data: calls --time shows few times"
+else
+	fail "the CYC trace and its perf.data"
+fi
+
 # Segments of 512 bytes: some cuts fall where the cpu went to the other
 # process, and a block's symbol is from the process that ran it (hwt
 # calls: a line starts where the process changes).
