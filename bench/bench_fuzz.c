@@ -29,8 +29,10 @@
 
 #include <hwt/flow.h>
 #include <hwt/image.h>
+#include <hwt/pt.h>
 
 #include "flow/slurp.h"
+#include "fold_loop.h"
 
 static double now(void)
 {
@@ -40,20 +42,19 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static const uint8_t psb[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-};
-
-/* The first PSB at or after @off, or @size. */
+/* The first PSB at or after @off (where hwt syncs), or @size. */
 static size_t psb_at(const uint8_t *buf, size_t size, size_t off)
 {
-	const uint8_t *p;
+	struct hwt_pkt_decoder *pd;
+	uint64_t at = size - off;
 
 	if (off >= size)
 		return size;
-	p = memmem(buf + off, size - off, psb, sizeof(psb));
-	return p ? (size_t)(p - buf) : size;
+	pd = hwt_pkt_decoder_new(buf + off, size - off);
+	if (pd && hwt_pkt_sync_forward(pd) == 0)
+		hwt_pkt_get_sync_offset(pd, &at);
+	hwt_pkt_decoder_delete(pd);
+	return off + (size_t)at;
 }
 
 struct slice {
@@ -65,43 +66,29 @@ struct counts {
 	uint64_t ninsn, nblocks;
 };
 
+/* The map's previous location starts over at every event and sync. */
+static void fold_at(void *ctx, struct hwt_blk_fold *fold, enum fold_at at,
+		    int status, const struct hwt_event *ev)
+{
+	(void) ctx;
+	(void) status;
+	(void) ev;
+	if (at != FOLD_AT_END)
+		fold->prev = 0;
+}
+
 /* Fold the trace @d is set to into @map (cleared here). */
 static void fold_one(struct hwt_blk_decoder *d, uint8_t *map,
 		     struct counts *c)
 {
+	static const struct fold_loop how = {
+		.max_syncs = ~0u, .max_steps = ~0u, .fast = 1, .at = fold_at,
+	};
 	struct hwt_blk_fold fold;
-	int status;
 
 	memset(map, 0, HWT_BLK_FOLD_MAP_SIZE);
 	hwt_blk_fold_init(&fold, map);
-	for (;;) {
-		status = hwt_blk_sync_forward(d);
-		if (status < 0)
-			break;
-		hwt_blk_fold_end(&fold, NULL);
-		fold.prev = 0;
-		while (status >= 0) {
-			struct hwt_event ev;
-			struct hwt_block b;
-
-			while (status >= 0 &&
-			       (status & HWT_STS_EVENT_PENDING)) {
-				status = hwt_blk_event(d, &ev);
-				hwt_blk_fold_end(&fold, NULL);
-				fold.prev = 0;
-			}
-			if (status < 0 || (status & HWT_STS_EOS))
-				break;
-			status = hwt_blk_fold_next(d, &fold, &b);
-			if (status)
-				continue;
-			status = hwt_blk_next(d, &b);
-			hwt_blk_fold_block(d, &fold, &b, NULL);
-		}
-		if (status >= 0 || status == -HWT_ERR_EOS)
-			break;
-	}
-	hwt_blk_fold_end(&fold, NULL);
+	fold_loop_run(&how, d, &fold);
 	c->ninsn += fold.ninsn;
 	c->nblocks += fold.nblocks;
 }

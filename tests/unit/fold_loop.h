@@ -2,9 +2,9 @@
 /*
  * The fold loop of hwt flow --stat and coverage (canonical blocks end at
  * every event and sync), shared by the two that hold the fast path
- * (hwt_blk_fold_next()) against the general one: tests/unit/
- * test_flow_graph.c and fuzz/fuzz_flow.c. No cmocka: the fuzz target
- * builds it too.
+ * (hwt_blk_fold_next()) against the general one, tests/unit/
+ * test_flow_graph.c and fuzz/fuzz_flow.c, and by bench/bench_fuzz.c (a
+ * fuzzer's loop). No cmocka: the fuzz target builds it too.
  */
 #ifndef HWT_TESTS_FOLD_LOOP_H
 #define HWT_TESTS_FOLD_LOOP_H
