@@ -273,6 +273,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.qry.end = trace + sizeof(psb_plus) + size;
 	cfg.flags = sel & (HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP |
 			   HWT_BLK_ENABLE_TICK | HWT_BLK_NO_CACHE);
+	/* (With blocks ending at calls, as hwt coverage and calls have.) */
+	if (sel & HWT_BLK_END_ON_CALL)
+		cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
 	if (sel & 0x10)
 		cfg.qry.errata = HWT_PT_ERRATUM_SKD022 |
 				 HWT_PT_ERRATUM_SKL014 |

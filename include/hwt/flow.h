@@ -125,6 +125,14 @@ struct hwt_blk_config {
 #define HWT_BLK_ENABLE_TICK 0x4u	/* report HWT_EV_TICK */
 #define HWT_BLK_NO_CACHE    0x8u	/* decode every instruction (testing) */
 #define HWT_BLK_NO_GRAPH    0x10u	/* walk the cache every time (testing) */
+/*
+ * A PSB empties the call stack that compressed returns pop, as the
+ * processor's is emptied (no return after a PSB is compressed against a
+ * call before it; perf's decoder empties its stack there too). Without
+ * it the stack lives until the next sync, as libipt's does (ptxed).
+ * hwt flow sets it: a -j segment starts at a PSB with an empty stack.
+ */
+#define HWT_BLK_PSB_CLEARS_STACK 0x20u
 
 void hwt_blk_config_init(struct hwt_blk_config *config);
 

@@ -2212,6 +2212,8 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	/* Only a block's last instruction branches: no walk of the others. */
 	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_CALLS)
 		opt.config.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
+	/* As the processor (and perf): what -j segments start with. */
+	opt.config.flags |= HWT_BLK_PSB_CLEARS_STACK;
 	if (cli_pd_is_perfdata(opt.trace)) {
 		opt.files.no_symbols = symbols_unused(&opt);
 		if (cli_pd_open_files(&pd, opt.trace, prog, &opt.files) < 0) {

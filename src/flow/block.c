@@ -2092,6 +2092,11 @@ int hwt_blk_next(struct hwt_blk_decoder *d, struct hwt_block *block)
 
 static int blk_process_event(struct hwt_blk_decoder *d, struct hwt_event *ev)
 {
+	/* A PSB+'s first status update: tracing on or off there. */
+	if (ev->status_update && (d->config.flags & HWT_BLK_PSB_CLEARS_STACK) &&
+	    (ev->type == HWT_EV_ENABLED || ev->type == HWT_EV_DISABLED))
+		retstack_init(&d->retstack);
+
 	switch (ev->type) {
 	case HWT_EV_ENABLED:
 		/* Tracing resumes where it was disabled (after a call: at

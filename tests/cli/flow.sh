@@ -455,7 +455,20 @@ loop_trace "$tmp/pgepsb.pt" '
 		printf "tip.pge %s\n", i % 2 ? "0x20000001000" : "0x1000"
 	}
 	psbplus(i, 64)' '' || exit 1
-for t in carry inpsb pgepsb; do
+# A return compressed after a PSB against a call before it: the
+# processor empties its call stack at a PSB, so that a decoder can start
+# at any (perf's decoder empties its own there too), and so does hwt
+# flow's. One decoder kept it (as libipt does) and followed these
+# returns where a segment starting at the PSB could not.
+loop_trace "$tmp/retpsb.pt" '
+	if (i % 3 == 0) {
+		print "tnt !!!."
+		print "psb"; printf "tsc %d\n", 4096 + i * 100
+		print "mode.exec 64"; print "fup 0x1020"; print "psbend"
+		print "tnt !"
+	} else
+		psbplus(i, 64)' '' || exit 1
+for t in carry inpsb pgepsb retpsb; do
 	for mode in --insn --blocks --stat; do
 		"$hwt" flow $mode --raw "$tmp/loop.bin:0x1000" "$tmp/$t.pt" \
 			>"$tmp/j1" 2>&1
@@ -482,6 +495,11 @@ for t in carry inpsb pgepsb; do
 			[ "$(grep -c "TSX state: decoded again" \
 				"$tmp/jn.err")" -ge 10 ] ||
 				fail "carry.pt: no segment decoded again"
+		elif [ $t = retpsb ] && [ $mode = --insn ]; then
+			check
+			[ "$(grep -c 'ip 0x1021: trace does not match the code' \
+				"$tmp/j1")" -ge 8 ] ||
+				fail "retpsb.pt: returns after a PSB followed"
 		elif [ $t = inpsb ] && [ $mode = --insn ]; then
 			check
 			[ "$(grep -c '^\[enabled, ip: 0*20000001000\]' \

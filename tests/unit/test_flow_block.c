@@ -697,6 +697,33 @@ static void test_state_seed(void **state)
 	hwt_image_delete(image);
 }
 
+/*
+ * A return compressed after a PSB against a call before it: followed
+ * from the stack kept (libipt's way), an error with
+ * HWT_BLK_PSB_CLEARS_STACK (the processor empties its stack at a PSB).
+ */
+static void test_psb_clears_stack(void **state)
+{
+	struct hwt_image *image = image1(0x1000, code_loop, sizeof(code_loop));
+	struct tb t = new_trace();
+	static struct out kept, cleared;
+
+	(void) state;
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "n");
+	tb_psbplus(&t, 0x1020);
+	tb_tnt(&t, "t");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	run(image, &t, 0, &kept, 0);
+	assert_string_equal(kept.text, "1000\n1004\n1008\n100a\n1020\n1021\n"
+			    "100f\n1000\n1004\n1008\n[disabled]\n");
+	run(image, &t, HWT_BLK_PSB_CLEARS_STACK, &cleared, 0);
+	assert_string_equal(cleared.text, "1000\n1004\n1008\n100a\n1020\n"
+			    "1021\n[error trace does not match the code at "
+			    "1021]\n");
+	hwt_image_delete(image);
+}
+
 /* An instruction split over two sections is completed across them. */
 static void test_truncated_insn(void **state)
 {
@@ -997,6 +1024,7 @@ int main(void)
 		cmocka_unit_test(test_cache_equals_cold),
 		cmocka_unit_test(test_cache_exec_mode),
 		cmocka_unit_test(test_state_seed),
+		cmocka_unit_test(test_psb_clears_stack),
 		cmocka_unit_test(test_truncated_insn),
 		cmocka_unit_test(test_insn_walk),
 		cmocka_unit_test(test_set_image),
