@@ -359,6 +359,9 @@ int cmd_last(int argc, char **argv)
 	if (cli_pd_open(&c.pd, o.file, "hwt last") < 0)
 		return 1;
 	hwt_blk_config_init(&c.cfg);
+	/* As hwt flow (the processor's stack is empty at a PSB): the same
+	 * returns whole or in pieces, each piece's decoder new at a PSB. */
+	c.cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
 	cli_pd_qry_config(c.pd, &c.cfg.qry);
 	if (c.cfg.qry.cpu.vendor &&
 	    hwt_pt_cpu_errata(&c.cfg.qry.cpu, &errata) >= 0) {
