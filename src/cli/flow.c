@@ -99,6 +99,18 @@ struct sym_cache {
 	uint8_t valid, found;
 };
 
+/*
+ * What a decoder had on reaching the PSB where the next segment or piece
+ * starts (time, exec mode and TSX state), for that one to start with: as
+ * one decoder goes on over that PSB. Not after an error there (one
+ * decoder resynchronises, knowing nothing).
+ */
+struct carry {
+	uint8_t have_t, have_st;
+	struct hwt_time_tracker t;
+	struct hwt_blk_state st;
+};
+
 /* Everything one segment of the trace produces. */
 struct seg {
 	uint64_t begin, end;		/* trace offsets: [begin PSB, end PSB);
@@ -129,15 +141,13 @@ struct seg {
 	struct cli_seg_notes notes;
 	/* It ended in an error in the next one's data (decode_segment). */
 	uint8_t unclean;
-	/* Where times matter (time_matters()): the time state it starts
-	 * with, if not a fresh one (@seeded), and the one its decoder had
-	 * at the next segment's PSB (@have_t_end). */
-	uint8_t seeded, have_t_end;
-	struct hwt_time_tracker t_start, t_end;
-	/* The same for the exec mode and TSX state (state_start_ok()), and
-	 * which of them the PSB+ it starts at says again. */
-	uint8_t st_seeded, have_st_end, psb_sets_mode, psb_sets_tsx;
-	struct hwt_blk_state st_start, st_end;
+	/* What its decoder starts with, where not a fresh one's (@seed),
+	 * and what it had at the next segment's PSB (@reached): the time
+	 * where times matter (time_matters()), the exec mode and TSX state
+	 * (state_start_ok()); and which of those the PSB+ it starts at says
+	 * again. */
+	struct carry seed, reached;
+	uint8_t psb_sets_mode, psb_sets_tsx;
 	/* --time: the block's times (before: of the decoder's next one),
 	 * and whether the decoder took events since the last block. */
 	struct cli_blk_time time;
@@ -643,7 +653,8 @@ static int seg_end_event(struct seg *s, struct hwt_blk_end *end,
 	int stopping = end->stopping, r = hwt_blk_end_event(end, dec, ev);
 
 	if (!stopping && end->stopping)
-		s->have_st_end = hwt_blk_get_state(dec, &s->st_end) >= 0;
+		s->reached.have_st = hwt_blk_get_state(dec,
+							&s->reached.st) >= 0;
 	return r;
 }
 
@@ -694,11 +705,11 @@ static void decode_segment(struct flow *fl, struct seg *s,
 
 	memset(&block, 0, sizeof(block));
 	hwt_blk_end_init(&end, s->end);
-	if (s->seeded)
-		hwt_blk_time_seed(dec, &s->t_start);
-	if (s->st_seeded)
-		hwt_blk_state_seed(dec, &s->st_start);
-	s->have_st_end = 0;
+	if (s->seed.have_t)
+		hwt_blk_time_seed(dec, &s->seed.t);
+	if (s->seed.have_st)
+		hwt_blk_state_seed(dec, &s->seed.st);
+	s->reached.have_st = 0;
 	s->psb_sets_mode = 0;
 	s->psb_sets_tsx = 0;
 	if (time_matters(fl))
@@ -845,7 +856,8 @@ out:
 	flush_block(fl, s);
 	free(batch);
 	if (time_matters(fl))
-		s->have_t_end = hwt_blk_time_watched(dec, &s->t_end) > 0;
+		s->reached.have_t = hwt_blk_time_watched(dec,
+							 &s->reached.t) > 0;
 	if (dec != reuse)
 		hwt_blk_delete(dec);
 }
@@ -926,8 +938,8 @@ static void *worker(void *arg)
 			 */
 			if (hwt_evt_time_warm(&cfg.qry, s->begin,
 					      pool->chunk / 2,
-					      &s->t_start) >= 0)
-				s->seeded = 1;
+					      &s->seed.t) >= 0)
+				s->seed.have_t = 1;
 		}
 		calls_seg_swap_syms(&s->calls, &syms);
 		decode_segment(pool->fl, s, dec, fresh);
@@ -1061,18 +1073,6 @@ static uint64_t segment_size(uint64_t chunk)
 }
 
 /*
- * What a decoder had on reaching the PSB where the next segment or piece
- * starts (time, exec mode and TSX state), for that one to start with: as
- * one decoder goes on over that PSB. Not after an error there (one
- * decoder resynchronises, knowing nothing).
- */
-struct carry {
-	uint8_t have_t, have_st;
-	struct hwt_time_tracker t;
-	struct hwt_blk_state st;
-};
-
-/*
  * What one run() decodes: the trace in @fl, a whole raw trace (or range)
  * or one piece of a perf.data stream (cli_pieces), which goes on from the
  * pieces before unless @first and ends at @end (0: the trace's end); cuts
@@ -1146,18 +1146,18 @@ static int time_start_ok(const struct flow *fl, const struct pool *pool,
 	struct hwt_time_tracker start;
 	struct hwt_blk_config cfg;
 
-	if (!prev || !time_matters(fl) || !prev->have_t_end)
+	if (!prev || !time_matters(fl) || !prev->reached.have_t)
 		return 1;
-	start = prev->t_end;
-	if (s->seeded)
-		start = s->t_start;
+	start = prev->reached.t;
+	if (s->seed.have_t)
+		start = s->seed.t;
 	else
 		hwt_time_tracker_reset(&start);
-	if (hwt_time_tracker_same(&prev->t_end, &start))
+	if (hwt_time_tracker_same(&prev->reached.t, &start))
 		return 1;
 	/* Or its PSB+ sets all that differs. */
 	cfg = trace_config(fl);
-	return hwt_evt_time_same_from(&cfg.qry, s->begin, &prev->t_end,
+	return hwt_evt_time_same_from(&cfg.qry, s->begin, &prev->reached.t,
 				      &start) > 0;
 }
 
@@ -1173,50 +1173,31 @@ static int state_start_ok(const struct pool *pool, size_t k)
 	const struct seg *prev = k ? &pool->segs[k - 1] : NULL,
 			 *s = &pool->segs[k];
 	struct hwt_blk_state start = { HWT_MODE_UNKNOWN, 0, 0, 0 };
+	const struct hwt_blk_state *end;
 
-	if (!prev || !prev->have_st_end)
+	if (!prev || !prev->reached.have_st)
 		return 1;
-	if (s->st_seeded)
-		start = s->st_start;
+	end = &prev->reached.st;
+	if (s->seed.have_st)
+		start = s->seed.st;
 	/* (A PSB+'s MODE.Exec other than one thread's is an error there,
 	 * which the segment before meets: unclean.) */
 	return (s->psb_sets_mode ||
-		(start.mode == prev->st_end.mode &&
-		 start.exec_valid == prev->st_end.exec_valid &&
-		 start.exec == prev->st_end.exec)) &&
-	       (s->psb_sets_tsx ||
-		start.speculative == prev->st_end.speculative);
+		(start.mode == end->mode &&
+		 start.exec_valid == end->exec_valid &&
+		 start.exec == end->exec)) &&
+	       (s->psb_sets_tsx || start.speculative == end->speculative);
 }
 
+/* What the segment after @s starts with: as one thread goes on. */
 static struct carry seg_carry(const struct seg *s)
 {
-	struct carry c;
+	struct carry none;
 
-	memset(&c, 0, sizeof(c));
-	if (s->unclean)
-		return c;
-	c.have_t = s->have_t_end;
-	c.t = s->t_end;
-	c.have_st = s->have_st_end;
-	c.st = s->st_end;
-	return c;
-}
-
-/* Segment @s starts with @c (struct carry). */
-static void seg_start_from(struct seg *s, const struct carry *c)
-{
-	s->t_start = c->t;
-	s->seeded = c->have_t;
-	s->st_start = c->st;
-	s->st_seeded = c->have_st;
-}
-
-/* Segment @s starts where the one before, @prev, ended: as one thread. */
-static void seg_seed(struct seg *s, const struct seg *prev)
-{
-	struct carry c = seg_carry(prev);
-
-	seg_start_from(s, &c);
+	if (!s->unclean)
+		return s->reached;
+	memset(&none, 0, sizeof(none));
+	return none;
 }
 
 /*
@@ -1238,7 +1219,7 @@ static void decode_again(struct flow *fl, struct pool *pool, size_t k)
 	again.cont = s->cont;
 	again.begin = s->begin;
 	again.end = s->end;
-	seg_seed(&again, &pool->segs[k - 1]);
+	again.seed = seg_carry(&pool->segs[k - 1]);
 	decode_segment(fl, &again, NULL, 0);
 	again.done = 1;
 	seg_free(s);
@@ -1318,7 +1299,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		s->end = k < ncuts ? cuts[k].off - fl->base : sp->end;
 	}
 	if (sp->carry && !sp->first)
-		seg_start_from(&pool.segs[0], sp->carry);
+		pool.segs[0].seed = *sp->carry;
 
 	if (opt->verbose && jobs > 1)
 		fprintf(stderr, "%s: trace 0x%" PRIx64 "-0x%" PRIx64 ": %zu "
@@ -1424,7 +1405,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		rest.end = sp->end;
 		/* One thread's time and state at the PSB it starts at. */
 		if (alone)
-			seg_seed(&rest, &pool.segs[alone - 1]);
+			rest.seed = seg_carry(&pool.segs[alone - 1]);
 		for (size_t k = alone; k < pool.nsegs; k++)
 			seg_free(&pool.segs[k]);
 		decode_here(fl, &rest, t, out);
@@ -1587,7 +1568,7 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		s.end = trace->last ? 0 : trace->cut;
 		s.unclean = 0;
 		if (s.cont)
-			seg_start_from(&s, &c);
+			s.seed = c;
 		decode_segment(fl, &s, NULL, 0);
 	}
 	seg_give_back(fl, &s, t, out);
