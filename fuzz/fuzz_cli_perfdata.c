@@ -119,7 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_with_jobs(cmd_calls, "calls", "-v", path);
 	same_with_jobs(cmd_calls, "calls", "--stream", path);
 	same_with_jobs(cmd_calls, "calls", "--time", path);
-	run(cmd_last, "last", NULL, path);
+	run(cmd_last, "last", "--time", path);
 
 	fuzz_loud();
 	close(fd);

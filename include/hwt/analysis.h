@@ -32,6 +32,9 @@ enum hwt_an_kind {
 	HWT_AN_SIGNAL,		/* an interrupt: a signal handler runs */
 	HWT_AN_SIGRETURN,	/* back from a handler to where it interrupted */
 	HWT_AN_LOST,		/* trace lost (overflow) or a decode error */
+	HWT_AN_INTERRUPT,	/* the kernel ran (an interrupt, a switch to
+				 * another thread) and the thread went on
+				 * where it was */
 };
 
 /* One branch. @to is 0 while unknown (the trace ends in the kernel). */
@@ -41,6 +44,7 @@ struct hwt_an_branch {
 	uint8_t kind;		/* enum hwt_an_kind */
 	uint8_t have_tsc;
 	int error;		/* HWT_AN_LOST: a negative HWT_ERR_*, or 0 */
+	uint32_t pid, tid;	/* the thread's (hwt_an_last_task()), or 0 */
 };
 
 /* A frame of the call stack at the end of the trace. */
@@ -69,16 +73,28 @@ void hwt_an_last_delete(struct hwt_an_last *l);
 void hwt_an_last_stop(struct hwt_an_last *l, uint64_t ip);
 
 /*
+ * A CPU's trace (perf record -a): the thread running from here on, as the
+ * sideband says. Each thread has a call stack of its own (the one at the
+ * end is the last thread's) and the branches name their thread. Call it
+ * from @sync (below), which is asked before each event and block. Without
+ * it, all is one thread's (pid and tid 0). 0, or -HWT_ERR_NOMEM.
+ */
+int hwt_an_last_task(struct hwt_an_last *l, uint32_t pid, uint32_t tid);
+
+/*
  * Decode @cfg's trace with @image to its end. @sync (may be NULL) is
- * called before each block, as perf.data input needs to bring the image
- * to the decoder's time. Decode errors are kept as HWT_AN_LOST branches
+ * called before each event and block, as perf.data input needs to bring
+ * the decoder's image to its time (the blocks are walked in the image
+ * the decoder has then). Decode errors are kept as HWT_AN_LOST branches
  * (decoding goes on at the next PSB). Returns 0 or a negative HWT_ERR_*
  * (out of memory).
  *
  * A long trace may come in pieces, each starting at a PSB, one call each
  * in order: @next is the offset in this piece of the PSB where the next
  * one starts (its PSB+ must be in this piece), 0 for the last piece. A
- * piece's decode stops at that PSB+, after the blocks up to its IP.
+ * piece's decode stops at that PSB+, after the blocks up to its IP; the
+ * next piece's decoder starts with the time, exec mode and TSX state
+ * this one had there, as one decoder goes on over the PSB.
  */
 int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 		    struct hwt_image *image, uint64_t next,

@@ -26,27 +26,54 @@
 /* Where the thread left for the kernel, while it is there. */
 enum { OUT_NONE, OUT_SYSCALL, OUT_ASYNC };
 
+/*
+ * What the analysis keeps of a thread: its call stack and where it left
+ * for the kernel. A thread's trace has one; a CPU's (hwt_an_last_task())
+ * one per thread that ran on it.
+ */
+struct an_thread {
+	uint32_t pid, tid;
+	struct hwt_an_frame *stack;
+	size_t depth, dropped;
+	uint8_t out;		/* OUT_* */
+	uint64_t out_ip, out_fall;
+	uint64_t open;		/* total when the exit branch was added */
+};
+
+/* What one decoder carries over a PSB that the next piece's must start
+ * with: time (and its calibration), exec mode, TSX state. */
+struct an_carry {
+	uint8_t have_t, have_st;
+	struct hwt_time_tracker t;
+	struct hwt_blk_state st;
+};
+
 struct hwt_an_last {
 	struct hwt_an_last_config c;
-	struct hwt_image *image;
+	struct hwt_image *image;	/* the decoder's, at the last block */
 
 	struct hwt_an_branch *ring, *lin;
 	size_t head;		/* next slot */
 	uint64_t total;		/* branches ever added */
 
-	struct hwt_an_frame *stack, *out_stack;
-	size_t depth, dropped;
-
-	/* The last instruction of the previous block: where it went is
-	 * known when the next block starts. */
+	/*
+	 * The last instruction of the previous block: where it went is
+	 * known when the next block starts. The CPU's, not a thread's: the
+	 * flow goes on where the thread changes (in the kernel's switch, if
+	 * traced; user-space traces are off there).
+	 */
 	struct {
 		uint64_t ip, fall;
 		uint8_t iclass, valid;
 	} pend;
 
-	uint8_t out;		/* OUT_* */
-	uint64_t out_ip, out_fall;
-	uint64_t open;		/* total when the exit branch was added */
+	struct an_thread th;	/* the thread running */
+	struct an_thread *others;	/* the CPU's other threads */
+	size_t nothers, cap_others;
+	uint8_t have_task;
+	struct hwt_an_frame *out_stack;
+
+	struct an_carry carry;
 
 	uint64_t tsc;
 	uint8_t have_tsc, have_stop, mode;
@@ -65,9 +92,9 @@ struct hwt_an_last *hwt_an_last_new(const struct hwt_an_last_config *c)
 		l->c.max_depth = 1;
 	l->ring = calloc(c->nbranches ? c->nbranches : 1, sizeof(*l->ring));
 	l->lin = calloc(c->nbranches ? c->nbranches : 1, sizeof(*l->lin));
-	l->stack = calloc(l->c.max_depth, sizeof(*l->stack));
-	l->out_stack = calloc(l->c.max_depth, sizeof(*l->stack));
-	if (!l->ring || !l->lin || !l->stack || !l->out_stack) {
+	l->th.stack = calloc(l->c.max_depth, sizeof(*l->th.stack));
+	l->out_stack = calloc(l->c.max_depth, sizeof(*l->th.stack));
+	if (!l->ring || !l->lin || !l->th.stack || !l->out_stack) {
 		hwt_an_last_delete(l);
 		return NULL;
 	}
@@ -80,9 +107,56 @@ void hwt_an_last_delete(struct hwt_an_last *l)
 		return;
 	free(l->ring);
 	free(l->lin);
-	free(l->stack);
+	free(l->th.stack);
+	for (size_t i = 0; i < l->nothers; i++)
+		free(l->others[i].stack);
+	free(l->others);
 	free(l->out_stack);
 	free(l);
+}
+
+int hwt_an_last_task(struct hwt_an_last *l, uint32_t pid, uint32_t tid)
+{
+	struct an_thread t;
+	size_t i;
+
+	if (!l->have_task) {
+		/* What came before (nothing, as a CPU's trace starts) is
+		 * this thread's. */
+		l->have_task = 1;
+		l->th.pid = pid;
+		l->th.tid = tid;
+		return 0;
+	}
+	if (l->th.tid == tid && l->th.pid == pid)
+		return 0;
+	for (i = 0; i < l->nothers; i++)
+		if (l->others[i].tid == tid && l->others[i].pid == pid)
+			break;
+	if (i == l->nothers) {
+		if (l->nothers == l->cap_others) {
+			size_t cap = l->cap_others ? 2 * l->cap_others : 8;
+			struct an_thread *o = realloc(l->others,
+						      cap * sizeof(*o));
+
+			if (!o)
+				return -HWT_ERR_NOMEM;
+			l->others = o;
+			l->cap_others = cap;
+		}
+		memset(&t, 0, sizeof(t));
+		t.pid = pid;
+		t.tid = tid;
+		t.stack = calloc(l->c.max_depth, sizeof(*t.stack));
+		if (!t.stack)
+			return -HWT_ERR_NOMEM;
+		l->others[l->nothers++] = t;
+	}
+	/* The one that ran goes where the one that runs now was kept. */
+	t = l->others[i];
+	l->others[i] = l->th;
+	l->th = t;
+	return 0;
 }
 
 static void add(struct hwt_an_last *l, uint8_t kind, uint64_t from,
@@ -99,6 +173,8 @@ static void add(struct hwt_an_last *l, uint8_t kind, uint64_t from,
 	b->tsc = l->tsc;
 	b->have_tsc = l->have_tsc;
 	b->error = error;
+	b->pid = l->th.pid;
+	b->tid = l->th.tid;
 	l->head = (l->head + 1) % l->c.nbranches;
 	l->total++;
 }
@@ -117,14 +193,14 @@ static void push(struct hwt_an_last *l, uint8_t kind, uint64_t site,
 {
 	struct hwt_an_frame *f;
 
-	if (l->depth == l->c.max_depth) {
+	if (l->th.depth == l->c.max_depth) {
 		/* The outermost frame goes: the end is what matters. */
-		memmove(l->stack, l->stack + 1,
-			(l->depth - 1) * sizeof(*l->stack));
-		l->depth--;
-		l->dropped++;
+		memmove(l->th.stack, l->th.stack + 1,
+			(l->th.depth - 1) * sizeof(*l->th.stack));
+		l->th.depth--;
+		l->th.dropped++;
 	}
-	f = &l->stack[l->depth++];
+	f = &l->th.stack[l->th.depth++];
 	f->kind = kind;
 	f->site = site;
 	f->entry = entry;
@@ -134,9 +210,9 @@ static void push(struct hwt_an_last *l, uint8_t kind, uint64_t site,
 /* Pop through the innermost frame of @kind that goes back to @to. */
 static int pop_to(struct hwt_an_last *l, uint8_t kind, uint64_t to)
 {
-	for (size_t i = l->depth; i-- > 0;) {
-		if (l->stack[i].kind == kind && l->stack[i].ret == to) {
-			l->depth = i;
+	for (size_t i = l->th.depth; i-- > 0;) {
+		if (l->th.stack[i].kind == kind && l->th.stack[i].ret == to) {
+			l->th.depth = i;
 			return 1;
 		}
 	}
@@ -263,10 +339,10 @@ static int walk(struct hwt_an_last *l, const struct hwt_block *b)
 /* Back from the kernel at @ip: a system call, a signal, a sigreturn. */
 static void enabled(struct hwt_an_last *l, uint64_t ip)
 {
-	struct hwt_an_branch *b = added(l, l->open);
+	struct hwt_an_branch *b = added(l, l->th.open);
 
-	if (l->out == OUT_SYSCALL) {
-		if (ip == l->out_fall) {
+	if (l->th.out == OUT_SYSCALL) {
+		if (ip == l->th.out_fall) {
 			if (b)
 				b->to = ip;
 		} else if (pop_to(l, HWT_AN_SIGNAL, ip)) {
@@ -277,25 +353,30 @@ static void enabled(struct hwt_an_last *l, uint64_t ip)
 		} else {
 			/* A signal delivered as the call returned. */
 			if (b)
-				b->to = l->out_fall;
-			add(l, HWT_AN_SIGNAL, l->out_fall, ip, 0);
-			push(l, HWT_AN_SIGNAL, l->out_fall, ip, l->out_fall);
+				b->to = l->th.out_fall;
+			add(l, HWT_AN_SIGNAL, l->th.out_fall, ip, 0);
+			push(l, HWT_AN_SIGNAL, l->th.out_fall, ip, l->th.out_fall);
 		}
-	} else if (l->out == OUT_ASYNC) {
-		if (ip == l->out_ip) {
-			/* An interrupt the program did not see: no branch. */
-			if (b && l->open == l->total) {
+	} else if (l->th.out == OUT_ASYNC) {
+		if (ip == l->th.out_ip) {
+			/* An interrupt the program did not see: no branch;
+			 * but where others' came since (a CPU's trace), a
+			 * note that this thread left. */
+			if (b && l->th.open == l->total) {
 				l->head = (l->head + l->c.nbranches - 1) %
 					  l->c.nbranches;
 				l->total--;
+			} else if (b) {
+				b->kind = HWT_AN_INTERRUPT;
+				b->to = ip;
 			}
 		} else {
 			if (b)
 				b->to = ip;
-			push(l, HWT_AN_SIGNAL, l->out_ip, ip, l->out_ip);
+			push(l, HWT_AN_SIGNAL, l->th.out_ip, ip, l->th.out_ip);
 		}
 	}
-	l->out = OUT_NONE;
+	l->th.out = OUT_NONE;
 }
 
 static void event(struct hwt_an_last *l, const struct hwt_event *ev)
@@ -312,30 +393,32 @@ static void event(struct hwt_an_last *l, const struct hwt_event *ev)
 		/* The instruction that left (a system call) is pending. */
 		if (l->pend.valid) {
 			add(l, HWT_AN_SYSCALL, l->pend.ip, 0, 0);
-			l->open = l->total;
-			l->out = OUT_SYSCALL;
-			l->out_ip = l->pend.ip;
-			l->out_fall = l->pend.fall;
+			l->th.open = l->total;
+			l->th.out = OUT_SYSCALL;
+			l->th.out_ip = l->pend.ip;
+			l->th.out_fall = l->pend.fall;
 		}
 		l->pend.valid = 0;
 		break;
 	case HWT_EV_ASYNC_DISABLED:
-		l->pend.valid = 0;
+		/* The last instruction went to the one interrupted. */
+		resolve(l, ev->u.async_disabled.at);
 		add(l, HWT_AN_SIGNAL, ev->u.async_disabled.at, 0, 0);
-		l->open = l->total;
-		l->out = OUT_ASYNC;
-		l->out_ip = ev->u.async_disabled.at;
+		l->th.open = l->total;
+		l->th.out = OUT_ASYNC;
+		l->th.out_ip = ev->u.async_disabled.at;
 		break;
 	case HWT_EV_ASYNC_BRANCH:
 		/* With tracing on throughout (kernel tracing; vgpt's
-		 * redirections): a transfer, not a frame. */
-		l->pend.valid = 0;
+		 * redirections): a transfer, not a frame. The last
+		 * instruction went to the one interrupted. */
+		resolve(l, ev->u.async_branch.from);
 		add(l, HWT_AN_JUMP, ev->u.async_branch.from,
 		    ev->u.async_branch.to, 0);
 		break;
 	case HWT_EV_OVERFLOW:
 		l->pend.valid = 0;
-		l->out = OUT_NONE;
+		l->th.out = OUT_NONE;
 		add(l, HWT_AN_LOST, ev->ip_suppressed ? 0 : ev->u.overflow.ip,
 		    0, -HWT_ERR_OVERFLOW);
 		break;
@@ -352,8 +435,14 @@ static void lost(struct hwt_an_last *l, struct hwt_blk_decoder *dec,
 	hwt_blk_get_ip(dec, &ip);
 	l->end.errors++;
 	l->pend.valid = 0;
-	l->out = OUT_NONE;
+	l->th.out = OUT_NONE;
 	add(l, HWT_AN_LOST, ip, 0, err);
+}
+
+/* What @dec had at the next piece's PSB, for the next piece's decoder. */
+static void carry_time(struct hwt_an_last *l, const struct hwt_blk_decoder *dec)
+{
+	l->carry.have_t = hwt_blk_time_watched(dec, &l->carry.t) > 0;
 }
 
 int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
@@ -366,33 +455,57 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 	struct hwt_event ev;
 	struct hwt_blk_end end;
 	uint64_t ip;
-	int status, use;
+	int status, use, stopping, clean = 1;
 
 	l->image = image;
 	hwt_blk_end_init(&end, next);
 	dec = hwt_blk_new(cfg, image);
 	if (!dec)
 		return -HWT_ERR_NOMEM;
+	/* As one decoder goes on over the PSB this piece starts at. */
+	if (l->carry.have_t)
+		hwt_blk_time_seed(dec, &l->carry.t);
+	if (l->carry.have_st)
+		hwt_blk_state_seed(dec, &l->carry.st);
+	memset(&l->carry, 0, sizeof(l->carry));
+	hwt_blk_time_watch(dec, next ? next : UINT64_MAX);
 	status = hwt_blk_sync_forward(dec);
 	for (;;) {
 		if (status < 0) {
-			/* An error in the next piece's data is the next's. */
-			if (status == -HWT_ERR_EOS || end.stopping ||
-			    hwt_blk_end_past(&end, dec, 0))
+			/*
+			 * An error in the next piece's data is the next's;
+			 * one decoder resynchronises there, knowing nothing
+			 * (no carry).
+			 */
+			if (status == -HWT_ERR_EOS)
 				break;
+			if (end.stopping || hwt_blk_end_past(&end, dec, 0)) {
+				clean = 0;
+				break;
+			}
 			lost(l, dec, status);
 			status = hwt_blk_sync_forward(dec);
-			if (status >= 0 && hwt_blk_end_past(&end, dec, 1))
+			if (status >= 0 && hwt_blk_end_past(&end, dec, 1)) {
+				clean = 0;
 				break;
+			}
 			continue;
 		}
 		while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
+			/* The thread an event is in (a CPU's trace goes to
+			 * another at a TIP.PGE). */
+			if (sync)
+				sync(ctx, dec);
 			status = hwt_blk_event(dec, &ev);
 			if (status < 0)
 				break;
 			/* The next piece starts at its PSB+'s IP: the
 			 * blocks up to there are still ours. */
+			stopping = end.stopping;
 			use = hwt_blk_end_event(&end, dec, &ev);
+			if (!stopping && end.stopping)
+				l->carry.have_st =
+					hwt_blk_get_state(dec, &l->carry.st) >= 0;
 			if (use < 0)
 				goto out;
 			if (!use)
@@ -404,6 +517,8 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 			break;
 		if (sync)
 			sync(ctx, dec);
+		/* The process the block runs in (the sync may switch). */
+		l->image = hwt_blk_image(dec);
 		l->have_tsc = hwt_blk_time(dec, &l->tsc, NULL, NULL) >= 0;
 		status = hwt_blk_next(dec, &block);
 		if (hwt_blk_end_block(&end, &block)) {
@@ -428,6 +543,10 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 	if (l->have_stop && hwt_blk_get_ip(dec, &ip) >= 0 && tail(l, ip, 0))
 		tail(l, ip, 1);
 out:
+	if (next && clean)
+		carry_time(l, dec);
+	else
+		memset(&l->carry, 0, sizeof(l->carry));
 	l->end.tsc = l->tsc;
 	l->end.have_tsc = l->have_tsc;
 	hwt_blk_delete(dec);
@@ -451,12 +570,12 @@ size_t hwt_an_last_branches(struct hwt_an_last *l,
 size_t hwt_an_last_stack(struct hwt_an_last *l,
 			 const struct hwt_an_frame **f, size_t *dropped)
 {
-	for (size_t i = 0; i < l->depth; i++)
-		l->out_stack[i] = l->stack[l->depth - 1 - i];
+	for (size_t i = 0; i < l->th.depth; i++)
+		l->out_stack[i] = l->th.stack[l->th.depth - 1 - i];
 	*f = l->out_stack;
 	if (dropped)
-		*dropped = l->dropped;
-	return l->depth;
+		*dropped = l->th.dropped;
+	return l->th.depth;
 }
 
 void hwt_an_last_end(const struct hwt_an_last *l, struct hwt_an_last_end *e)

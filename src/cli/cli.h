@@ -466,6 +466,20 @@ int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx);
 void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
 		       uint32_t *tid);
 const char *cli_pd_stream_comm(const struct cli_pd *pd, size_t i);
+/* Stream @i's cpu if it is a CPU's (perf record -a: which thread runs
+ * is the sideband's), else -1. */
+int cli_pd_stream_cpu(const struct cli_pd *pd, size_t i, uint32_t *cpu);
+/* The thread stream @i ends in: its own, or the one the sideband puts
+ * on its CPU last before its end; -1 if none is known. */
+int cli_pd_stream_end_task(const struct cli_pd *pd, size_t i, uint32_t *pid,
+			   uint32_t *tid);
+/* Thread @tid's command name at stream @i's end (NULL if unknown). */
+const char *cli_pd_task_comm(const struct cli_pd *pd, size_t i, uint32_t tid);
+struct hwt_proc_view;
+/* Process @pid as mapped at stream @i's end, to name what ran in it (its
+ * image: hwt_proc_view_image()); the caller deletes it. NULL: none. */
+struct hwt_proc_view *cli_pd_end_view(struct cli_pd *pd, size_t i,
+				      uint32_t pid);
 /* The file's header information (features: exits, ...). */
 const struct hwt_pd_info *cli_pd_info(const struct cli_pd *pd);
 

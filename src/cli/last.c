@@ -20,6 +20,7 @@
 
 #include <hwt/analysis.h>
 #include <hwt/perfdata.h>
+#include <hwt/proc.h>
 #include <hwt/record.h>
 
 #include "cli/cli.h"
@@ -27,7 +28,7 @@
 void help_last(void)
 {
 	printf(
-"usage: hwt last [-n N] [--depth N] [--no-lines] FILE\n"
+"usage: hwt last [-n N] [--depth N] [--no-lines] [--time] FILE\n"
 "\n"
 "How each thread of the perf.data FILE got to where its trace ends: how\n"
 "its process ended (exit code, or the signal that killed it and the\n"
@@ -39,13 +40,25 @@ void help_last(void)
 "\n"
 "  -n N        branches to show per thread (default 16)\n"
 "  --depth N   call stack frames to show (default 64)\n"
-"  --no-lines  no source lines\n");
+"  --no-lines  no source lines\n"
+"  --time      each branch's time (the TSC, as hwt flow --time shows it)\n"
+"\n"
+"A CPU's trace (perf record -a) shows the call stack of the thread that\n"
+"ran last on it and the last branches of all that ran, each thread's\n"
+"named where its branches start.\n");
 }
 
 struct last_opts {
 	size_t n, depth;
-	int lines;
+	int lines, time;
 	const char *file;
+};
+
+/* Where a stream ends: its last TSC packet, the thread it ends in. */
+struct stream_end {
+	uint64_t tsc;
+	uint32_t pid, tid;
+	uint8_t have_task;
 };
 
 struct last_ctx {
@@ -53,7 +66,7 @@ struct last_ctx {
 	struct cli_pd *pd;
 	struct hwt_an_lines *lines;
 	struct hwt_blk_config cfg;
-	uint64_t *end_tsc;	/* per stream: its last TSC packet */
+	struct stream_end *ends;	/* per stream */
 	int failed;
 };
 
@@ -67,6 +80,7 @@ static const char *kind_name(uint8_t kind)
 	case HWT_AN_SYSCALL: return "syscall";
 	case HWT_AN_SIGNAL: return "signal";
 	case HWT_AN_SIGRETURN: return "sigret";
+	case HWT_AN_INTERRUPT: return "irq";
 	default: return "lost";
 	}
 }
@@ -103,18 +117,65 @@ static const struct hwt_pd_exit *exit_of(const struct last_ctx *c,
 	return NULL;
 }
 
-/* Did stream @i run last in its process (so it took the signal)? */
+/*
+ * Did stream @i run last in the process it ends in (so it took the
+ * signal)? A CPU's stream: of those ending in that process.
+ */
 static int ran_last(const struct last_ctx *c, size_t i)
 {
-	uint32_t pid, tid, p, t;
+	const struct stream_end *e = c->ends;
 
-	cli_pd_stream_ids(c->pd, i, &pid, &tid);
-	for (size_t k = 0; k < cli_pd_nstreams(c->pd); k++) {
-		cli_pd_stream_ids(c->pd, k, &p, &t);
-		if (k != i && p == pid && c->end_tsc[k] > c->end_tsc[i])
+	for (size_t k = 0; k < cli_pd_nstreams(c->pd); k++)
+		if (k != i && e[k].have_task && e[k].pid == e[i].pid &&
+		    e[k].tsc > e[i].tsc)
 			return 0;
-	}
 	return 1;
+}
+
+/*
+ * The images that name addresses: a thread's stream, its process's at
+ * the end (@own); a CPU's, each process's as mapped at the stream's end,
+ * by the pid of the branch.
+ */
+struct namer {
+	struct cli_pd *pd;
+	size_t stream;
+	int on_cpu;
+	struct hwt_image *own;
+	struct {
+		uint32_t pid;
+		struct hwt_proc_view *v;
+	} *views;
+	size_t n;
+};
+
+static const struct hwt_image *image_of(struct namer *nm, uint32_t pid)
+{
+	struct hwt_proc_view *v;
+	void *p;
+
+	if (!nm->on_cpu)
+		return nm->own;
+	for (size_t i = 0; i < nm->n; i++)
+		if (nm->views[i].pid == pid)
+			return hwt_proc_view_image(nm->views[i].v);
+	p = realloc(nm->views, (nm->n + 1) * sizeof(*nm->views));
+	if (!p)
+		return nm->own;
+	nm->views = p;
+	v = cli_pd_end_view(nm->pd, nm->stream, pid);
+	if (!v)
+		return nm->own;
+	nm->views[nm->n].pid = pid;
+	nm->views[nm->n++].v = v;
+	return hwt_proc_view_image(v);
+}
+
+static void namer_fini(struct namer *nm)
+{
+	for (size_t i = 0; i < nm->n; i++)
+		hwt_proc_view_delete(nm->views[i].v);
+	free(nm->views);
 }
 
 static void signame(uint32_t sig, char *buf, size_t len)
@@ -124,16 +185,31 @@ static void signame(uint32_t sig, char *buf, size_t len)
 	snprintf(buf, len, "SIG%s", s ? s : "?");
 }
 
-static void header(struct last_ctx *c, size_t i, const struct hwt_pd_exit *e,
-		   int took, const struct hwt_image *image, FILE *f)
-{
+/* Whose trace this is, and how it ended. */
+struct whose {
 	uint32_t pid, tid;
-	const char *comm = cli_pd_stream_comm(c->pd, i);
-	char sig[32], w[512];
+	uint8_t known, on_cpu;
+	uint32_t cpu;
+};
 
-	cli_pd_stream_ids(c->pd, i, &pid, &tid);
-	fprintf(f, "# thread %" PRIu32 "/%" PRIu32 " %s: ", pid, tid,
-		comm ? comm : "?");
+static void header(struct last_ctx *c, size_t i, const struct whose *w,
+		   const struct hwt_pd_exit *e, int took,
+		   const struct hwt_image *image, FILE *f)
+{
+	const char *comm = w->known ? cli_pd_task_comm(c->pd, i, w->tid) :
+				      NULL;
+	char sig[32], at[512];
+
+	if (!w->on_cpu)
+		fprintf(f, "# thread %" PRIu32 "/%" PRIu32 " %s: ", w->pid,
+			w->tid, comm ? comm : "?");
+	else if (w->known)
+		fprintf(f, "# cpu %" PRIu32 ", thread %" PRIu32 "/%" PRIu32
+			" %s at the end: ", w->cpu, w->pid, w->tid,
+			comm ? comm : "?");
+	else
+		fprintf(f, "# cpu %" PRIu32 " (no thread known to run on "
+			"it): ", w->cpu);
 	if (!e) {
 		fprintf(f, "the trace ends (how the process ended is not "
 			"recorded)\n");
@@ -152,8 +228,8 @@ static void header(struct last_ctx *c, size_t i, const struct hwt_pd_exit *e,
 	}
 	fprintf(f, "killed by signal %" PRIu32 " (%s)", e->signal, sig);
 	if (e->flags & HWT_PD_EXIT_HAVE_IP) {
-		where(c, image, e->ip, w, sizeof(w));
-		fprintf(f, " at %s", w);
+		where(c, image, e->ip, at, sizeof(at));
+		fprintf(f, " at %s", at);
 	}
 	fprintf(f, ": the path to the crash\n");
 }
@@ -193,14 +269,28 @@ static void print_stack(struct last_ctx *c, struct hwt_an_last *l,
 }
 
 static void print_branches(struct last_ctx *c, struct hwt_an_last *l,
-			   const struct hwt_image *image, FILE *f)
+			   struct namer *nm, FILE *f)
 {
+	const struct hwt_image *image;
 	const struct hwt_an_branch *b;
 	size_t n = hwt_an_last_branches(l, &b);
 	char from[512], to[512];
+	const char *comm;
 
 	fprintf(f, "last %zu branches, oldest first:\n", n);
 	for (size_t i = 0; i < n; i++) {
+		/* A CPU's: where another thread's branches start. */
+		if (nm->on_cpu && (!i || b[i].tid != b[i - 1].tid ||
+				   b[i].pid != b[i - 1].pid)) {
+			comm = cli_pd_task_comm(c->pd, nm->stream, b[i].tid);
+			fprintf(f, "  -- thread %" PRIu32 "/%" PRIu32 " %s\n",
+				b[i].pid, b[i].tid, comm ? comm : "?");
+		}
+		image = image_of(nm, b[i].pid);
+		if (c->o->time && b[i].have_tsc)
+			fprintf(f, "  %016" PRIx64, b[i].tsc);
+		else if (c->o->time)
+			fprintf(f, "  %16s", "-");
 		if (b[i].kind == HWT_AN_LOST) {
 			fprintf(f, "  [trace lost at 0x%" PRIx64 ": %s]\n",
 				b[i].from, hwt_errstr(b[i].error));
@@ -215,18 +305,30 @@ static void print_branches(struct last_ctx *c, struct hwt_an_last *l,
 	}
 }
 
-/* The analysis asks before each block, as flow.c does. */
+/* The analysis asks before each event and block, as flow.c does. */
 struct piece_sync {
 	const struct cli_flow_hook *hook;
 	uint64_t base;		/* of the piece in the stream */
+	struct hwt_an_last *l;	/* a CPU's stream: told who runs */
+	int nomem;
 };
 
 static int last_sync(void *ctx, struct hwt_blk_decoder *dec)
 {
-	const struct piece_sync *ps = ctx;
+	struct piece_sync *ps = ctx;
 	uint64_t quiet;
+	uint32_t pid, tid;
+	int due;
 
-	return ps->hook->sync(ps->hook->ctx, dec, ps->base, &quiet);
+	due = ps->hook->sync(ps->hook->ctx, dec, ps->base, &quiet);
+	if (ps->l) {
+		/* (UINT32_MAX: no thread known to run yet.) */
+		ps->hook->task(ps->hook->ctx, &pid, &tid);
+		if (pid != UINT32_MAX &&
+		    hwt_an_last_task(ps->l, pid, tid) < 0)
+			ps->nomem = 1;
+	}
+	return due;
 }
 
 /*
@@ -240,20 +342,29 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	struct last_ctx *c = ctx;
 	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1 };
 	struct hwt_blk_config cfg = c->cfg;
-	struct piece_sync ps = { hook, 0 };
-	const struct hwt_pd_exit *e;
+	struct piece_sync ps = { hook, 0, NULL, 0 };
+	struct namer nm = { c->pd, i, 0, NULL, NULL, 0 };
+	const struct hwt_pd_exit *e = NULL;
+	const struct hwt_image *names;
 	struct hwt_an_last_end end;
 	struct hwt_an_last *l;
-	uint32_t pid, tid;
+	struct whose w;
 	int took, more, ret = 0;
 
+	(void)image;	/* hook->image(), as the process changes */
 	l = hwt_an_last_new(&lc);
 	if (!l) {
 		fprintf(stderr, "hwt last: out of memory\n");
 		return -1;
 	}
-	cli_pd_stream_ids(c->pd, i, &pid, &tid);
-	e = exit_of(c, pid);
+	memset(&w, 0, sizeof(w));
+	w.on_cpu = cli_pd_stream_cpu(c->pd, i, &w.cpu) >= 0;
+	nm.on_cpu = w.on_cpu;
+	if (w.on_cpu)
+		ps.l = l;
+	/* Whose process's exit to look for: the sideband's. */
+	if (c->ends[i].have_task)
+		e = exit_of(c, c->ends[i].pid);
 	took = ran_last(c, i);
 	if (took && e && e->signal && (e->flags & HWT_PD_EXIT_HAVE_IP))
 		hwt_an_last_stop(l, e->ip);
@@ -264,7 +375,7 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 		/* Each piece starts in the process the last one ended in. */
 		if (hwt_an_last_run(l, &cfg, hook->image(hook->ctx),
 				    trace->last ? 0 : trace->cut,
-				    last_sync, &ps) < 0) {
+				    last_sync, &ps) < 0 || ps.nomem) {
 			fprintf(stderr, "hwt last: out of memory\n");
 			ret = -1;
 		}
@@ -272,28 +383,38 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	if (!ret && more < 0)
 		ret = -1;
 	if (!ret) {
-		/* The process the trace ended in names the places. */
-		image = hook->image(hook->ctx);
+		/* The thread the trace ended in names the places. */
+		nm.own = hook->image(hook->ctx);
+		if (w.on_cpu) {
+			hook->task(hook->ctx, &w.pid, &w.tid);
+			w.known = w.pid != UINT32_MAX;
+		} else {
+			cli_pd_stream_ids(c->pd, i, &w.pid, &w.tid);
+			w.known = 1;
+		}
+		names = image_of(&nm, w.pid);
 		if (i)
 			printf("\n");
-		header(c, i, e, took, image, stdout);
-		print_stack(c, l, e, took, image, stdout);
-		print_branches(c, l, image, stdout);
+		header(c, i, &w, e, took, names, stdout);
+		print_stack(c, l, e, took, names, stdout);
+		print_branches(c, l, &nm, stdout);
 		hwt_an_last_end(l, &end);
 		if (end.errors)
 			printf("(%" PRIu64 " decode errors in this trace)\n",
 			       end.errors);
 	}
+	namer_fini(&nm);
 	hwt_an_last_delete(l);
 	return ret;
 }
 
 static int parse(int argc, char **argv, struct last_opts *o)
 {
-	enum { OPT_DEPTH = 256, OPT_NO_LINES, OPT_HELP };
+	enum { OPT_DEPTH = 256, OPT_NO_LINES, OPT_TIME, OPT_HELP };
 	static const struct option long_opts[] = {
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "no-lines", no_argument, NULL, OPT_NO_LINES },
+		{ "time", no_argument, NULL, OPT_TIME },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -303,6 +424,7 @@ static int parse(int argc, char **argv, struct last_opts *o)
 	o->n = 16;
 	o->depth = 64;
 	o->lines = 1;
+	o->time = 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":n:h", long_opts, NULL)) != -1) {
@@ -322,6 +444,9 @@ static int parse(int argc, char **argv, struct last_opts *o)
 			break;
 		case OPT_NO_LINES:
 			o->lines = 0;
+			break;
+		case OPT_TIME:
+			o->time = 1;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -368,14 +493,15 @@ int cmd_last(int argc, char **argv)
 		c.cfg.qry.errata = errata;
 		c.cfg.qry.time.errata = errata;
 	}
-	c.end_tsc = calloc(cli_pd_nstreams(c.pd) + 1, sizeof(*c.end_tsc));
+	c.ends = calloc(cli_pd_nstreams(c.pd) + 1, sizeof(*c.ends));
 	c.lines = o.lines ? hwt_an_lines_new() : NULL;
-	if (!c.end_tsc || (o.lines && !c.lines)) {
+	if (!c.ends || (o.lines && !c.lines)) {
 		fprintf(stderr, "hwt last: out of memory\n");
 		ret = 1;
 		goto out;
 	}
 	for (size_t i = 0; i < cli_pd_nstreams(c.pd); i++) {
+		struct stream_end *se = &c.ends[i];
 		struct hwt_rec_pt_scan scan;
 		struct cli_pieces trace;
 		int more;
@@ -384,13 +510,15 @@ int cmd_last(int argc, char **argv)
 		while ((more = cli_pieces_next(&trace)) > 0) {
 			hwt_rec_pt_scan(trace.buf, (size_t)trace.cut, &scan);
 			if (scan.have_tsc)
-				c.end_tsc[i] = scan.last_tsc;
+				se->tsc = scan.last_tsc;
 		}
 		cli_pieces_fini(&trace);
 		if (more < 0) {
 			ret = 1;
 			goto out;
 		}
+		se->have_task = cli_pd_stream_end_task(c.pd, i, &se->pid,
+						       &se->tid) >= 0;
 	}
 	ret = cli_pd_each_stream(c.pd, one, &c) < 0 ? 1 : 0;
 	if (fflush(stdout)) {
@@ -399,7 +527,7 @@ int cmd_last(int argc, char **argv)
 	}
 out:
 	hwt_an_lines_delete(c.lines);
-	free(c.end_tsc);
+	free(c.ends);
 	cli_pd_close(c.pd);
 	return ret;
 }

@@ -1645,12 +1645,57 @@ void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
 	*tid = pd->streams[i].tid;
 }
 
+static uint64_t stream_end(const struct pd_stream *st)
+{
+	return st->have_end_time ? st->end_time : UINT64_MAX;
+}
+
 const char *cli_pd_stream_comm(const struct cli_pd *pd, size_t i)
 {
 	const struct pd_stream *st = &pd->streams[i];
 
-	return hwt_proc_comm(pd->model, st->tid, st->have_end_time ?
-			     st->end_time : UINT64_MAX);
+	return hwt_proc_comm(pd->model, st->tid, stream_end(st));
+}
+
+int cli_pd_stream_cpu(const struct cli_pd *pd, size_t i, uint32_t *cpu)
+{
+	const struct pd_stream *st = &pd->streams[i];
+
+	if (!pd->per_cpu && st->tid != UINT32_MAX)
+		return -1;
+	*cpu = st->cpu;
+	return 0;
+}
+
+int cli_pd_stream_end_task(const struct cli_pd *pd, size_t i, uint32_t *pid,
+			   uint32_t *tid)
+{
+	const struct pd_stream *st = &pd->streams[i];
+
+	if (!pd->per_cpu && st->tid != UINT32_MAX) {
+		*pid = st->pid;
+		*tid = st->tid;
+		return 0;
+	}
+	return hwt_proc_ran_last(pd->model, st->cpu, stream_end(st), pid,
+				 tid) < 0 ? -1 : 0;
+}
+
+const char *cli_pd_task_comm(const struct cli_pd *pd, size_t i, uint32_t tid)
+{
+	return hwt_proc_comm(pd->model, tid, stream_end(&pd->streams[i]));
+}
+
+struct hwt_proc_view *cli_pd_end_view(struct cli_pd *pd, size_t i,
+				      uint32_t pid)
+{
+	struct hwt_proc_view *v = hwt_proc_view_new(pd->model, pid);
+
+	if (v && hwt_proc_view_advance(v, stream_end(&pd->streams[i])) < 0) {
+		hwt_proc_view_delete(v);
+		return NULL;
+	}
+	return v;
 }
 
 const struct hwt_pd_info *cli_pd_info(const struct cli_pd *pd)

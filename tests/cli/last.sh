@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# hwt last on the perf.data that perf record writes and hwt record does
+# not (record_bad.sh and record_modes.sh test it on hwt record's files):
+#
+#  (1) a CPU's trace (perf record -a, a PER_CPU_MMAPS file): which thread
+#      runs is the sideband's. The branches are those of the thread's own
+#      trace; with a second process (other symbol names) or a second
+#      thread taking turns on the CPU, each branch is named in the process
+#      it ran in, under a line saying whose branches follow, and the end
+#      names the thread that ran last.
+#  (2) --time, and a stream read in pieces (perf.data's 64 MiB; here 4
+#      and 64 KiB): each piece's decoder starts with the time (and CYC
+#      calibration) the one before had at its PSB, so the branches' times
+#      are those of the stream decoded whole.
+#
+# The files are mkptdata's (tests/tools) from tests/data/perfdata_loop.asm
+# and its trace, as tests/cli/perfdata_flow.sh makes them.
+#
+#   bash tests/cli/last.sh path/to/hwt BUILD_DIR
+. "$(dirname "$0")/lib.bash" last "$@"
+mkptdata=$build/mkptdata
+built "$build/ptgen" "$mkptdata"
+needs yasm ld nm objcopy awk
+
+. "$src/tests/data/perfdata_loop.bash"
+perfdata_loop "$tmp" loop 20000 "$build" || {
+	echo "FAIL: building the loop program and its trace" >&2
+	exit 1
+}
+# The same trace with a CYC after each TNT and an MTC after every
+# eighth: times between TSCs come from the CYC calibration.
+awk '{ print } /^tnt/ { n++; print "cyc 40"
+	if (n % 8 == 0) { ctc = (ctc + 1) % 256; print "mtc " ctc } }' \
+	"$tmp/loop.ptdesc" >"$tmp/cyc.ptdesc"
+"$build/ptgen" "$tmp/cyc.pt" <"$tmp/cyc.ptdesc" || {
+	echo "FAIL: the CYC trace" >&2
+	exit 1
+}
+
+# mk NAME TRACE OPTIONS...: $tmp/NAME.data.
+mk() {
+	local name=$1 pt=$2
+	shift 2
+	"$mkptdata" "$@" --pt "$tmp/$pt.pt" --elf "$tmp/loop" \
+		"$tmp/$name.data" 2>"$tmp/mk.err" || {
+		echo "FAIL: mkptdata $name" >&2
+		cat "$tmp/mk.err" >&2
+		exit 1
+	}
+}
+mk thread loop
+mk cpu loop --cpu 0
+mk procs loop --cpu 0 --switch "4321:$tmp/loop.b:40"
+mk threads loop --cpu 0 --thread 1235:40
+mk cyc cyc
+mk cycprocs cyc --cpu 0 --switch "4321:$tmp/loop.b:40"
+
+# last NAME FILE ARGS...: hwt last's output in $tmp/NAME; a crash, a
+# hang or an exit code other than 0 is a failure.
+last() {
+	local name=$1 file=$2
+	shift 2
+	run "hwt last $* $file" "$hwt" last "$@" "$tmp/$file.data"
+	[ "$rc" -eq 0 ] || fail "$desc: exit $rc: $(head -n 2 "$tmp/err")"
+	cp "$tmp/out" "$tmp/$name"
+}
+
+# The branch lines, without the lines naming threads.
+branches() {
+	sed -n '/^last [0-9]* branches/,$p' "$1" | grep -v '^  -- thread '
+}
+
+# ---- (1) a CPU's trace -----------------------------------------------------
+
+last thread thread -n 300
+last cpu cpu -n 300
+check
+grep -q '^# cpu 0, thread 1234/1234 loop at the end: the trace ends' \
+	"$tmp/cpu" || fail "a CPU's trace: header: $(head -n 1 "$tmp/cpu")"
+check
+[ "$(grep -c '^  -- thread 1234/1234 loop$' "$tmp/cpu")" -eq 1 ] ||
+	fail "a CPU's trace, one thread: not one line naming it"
+check
+if grep -q 'trace lost' "$tmp/cpu"; then
+	fail "a CPU's trace: trace lost (the code not found)"
+	grep -m 3 'trace lost' "$tmp/cpu" >&2
+elif [ "$(branches "$tmp/thread" | wc -l)" -lt 300 ]; then
+	fail "the thread's trace: fewer than 300 branches"
+elif ! branches "$tmp/thread" | cmp -s - <(branches "$tmp/cpu"); then
+	fail "a CPU's trace: not the thread's branches"
+	diff <(branches "$tmp/thread") <(branches "$tmp/cpu") | head >&2
+fi
+check
+# The call stack, as for the thread's own trace.
+sed -n '2,/^last/p' "$tmp/thread" >"$tmp/stack.thread"
+sed -n '2,/^last/p' "$tmp/cpu" >"$tmp/stack.cpu"
+cmp -s "$tmp/stack.thread" "$tmp/stack.cpu" ||
+	fail "a CPU's trace: not the thread's call stack"
+
+# Two processes taking turns: the same code (the same trace), other
+# names. Every branch is named in its own process: under "-- thread
+# 4321/4321 ..." only loop.b's names (btop, bf0, ...), under 1234's only
+# loop's. The addresses and kinds are the one thread's.
+last procs procs -n 200000
+last all thread -n 200000
+check
+awk '/^  -- thread / { who = $3; turns[who]++; next }
+	/^  (jcc|jmp|call|ret) / {
+		n[who]++
+		b = ($3 ~ /^b/ || $6 ~ /^b/)
+		p = ($3 !~ /^b/ && $6 !~ /^b/)
+		if (who == "4321/4321" ? !b : !p) bad++
+	}
+	END {
+		if (bad || turns["1234/1234"] < 10 || turns["4321/4321"] < 10 ||
+		    n["1234/1234"] < 1000 || n["4321/4321"] < 1000) {
+			printf "bad %d turns %d/%d branches %d/%d\n", bad,
+				turns["1234/1234"], turns["4321/4321"],
+				n["1234/1234"], n["4321/4321"]
+			exit 1
+		}
+	}' "$tmp/procs" >"$tmp/awk.out" ||
+	fail "two processes on a CPU: $(cat "$tmp/awk.out")"
+# kind, from, to: the addresses alone.
+addrs() {
+	branches "$1" | awk '$1 !~ /^last/ { print $1, $2, $(NF - 1) }'
+}
+check
+if ! cmp -s <(addrs "$tmp/all") <(addrs "$tmp/procs"); then
+	fail "two processes on a CPU: not the one thread's branches"
+	diff <(addrs "$tmp/all") <(addrs "$tmp/procs") | head >&2
+fi
+check
+grep -q '^# cpu 0, thread [0-9]*/[0-9]* [a-z.]* at the end' "$tmp/procs" ||
+	fail "two processes: header: $(head -n 1 "$tmp/procs")"
+
+# Two threads of one process: the same names, the turns said.
+last threads threads -n 200000
+check
+[ "$(grep -c '^  -- thread 1234/1235 ' "$tmp/threads")" -ge 10 ] ||
+	fail "two threads on a CPU: fewer than 10 turns of thread 1235"
+check
+cmp -s <(addrs "$tmp/all") <(addrs "$tmp/threads") ||
+	fail "two threads on a CPU: not the one thread's branches"
+
+# ---- (2) --time, and pieces ------------------------------------------------
+
+last time cyc -n 200000 --time
+check
+if ! grep -Eq '^  [0-9a-f]{16}  (jcc|jmp|call|ret) ' "$tmp/time"; then
+	fail "--time: no branch with a time: $(sed -n 6p "$tmp/time")"
+elif [ "$(branches "$tmp/time" | cut -c 3-18 | sort -u | wc -l)" -lt 10000 ]; then
+	fail "--time: fewer than 10000 times (the CYCs not used)"
+fi
+for f in cyc cycprocs; do
+	last whole $f -n 200000 --time
+	for size in 4096 65536; do
+		check
+		HWT_PIECE_SIZE=$size "$hwt" last -n 200000 --time \
+			"$tmp/$f.data" >"$tmp/piece" 2>&1
+		if ! cmp -s "$tmp/whole" "$tmp/piece"; then
+			fail "$f.data in $size-byte pieces: not what it is whole"
+			diff "$tmp/whole" "$tmp/piece" | head -n 6 >&2
+		fi
+	done
+done
+
+finish

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The analysis layer's "how did I get here" (hwt_an_last_): the branches
+ * and the call stack it keeps of a hand-made trace of a tiny program; a
+ * trace decoded in two pieces (what the second piece's decoder must start
+ * with); a CPU's trace with two threads taking turns (a stack each).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <hwt/analysis.h>
+#include <hwt/pt.h>
+
+#include "trace_build.h"
+
+/*
+ * 1000: call 1010        (e8 0b 00 00 00)
+ * 1005: jmp 1000         (eb f9)
+ * 1010: test rax, rax    (48 85 c0; 32-bit: dec eax; test eax, eax)
+ * 1013: je 1016          (74 01)
+ * 1015: nop
+ * 1016: ret
+ */
+static const uint8_t code[0x17] = {
+	0xe8, 0x0b, 0x00, 0x00, 0x00, 0xeb, 0xf9,
+	[0x10] = 0x48, 0x85, 0xc0, 0x74, 0x01, 0x90, 0xc3,
+};
+
+static struct hwt_image *new_image(void)
+{
+	struct hwt_image *image = hwt_image_new();
+
+	assert_non_null(image);
+	assert_int_equal(hwt_image_add_buffer(image, code, sizeof(code),
+					      0x1000), 0);
+	return image;
+}
+
+static struct tb new_trace(void)
+{
+	static uint8_t mem[4096];
+
+	return (struct tb) TB_INIT(mem);
+}
+
+static struct hwt_an_last *new_last(size_t n)
+{
+	struct hwt_an_last_config c = { n, 16 };
+	struct hwt_an_last *l = hwt_an_last_new(&c);
+
+	assert_non_null(l);
+	return l;
+}
+
+/* Decode [@from, @to) of @t with @l; @next: the next piece's PSB, in it. */
+static void run_piece(struct hwt_an_last *l, struct hwt_image *image,
+		      const struct tb *t, size_t from, size_t to, size_t next,
+		      int (*sync)(void *, struct hwt_blk_decoder *), void *ctx)
+{
+	struct hwt_blk_config cfg;
+
+	hwt_blk_config_init(&cfg);
+	cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
+	cfg.qry.begin = t->buf + from;
+	cfg.qry.end = t->buf + to;
+	assert_int_equal(hwt_an_last_run(l, &cfg, image, next, sync, ctx), 0);
+}
+
+static void assert_branch(const struct hwt_an_branch *b, uint8_t kind,
+			  uint64_t from, uint64_t to)
+{
+	assert_int_equal(b->kind, kind);
+	assert_int_equal(b->from, from);
+	assert_int_equal(b->to, to);
+}
+
+/* Three times through the loop; the third leaves in the function. */
+static void test_branches_and_stack(void **state)
+{
+	struct hwt_image *image = new_image();
+	struct hwt_an_last *l = new_last(16);
+	const struct hwt_an_branch *b;
+	const struct hwt_an_frame *f;
+	struct hwt_an_last_end end;
+	struct tb t = new_trace();
+	size_t n, dropped;
+
+	(void)state;
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "tt");	/* je taken, ret (compressed) */
+	tb_tnt(&t, "nt");	/* je not taken, ret */
+	tb_tnt(&t, "t");	/* je taken */
+	tb_ip(&t, HWT_PT_FUP, 0x1016);	/* interrupted at the ret */
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	run_piece(l, image, &t, 0, t.len, 0, NULL, NULL);
+
+	n = hwt_an_last_branches(l, &b);
+	assert_int_equal(n, 10);
+	assert_branch(&b[0], HWT_AN_CALL, 0x1000, 0x1010);
+	assert_branch(&b[1], HWT_AN_COND, 0x1013, 0x1016);
+	assert_branch(&b[2], HWT_AN_RETURN, 0x1016, 0x1005);
+	assert_branch(&b[3], HWT_AN_JUMP, 0x1005, 0x1000);
+	assert_branch(&b[4], HWT_AN_CALL, 0x1000, 0x1010);
+	assert_branch(&b[5], HWT_AN_RETURN, 0x1016, 0x1005);
+	assert_branch(&b[6], HWT_AN_JUMP, 0x1005, 0x1000);
+	assert_branch(&b[7], HWT_AN_CALL, 0x1000, 0x1010);
+	assert_branch(&b[8], HWT_AN_COND, 0x1013, 0x1016);
+	assert_branch(&b[9], HWT_AN_SIGNAL, 0x1016, 0);
+	/* (Without hwt_an_last_task(): all one thread's, pid and tid 0.) */
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(b[i].tid, 0);
+
+	/* In the function, called from 1000. */
+	n = hwt_an_last_stack(l, &f, &dropped);
+	assert_int_equal(n, 1);
+	assert_int_equal(dropped, 0);
+	assert_int_equal(f[0].kind, HWT_AN_CALL);
+	assert_int_equal(f[0].site, 0x1000);
+	assert_int_equal(f[0].entry, 0x1010);
+	assert_int_equal(f[0].ret, 0x1005);
+
+	hwt_an_last_end(l, &end);
+	assert_int_equal(end.errors, 0);
+	assert_int_equal(end.have_ip, 1);
+	assert_int_equal(end.ip, 0x1013);
+	hwt_an_last_delete(l);
+	hwt_image_delete(image);
+}
+
+/* PSB, MODE.Exec @exec (none if 0), TSC @tsc (none if 0), FUP 1000, PSBEND. */
+static void psbplus(struct tb *t, uint8_t exec, uint64_t tsc)
+{
+	tb_simple(t, HWT_PT_PSB);
+	if (exec)
+		tb_mode_exec(t, exec);
+	if (tsc)
+		tb_tsc(t, tsc);
+	tb_ipc(t, HWT_PT_FUP, HWT_PT_IPC_SEXT48, 0x1000);
+	tb_simple(t, HWT_PT_PSBEND);
+}
+
+/*
+ * A long trace comes in pieces cut at PSBs, each decoded by a decoder of
+ * its own (perf.data streams, 64 MiB each). The PSB+ at the cut says
+ * neither the exec mode nor the time: one decoder goes on in 32-bit code
+ * (an instruction more each time through the function: dec eax) with the
+ * time it had; so must the second piece's.
+ */
+static void test_pieces(void **state)
+{
+	struct hwt_image *image = new_image();
+	struct hwt_an_last *whole = new_last(64), *cut = new_last(64),
+			   *alone = new_last(64);
+	const struct hwt_an_branch *bw, *bc, *ba;
+	struct hwt_an_last_end ew, ec, ea;
+	struct tb t = new_trace();
+	size_t n, at;
+
+	(void)state;
+	psbplus(&t, HWT_PT_EXEC_CSD, 0x100000);
+	tb_tnt(&t, "tt");
+	tb_tnt(&t, "tt");
+	at = t.len;
+	psbplus(&t, 0, 0);
+	tb_tnt(&t, "tt");
+	tb_tnt(&t, "nt");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+
+	run_piece(whole, image, &t, 0, t.len, 0, NULL, NULL);
+	run_piece(cut, image, &t, 0, t.len, at, NULL, NULL);
+	run_piece(cut, image, &t, at, t.len, 0, NULL, NULL);
+	hwt_an_last_end(whole, &ew);
+	hwt_an_last_end(cut, &ec);
+	/* Four times through the function: 5 instructions in 32-bit code
+	 * (4 where je is taken: three times), the call and the jmp; then the
+	 * call, dec, test and je where tracing stops. */
+	assert_int_equal(ew.errors, 0);
+	assert_int_equal(ew.insns, 4 * (2 + 5) - 3 + 4);
+	assert_int_equal(ec.insns, ew.insns);
+	assert_int_equal(ec.errors, 0);
+	n = hwt_an_last_branches(whole, &bw);
+	assert_int_equal(hwt_an_last_branches(cut, &bc), n);
+	assert_true(n > 8);
+	for (size_t i = 0; i < n; i++) {
+		assert_branch(&bc[i], bw[i].kind, bw[i].from, bw[i].to);
+		assert_int_equal(bw[i].have_tsc, 1);
+		assert_int_equal(bc[i].have_tsc, 1);
+		assert_int_equal(bc[i].tsc, bw[i].tsc);
+	}
+
+	/* What there is to carry: the second piece on its own is 64-bit
+	 * code (no dec eax) at no known time. */
+	run_piece(alone, image, &t, at, t.len, 0, NULL, NULL);
+	hwt_an_last_end(alone, &ea);
+	assert_int_equal(ea.insns, 2 * (2 + 4) - 1 + 3);
+	assert_true(hwt_an_last_branches(alone, &ba) > 0);
+	assert_int_equal(ba[0].have_tsc, 0);
+
+	hwt_an_last_delete(whole);
+	hwt_an_last_delete(cut);
+	hwt_an_last_delete(alone);
+	hwt_image_delete(image);
+}
+
+/*
+ * A CPU's trace: thread 11 is interrupted in the function (FUP+TIP.PGD),
+ * thread 12 runs (its own call, return and call, interrupted in the
+ * function too), thread 11 comes back where it was and returns. Who runs
+ * is the sideband's: here, the thread of a TIP.PGE once the decoder has
+ * read it (the TIP.PGD before it is the thread's that left).
+ */
+struct turns {
+	size_t b_from, a_from;	/* thread 12 from, thread 11 again from */
+	struct hwt_an_last *l;
+};
+
+static int turn(void *ctx, struct hwt_blk_decoder *dec)
+{
+	struct turns *tu = ctx;
+	uint64_t off = 0;
+
+	assert_int_equal(hwt_blk_get_offset(dec, &off), 0);
+	assert_int_equal(hwt_an_last_task(tu->l, 10,
+					  off > tu->b_from &&
+					  off <= tu->a_from ? 12 : 11), 0);
+	return 0;
+}
+
+static void test_threads(void **state)
+{
+	struct hwt_image *image = new_image();
+	struct turns tu = { 0, 0, new_last(64) };
+	const struct hwt_an_branch *b;
+	const struct hwt_an_frame *f;
+	struct tb t = new_trace();
+	size_t n, calls11 = 0, calls12 = 0;
+
+	(void)state;
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "t");		/* 11: call, je taken */
+	tb_ip(&t, HWT_PT_FUP, 0x1016);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	tu.b_from = t.len;
+	tb_ip(&t, HWT_PT_TIP_PGE, 0x1000);
+	tb_tnt(&t, "tt");		/* 12: call, je, ret */
+	tb_tnt(&t, "n");		/* call again, je not taken */
+	tb_ip(&t, HWT_PT_FUP, 0x1016);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	tu.a_from = t.len;
+	tb_ip(&t, HWT_PT_TIP_PGE, 0x1016);
+	tb_tnt(&t, "t");		/* 11: the ret */
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);	/* ... at the next call's je */
+	run_piece(tu.l, image, &t, 0, t.len, 0, turn, &tu);
+
+	n = hwt_an_last_branches(tu.l, &b);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(b[i].pid, 10);
+		if (b[i].kind == HWT_AN_CALL && b[i].tid == 11)
+			calls11++;
+		if (b[i].kind == HWT_AN_CALL && b[i].tid == 12)
+			calls12++;
+		/* 11's return goes where its own call came from. */
+		if (b[i].kind == HWT_AN_RETURN)
+			assert_int_equal(b[i].to, 0x1005);
+	}
+	assert_int_equal(calls11, 2);
+	assert_int_equal(calls12, 2);
+	/* 11 left in the function; once 12's branches came, a note of it,
+	 * back where it was. 12 too, but the trace ends before it is back. */
+	assert_int_equal(n, 13);
+	assert_branch(&b[1], HWT_AN_COND, 0x1013, 0x1016);
+	assert_branch(&b[2], HWT_AN_INTERRUPT, 0x1016, 0x1016);
+	assert_int_equal(b[2].tid, 11);
+	assert_branch(&b[8], HWT_AN_SIGNAL, 0x1016, 0);
+	assert_int_equal(b[8].tid, 12);
+	assert_int_equal(b[9].tid, 11);
+	/* 11's stack: the second call only (its return popped the first);
+	 * one stack for both would hold 12's call too. */
+	n = hwt_an_last_stack(tu.l, &f, NULL);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].site, 0x1000);
+	/* 12's: its second call. */
+	assert_int_equal(hwt_an_last_task(tu.l, 10, 12), 0);
+	n = hwt_an_last_stack(tu.l, &f, NULL);
+	assert_int_equal(n, 1);
+	hwt_an_last_delete(tu.l);
+	hwt_image_delete(image);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_branches_and_stack),
+		cmocka_unit_test(test_pieces),
+		cmocka_unit_test(test_threads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
