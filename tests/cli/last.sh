@@ -7,7 +7,8 @@
 #      trace; with a second process (other symbol names) or a second
 #      thread taking turns on the CPU, each branch is named in the process
 #      it ran in, under a line saying whose branches follow, and the end
-#      names the thread that ran last.
+#      names the thread that ran last. The branches are the last ones
+#      hwt flow --branches lists.
 #  (2) --time, and a stream read in pieces (perf.data's 64 MiB; here 4
 #      and 64 KiB): each piece's decoder starts with the time (and CYC
 #      calibration) the one before had at its PSB, so the branches' times
@@ -142,6 +143,25 @@ check
 check
 cmp -s <(addrs "$tmp/all") <(addrs "$tmp/threads") ||
 	fail "two threads on a CPU: not the one thread's branches"
+
+# hwt last's jumps, calls, returns and taken jccs are the last ones hwt
+# flow --branches lists (the analysis against the flow layer's own
+# output), on a thread's trace and on a CPU's with two processes.
+for f in thread procs; do
+	"$hwt" last -n 5000 --no-lines "$tmp/$f.data" |
+		awk '$1 ~ /^(jcc|jmp|call|ret)$/ && $0 ~ / -> / {
+			to = ""; for (i = 3; i <= NF; i++) if ($i == "->") to = $(i + 1)
+			print $2, to }' >"$tmp/last.br"
+	"$hwt" flow --branches "$tmp/$f.data" | grep '^0x' | tail -n 4999 \
+		>"$tmp/flow.br"
+	check
+	if [ "$(wc -l <"$tmp/last.br")" -ne 4999 ]; then
+		fail "$f.data: hwt last -n 5000: not 4999 branches and a syscall"
+	elif ! cmp -s "$tmp/flow.br" "$tmp/last.br"; then
+		fail "$f.data: hwt last's branches are not flow --branches' last"
+		diff "$tmp/flow.br" "$tmp/last.br" | head -n 5 >&2
+	fi
+done
 
 # ---- (2) --time, and pieces ------------------------------------------------
 
