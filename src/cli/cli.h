@@ -3,6 +3,7 @@
 #ifndef HWT_CLI_H
 #define HWT_CLI_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -277,6 +278,31 @@ static inline char *cli_put_hex(char *p, uint64_t v)
 		p[i] = digits[v & 0xf];
 	return p + n;
 }
+
+/* ---- work done on threads, printed in order (order.c) ---- */
+
+struct cli_order {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	size_t n;		/* items */
+	size_t next;		/* the next one a worker takes */
+	size_t printed;		/* items printed (and their memory free) */
+	size_t ahead;		/* how far past them workers may take */
+};
+
+void cli_order_init(struct cli_order *q, size_t n, size_t ahead);
+void cli_order_fini(struct cli_order *q);
+/* A worker's next item, waiting while it would be @ahead past the
+ * printed ones; SIZE_MAX when none is left (or cli_order_stop()). */
+size_t cli_order_take(struct cli_order *q);
+/* The worker's item is done: *@done = 1, under the lock. */
+void cli_order_done(struct cli_order *q, int *done);
+/* The printing thread: wait for *@done. */
+void cli_order_wait(struct cli_order *q, const int *done);
+/* @n items printed (and *@done, if any, cleared for a slot's reuse). */
+void cli_order_printed(struct cli_order *q, size_t n, int *done);
+/* No more items taken. */
+void cli_order_stop(struct cli_order *q);
 
 /* ---- a trace read in pieces (pieces.c) ---- */
 

@@ -871,12 +871,8 @@ struct pool {
 	struct seg *segs;
 	struct cli_cut *cuts;	/* segment k starts at cuts[k - 1] */
 	size_t nsegs;
-	size_t next;		/* next segment to decode */
-	size_t printed;		/* segments consumed by the main thread */
-	size_t ahead;		/* how far workers may run ahead */
 	uint64_t chunk;		/* segments are about this long */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	struct cli_order order;	/* of the segments */
 };
 
 static void *worker(void *arg)
@@ -899,25 +895,9 @@ static void *worker(void *arg)
 		exit(1);
 	}
 	dec = new_decoder(pool->fl, hook ? hook->image(hctx) : pool->fl->image);
-	for (;;) {
-		struct seg *s;
+	while ((k = cli_order_take(&pool->order)) != SIZE_MAX) {
+		struct seg *s = &pool->segs[k];
 
-		pthread_mutex_lock(&pool->lock);
-		while (pool->next < pool->nsegs &&
-		       pool->next >= pool->printed + pool->ahead)
-			pthread_cond_wait(&pool->cond, &pool->lock);
-		if (pool->next >= pool->nsegs) {
-			pthread_mutex_unlock(&pool->lock);
-			hwt_blk_delete(dec);
-			free(syms);
-			if (hook)
-				hook->unfork(hctx);
-			return NULL;
-		}
-		k = pool->next++;
-		pthread_mutex_unlock(&pool->lock);
-
-		s = &pool->segs[k];
 		if (hook) {
 			hook->seg(hctx, k ? &pool->cuts[k - 1] : NULL,
 				  k + 1 < pool->nsegs ? &pool->cuts[k] : NULL,
@@ -949,12 +929,13 @@ static void *worker(void *arg)
 		/* (A cache warmed up once, not once more for the first
 		 * segment: a decoder is as good as new before its first.) */
 		fresh = 0;
-
-		pthread_mutex_lock(&pool->lock);
-		s->done = 1;
-		pthread_cond_broadcast(&pool->cond);
-		pthread_mutex_unlock(&pool->lock);
+		cli_order_done(&pool->order, &s->done);
 	}
+	hwt_blk_delete(dec);
+	free(syms);
+	if (hook)
+		hook->unfork(hctx);
+	return NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1226,15 +1207,6 @@ static void decode_again(struct flow *fl, struct pool *pool, size_t k)
 	*s = again;
 }
 
-/* No more segments for the workers (they finish the one they have). */
-static void pool_stop(struct pool *pool)
-{
-	pthread_mutex_lock(&pool->lock);
-	pool->next = pool->nsegs;
-	pthread_cond_broadcast(&pool->cond);
-	pthread_mutex_unlock(&pool->lock);
-}
-
 /*
  * Returns 0, -1 after a message, or 1 if a segment did not decode on its
  * own as in one thread (it ended in an error in the next one's data, or
@@ -1316,9 +1288,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		return 0;
 	}
 
-	pool.ahead = 2 * (size_t)jobs;
-	pthread_mutex_init(&pool.lock, NULL);
-	pthread_cond_init(&pool.cond, NULL);
+	cli_order_init(&pool.order, pool.nsegs, 2 * (size_t)jobs);
 	th = calloc(jobs, sizeof(*th));
 	for (unsigned i = 0; th && i < jobs; i++) {
 		if (pthread_create(&th[i], NULL, worker, &pool))
@@ -1338,10 +1308,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 	for (alone = 0; alone < pool.nsegs; alone++) {
 		struct seg *s = &pool.segs[alone];
 
-		pthread_mutex_lock(&pool.lock);
-		while (!s->done)
-			pthread_cond_wait(&pool.cond, &pool.lock);
-		pthread_mutex_unlock(&pool.lock);
+		cli_order_wait(&pool.order, &s->done);
 
 		/* What of one thread's it did not start with, if any. */
 		late = !nth || s->unclean ? NULL :
@@ -1380,14 +1347,11 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		} else {
 			consume(fl, s, t, out);
 		}
-
-		pthread_mutex_lock(&pool.lock);
-		pool.printed = alone + 1;
-		pthread_cond_broadcast(&pool.cond);
-		pthread_mutex_unlock(&pool.lock);
+		cli_order_printed(&pool.order, alone + 1, NULL);
 	}
+	/* (The workers finish the segment they have.) */
 	if (alone < pool.nsegs)
-		pool_stop(&pool);
+		cli_order_stop(&pool.order);
 	for (unsigned i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
 	free(th);
@@ -1415,8 +1379,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 	} else if (sp->carry) {
 		*sp->carry = seg_carry(&pool.segs[pool.nsegs - 1]);
 	}
-	pthread_mutex_destroy(&pool.lock);
-	pthread_cond_destroy(&pool.cond);
+	cli_order_fini(&pool.order);
 	free(pool.segs);
 	free(cuts);
 	return ret;
@@ -1647,9 +1610,8 @@ struct corpus {
 		uint64_t hash;
 		size_t edges;
 	} *slots;			/* trace k in slots[k % nslots] */
-	size_t n, nslots, next, printed;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	size_t nslots;
+	struct cli_order order;		/* of the traces */
 };
 
 /* A thread's: its decoder, a buffer for the traces it reads, the map it
@@ -1717,23 +1679,9 @@ static void *corpus_worker(void *arg)
 	struct corpus *c = th->c;
 	size_t k;
 
-	for (;;) {
-		pthread_mutex_lock(&c->lock);
-		while (c->next < c->n && c->next >= c->printed + c->nslots)
-			pthread_cond_wait(&c->cond, &c->lock);
-		if (c->next >= c->n) {
-			pthread_mutex_unlock(&c->lock);
-			break;
-		}
-		k = c->next++;
-		pthread_mutex_unlock(&c->lock);
-
+	while ((k = cli_order_take(&c->order)) != SIZE_MAX) {
 		corpus_decode(th, k);
-
-		pthread_mutex_lock(&c->lock);
-		c->slots[k % c->nslots].s.done = 1;
-		pthread_cond_broadcast(&c->cond);
-		pthread_mutex_unlock(&c->lock);
+		cli_order_done(&c->order, &c->slots[k % c->nslots].s.done);
 	}
 	return NULL;
 }
@@ -1782,12 +1730,10 @@ static int run_traces(struct flow *fl, struct totals *all,
 
 	memset(&c, 0, sizeof(c));
 	c.fl = fl;
-	c.n = opt->ntraces;
 	c.nslots = jobs > 1 ? 4 * (size_t)jobs : 1;
 	c.slots = calloc(c.nslots, sizeof(*c.slots));
 	ct = calloc((size_t)jobs + 1, sizeof(*ct));
-	pthread_mutex_init(&c.lock, NULL);
-	pthread_cond_init(&c.cond, NULL);
+	cli_order_init(&c.order, opt->ntraces, c.nslots);
 	if (jobs > 1)
 		th = calloc(jobs, sizeof(*th));
 	if (!c.slots || !ct || (jobs > 1 && !th)) {
@@ -1802,25 +1748,18 @@ static int run_traces(struct flow *fl, struct totals *all,
 			break;
 		nth++;
 	}
-	for (size_t k = 0; k < c.n; k++) {
+	for (size_t k = 0; k < opt->ntraces; k++) {
 		struct corpus_slot *sl = &c.slots[k % c.nslots];
 
 		if (!nth) {
 			/* One thread (or none could start): in turn. */
 			corpus_decode(&ct[jobs], k);
 		} else {
-			pthread_mutex_lock(&c.lock);
-			while (!sl->s.done)
-				pthread_cond_wait(&c.cond, &c.lock);
-			pthread_mutex_unlock(&c.lock);
+			cli_order_wait(&c.order, &sl->s.done);
 		}
 		if (corpus_print(&c, k, all, out))
 			ret = 1;
-		pthread_mutex_lock(&c.lock);
-		sl->s.done = 0;
-		c.printed = k + 1;
-		pthread_cond_broadcast(&c.cond);
-		pthread_mutex_unlock(&c.lock);
+		cli_order_printed(&c.order, k + 1, &sl->s.done);
 	}
 	for (unsigned i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
@@ -1837,8 +1776,7 @@ out:
 	free(ct);
 	free(th);
 	free(c.slots);
-	pthread_mutex_destroy(&c.lock);
-	pthread_cond_destroy(&c.cond);
+	cli_order_fini(&c.order);
 	return ret;
 }
 
