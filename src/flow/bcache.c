@@ -166,6 +166,11 @@ static int bc_grow_in_place(struct hwt_bcache *bc)
 
 	if (bytes < BC_TABLE_MAP)
 		return -1;
+#ifdef __SANITIZE_THREAD__
+	/* ThreadSanitizer does not follow mremap(): it takes the pages at
+	 * their new place for another thread's that was there before. */
+	return -1;
+#endif
 	p = mremap(bc->slots, bytes, 2 * bytes, MREMAP_MAYMOVE);
 	if (p == MAP_FAILED)
 		return -1;
