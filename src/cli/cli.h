@@ -459,6 +459,39 @@ struct cli_flow_hook {
 };
 
 /*
+ * @hook->sync (with @hctx), unless it would do nothing: asked before every
+ * block, the decoder's time is mostly the one the hook saw last and no
+ * note by offset is near (a fifth of hwt calls' time on gzip). @q keeps
+ * what it saw; zero it where the decoder starts again (a sync, a new
+ * decoder). Returns the hook's answer (0, or 1: notes are due), or -1
+ * when it was not asked (nothing changed).
+ */
+struct cli_sync_quiet {
+	uint8_t valid, have_tsc;
+	uint64_t tsc, off;
+};
+
+/* (Inline: it is asked before every block; hwt calls on gzip's recording
+ * took 5% longer with a call.) */
+static inline int cli_hook_sync(const struct cli_flow_hook *hook, void *hctx,
+				struct cli_sync_quiet *q,
+				struct hwt_blk_decoder *dec, uint64_t base)
+{
+	uint64_t tsc = 0, off;
+	int have_tsc, due;
+
+	have_tsc = hwt_blk_time(dec, &tsc, NULL, NULL) >= 0;
+	if (q->valid && have_tsc == q->have_tsc && tsc == q->tsc &&
+	    hwt_blk_get_offset(dec, &off) >= 0 && off < q->off)
+		return -1;
+	due = hook->sync(hctx, dec, base, &q->off);
+	q->valid = 1;
+	q->have_tsc = (uint8_t)have_tsc;
+	q->tsc = tsc;
+	return due;
+}
+
+/*
  * cuts.c: the PSBs to cut @trace (@size bytes at stream offset @base; a
  * perf.data stream's piece if @hook) at for -j, about @chunk apart and
  * before @limit, in *@cuts (stream offsets; to free). Returns how many.

@@ -154,8 +154,7 @@ struct seg {
 	uint8_t time_stale;
 	/* perf.data: the time the hook saw last, and the offset before
 	 * which it has nothing to do while that stays (sync_hook()). */
-	uint8_t quiet_valid, quiet_have_tsc;
-	uint64_t quiet_tsc, quiet_off;
+	struct cli_sync_quiet quiet;
 	struct sym_cache sym;
 };
 
@@ -583,8 +582,7 @@ static int inline_notes(const struct flow *fl)
 static void sync_hook(struct flow *fl, struct seg *s,
 		      struct hwt_blk_decoder *dec)
 {
-	uint64_t tsc = 0, off;
-	int due, have_tsc;
+	int due;
 
 	if (!fl->hook)
 		return;
@@ -592,20 +590,9 @@ static void sync_hook(struct flow *fl, struct seg *s,
 		s->synced = 1;
 		s->first_sync = s->out.len;
 	}
-	/*
-	 * Asked before every block: most of the time the decoder's time is
-	 * the one the hook saw last, and no note by offset is near, so it
-	 * would do nothing (a fifth of hwt calls' time on gzip).
-	 */
-	have_tsc = hwt_blk_time(dec, &tsc, NULL, NULL) >= 0;
-	if (s->quiet_valid && have_tsc == s->quiet_have_tsc &&
-	    tsc == s->quiet_tsc && hwt_blk_get_offset(dec, &off) >= 0 &&
-	    off < s->quiet_off)
+	due = cli_hook_sync(fl->hook, s->hctx, &s->quiet, dec, fl->base);
+	if (due < 0)
 		return;
-	due = fl->hook->sync(s->hctx, dec, fl->base, &s->quiet_off);
-	s->quiet_valid = 1;
-	s->quiet_have_tsc = (uint8_t)have_tsc;
-	s->quiet_tsc = tsc;
 	/* Symbols from the process the decoder is in now. */
 	s->image = hwt_blk_image(dec);
 	if (fl->opt->mode == MODE_CALLS) {
@@ -724,7 +711,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 		s->fold.prev = 0;
 		s->have_psb_ip = 0;
 		s->time_stale = 1;
-		s->quiet_valid = 0;
+		s->quiet.valid = 0;
 		/* (Where a decode starts, calls_seg_start() said so.) */
 		if (started && opt->mode == MODE_CALLS)
 			calls_seg_sync(&s->calls);

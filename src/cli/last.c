@@ -309,6 +309,7 @@ static void print_branches(struct last_ctx *c, struct hwt_an_last *l,
 struct piece_sync {
 	const struct cli_flow_hook *hook;
 	uint64_t base;		/* of the piece in the stream */
+	struct cli_sync_quiet quiet;	/* (a new one each piece) */
 	struct hwt_an_last *l;	/* a CPU's stream: told who runs */
 	int nomem;
 };
@@ -316,11 +317,13 @@ struct piece_sync {
 static int last_sync(void *ctx, struct hwt_blk_decoder *dec)
 {
 	struct piece_sync *ps = ctx;
-	uint64_t quiet;
 	uint32_t pid, tid;
 	int due;
 
-	due = ps->hook->sync(ps->hook->ctx, dec, ps->base, &quiet);
+	due = cli_hook_sync(ps->hook, ps->hook->ctx, &ps->quiet, dec,
+			    ps->base);
+	if (due < 0)
+		return 0;
 	if (ps->l) {
 		/* (UINT32_MAX: no thread known to run yet.) */
 		ps->hook->task(ps->hook->ctx, &pid, &tid);
@@ -342,7 +345,7 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	struct last_ctx *c = ctx;
 	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1 };
 	struct hwt_blk_config cfg = c->cfg;
-	struct piece_sync ps = { hook, 0, NULL, 0 };
+	struct piece_sync ps = { hook, 0, { 0, 0, 0, 0 }, NULL, 0 };
 	struct namer nm = { c->pd, i, 0, NULL, NULL, 0 };
 	const struct hwt_pd_exit *e = NULL;
 	const struct hwt_image *names;
@@ -372,6 +375,7 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 		cfg.qry.begin = trace->buf;
 		cfg.qry.end = trace->buf + trace->len;
 		ps.base = trace->base;
+		memset(&ps.quiet, 0, sizeof(ps.quiet));
 		/* Each piece starts in the process the last one ended in. */
 		if (hwt_an_last_run(l, &cfg, hook->image(hook->ctx),
 				    trace->last ? 0 : trace->cut,

@@ -291,12 +291,63 @@ static void test_threads(void **state)
 	hwt_image_delete(image);
 }
 
+/*
+ * A block is walked once and then replayed from what the walk kept (its
+ * direct jumps and calls, its last instruction): keyed by the image and
+ * its generation as well as the block. The same block (first IP, length,
+ * mode) over other code at the same address, after the image changed,
+ * must be walked again: the warm analysis gives what a new one gives.
+ */
+static void test_code_changes(void **state)
+{
+	/* 1000: jmp 1003; 1002: nop; 1003: nop; 1004: ret */
+	static const uint8_t a[] = { 0xeb, 0x01, 0x90, 0x90, 0xc3 };
+	/* 1000: nop; 1001: nop; 1002: ret */
+	static const uint8_t b[] = { 0x90, 0x90, 0xc3 };
+	struct hwt_image *image = hwt_image_new();
+	struct hwt_an_last *warm = new_last(8), *fresh = new_last(8);
+	const struct hwt_an_branch *bw, *bf;
+	struct tb t = new_trace();
+	size_t nw, nf;
+
+	(void)state;
+	assert_non_null(image);
+	tb_psbplus(&t, 0x1000);
+	tb_ip(&t, HWT_PT_TIP, 0x1000);	/* the ret goes back to 1000 */
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);	/* and leaves at the next */
+
+	assert_int_equal(hwt_image_add_buffer(image, a, sizeof(a), 0x1000), 0);
+	run_piece(warm, image, &t, 0, t.len, 0, NULL, NULL);
+	nw = hwt_an_last_branches(warm, &bw);
+	assert_int_equal(nw, 4);
+	assert_branch(&bw[0], HWT_AN_JUMP, 0x1000, 0x1003);
+	assert_branch(&bw[1], HWT_AN_RETURN, 0x1004, 0x1000);
+	assert_branch(&bw[2], HWT_AN_JUMP, 0x1000, 0x1003);
+
+	assert_int_equal(hwt_image_remove(image, 0x1000, sizeof(a)), 0);
+	assert_int_equal(hwt_image_add_buffer(image, b, sizeof(b), 0x1000), 0);
+	run_piece(warm, image, &t, 0, t.len, 0, NULL, NULL);
+	run_piece(fresh, image, &t, 0, t.len, 0, NULL, NULL);
+	nf = hwt_an_last_branches(fresh, &bf);
+	assert_int_equal(nf, 2);
+	assert_branch(&bf[0], HWT_AN_RETURN, 0x1002, 0x1000);
+	nw = hwt_an_last_branches(warm, &bw);
+	assert_true(nw >= nf);
+	for (size_t i = 0; i < nf; i++)
+		assert_branch(&bw[nw - nf + i], bf[i].kind, bf[i].from,
+			      bf[i].to);
+	hwt_an_last_delete(warm);
+	hwt_an_last_delete(fresh);
+	hwt_image_delete(image);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_branches_and_stack),
 		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_code_changes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
