@@ -339,10 +339,11 @@ static int tail(struct hwt_an_last *l, uint64_t ip, int commit)
 	return 0;
 }
 
-static struct an_sum *sum_slot(struct hwt_an_last *l, const struct hwt_block *b,
-			      uint64_t image)
+static struct an_sum *sum_slot(struct hwt_an_last *l,
+			       const struct hwt_block *b, uint64_t image)
 {
-	uint64_t h = (b->ip ^ image * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	uint64_t h = (b->ip ^ image * 0x9e3779b97f4a7c15ull) *
+		     0xff51afd7ed558ccdull;
 
 	return &l->sums[h >> (64 - SUM_BITS)];
 }

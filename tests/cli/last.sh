@@ -169,7 +169,8 @@ last time cyc -n 200000 --time
 check
 if ! grep -Eq '^  [0-9a-f]{16}  (jcc|jmp|call|ret) ' "$tmp/time"; then
 	fail "--time: no branch with a time: $(sed -n 6p "$tmp/time")"
-elif [ "$(branches "$tmp/time" | cut -c 3-18 | sort -u | wc -l)" -lt 10000 ]; then
+elif [ "$(branches "$tmp/time" | cut -c 3-18 | sort -u | wc -l)" -lt 10000 ]
+then
 	fail "--time: fewer than 10000 times (the CYCs not used)"
 fi
 for f in cyc cycprocs; do
