@@ -58,7 +58,11 @@ struct hwt_an_frame {
 struct hwt_an_last_config {
 	size_t nbranches;	/* how many of the last branches to keep */
 	size_t max_depth;	/* call stack frames kept (deepest dropped) */
+	uint32_t flags;		/* HWT_AN_* */
 };
+
+/* Walk every block's instructions: no walk kept and replayed (testing). */
+#define HWT_AN_NO_MEMO 0x1u
 
 struct hwt_an_last;
 
@@ -85,9 +89,10 @@ int hwt_an_last_task(struct hwt_an_last *l, uint32_t pid, uint32_t tid);
  * Decode @cfg's trace with @image to its end. @sync (may be NULL) is
  * called before each event and block, as perf.data input needs to bring
  * the decoder's image to its time (the blocks are walked in the image
- * the decoder has then). Decode errors are kept as HWT_AN_LOST branches
+ * the decoder has then); a negative value from it stops the decode,
+ * which returns it. Decode errors are kept as HWT_AN_LOST branches
  * (decoding goes on at the next PSB). Returns 0 or a negative HWT_ERR_*
- * (out of memory).
+ * (out of memory), or @sync's.
  *
  * A long trace may come in pieces, each starting at a PSB, one call each
  * in order: @next is the offset in this piece of the PSB where the next

@@ -437,6 +437,41 @@ static void replay(struct hwt_an_last *l, const struct hwt_block *b,
 	l->pend.valid = 1;
 }
 
+/*
+ * The reference (HWT_AN_NO_MEMO, the fuzz target's other half): every
+ * instruction walked and taken as it comes, nothing kept.
+ */
+static int walk_each(struct hwt_an_last *l, const struct hwt_block *b)
+{
+	uint64_t ip = b->ip, next;
+	struct hwt_insn insn;
+	int err;
+
+	for (uint32_t n = b->ninsn; n > 0; n--) {
+		err = hwt_blk_insn_walk(l->image, b->mode, &ip, &insn);
+		if (err < 0)
+			return err;
+		l->end.insns++;
+		l->end.ip = insn.ip;
+		l->end.have_ip = 1;
+		l->mode = b->mode;
+		next = insn.ip + insn.size;
+		if (n == 1) {
+			l->pend.ip = insn.ip;
+			l->pend.fall = next;
+			l->pend.iclass = insn.iclass;
+			l->pend.valid = 1;
+		} else if (insn.iclass == HWT_IC_CALL) {
+			add(l, HWT_AN_CALL, insn.ip, ip, 0);
+			if (ip != next)
+				push(l, HWT_AN_CALL, insn.ip, ip, next);
+		} else if (ip != next || insn.iclass == HWT_IC_JUMP) {
+			add(l, HWT_AN_JUMP, insn.ip, ip, 0);
+		}
+	}
+	return 0;
+}
+
 static int walk(struct hwt_an_last *l, const struct hwt_block *b)
 {
 	uint64_t image = hwt_image_id(l->image);
@@ -446,6 +481,8 @@ static int walk(struct hwt_an_last *l, const struct hwt_block *b)
 	int err;
 
 	resolve(l, b->ip);
+	if (l->c.flags & HWT_AN_NO_MEMO)
+		return walk_each(l, b);
 	if (slot->image == image && slot->ip == b->ip &&
 	    slot->gen == gen && slot->ninsn == b->ninsn &&
 	    slot->mode == b->mode) {
@@ -596,7 +633,7 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 	struct hwt_event ev;
 	struct hwt_blk_end end;
 	uint64_t ip;
-	int status, use, stopping, clean = 1;
+	int status, use, stopping, clean = 1, ret = 0;
 
 	l->image = image;
 	hwt_blk_end_init(&end, next);
@@ -635,8 +672,10 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 		while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
 			/* The thread an event is in (a CPU's trace goes to
 			 * another at a TIP.PGE). */
-			if (sync)
-				sync(ctx, dec);
+			if (sync && (ret = sync(ctx, dec)) < 0) {
+				clean = 0;
+				goto out;
+			}
 			status = hwt_blk_event(dec, &ev);
 			if (status < 0)
 				break;
@@ -656,8 +695,10 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 			continue;
 		if (status & HWT_STS_EOS)
 			break;
-		if (sync)
-			sync(ctx, dec);
+		if (sync && (ret = sync(ctx, dec)) < 0) {
+			clean = 0;
+			goto out;
+		}
 		/* The process the block runs in (the sync may switch). */
 		l->image = hwt_blk_image(dec);
 		l->have_tsc = hwt_blk_time(dec, &l->tsc, NULL, NULL) >= 0;
@@ -691,7 +732,7 @@ out:
 	l->end.tsc = l->tsc;
 	l->end.have_tsc = l->have_tsc;
 	hwt_blk_delete(dec);
-	return 0;
+	return ret < 0 ? ret : 0;
 }
 
 size_t hwt_an_last_branches(struct hwt_an_last *l,

@@ -343,7 +343,7 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	       struct hwt_image *image, const struct cli_flow_hook *hook)
 {
 	struct last_ctx *c = ctx;
-	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1 };
+	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1, 0 };
 	struct hwt_blk_config cfg = c->cfg;
 	struct piece_sync ps = { hook, 0, { 0, 0, 0, 0 }, NULL, 0 };
 	struct namer nm = { c->pd, i, 0, NULL, NULL, 0 };

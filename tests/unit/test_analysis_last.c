@@ -49,7 +49,7 @@ static struct tb new_trace(void)
 
 static struct hwt_an_last *new_last(size_t n)
 {
-	struct hwt_an_last_config c = { n, 16 };
+	struct hwt_an_last_config c = { n, 16, 0 };
 	struct hwt_an_last *l = hwt_an_last_new(&c);
 
 	assert_non_null(l);
@@ -341,6 +341,47 @@ static void test_code_changes(void **state)
 	hwt_image_delete(image);
 }
 
+/* A negative answer from the sync callback stops the decode, which
+ * returns it, with what came before kept. */
+static int stop_at_third(void *ctx, struct hwt_blk_decoder *dec)
+{
+	unsigned *n = ctx;
+
+	(void)dec;
+	return ++*n == 3 ? -HWT_ERR_INTERNAL : 0;
+}
+
+static void test_sync_stops(void **state)
+{
+	struct hwt_image *image = new_image();
+	struct hwt_an_last *l = new_last(16), *whole = new_last(16);
+	struct hwt_blk_config cfg;
+	struct hwt_an_last_end end, all;
+	struct tb t = new_trace();
+	unsigned n = 0;
+
+	(void)state;
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "tt");
+	tb_tnt(&t, "tt");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	hwt_blk_config_init(&cfg);
+	cfg.qry.begin = t.buf;
+	cfg.qry.end = t.buf + t.len;
+	assert_int_equal(hwt_an_last_run(l, &cfg, image, 0, stop_at_third,
+					 &n), -HWT_ERR_INTERNAL);
+	assert_int_equal(n, 3);
+	assert_int_equal(hwt_an_last_run(whole, &cfg, image, 0, NULL, NULL),
+			 0);
+	hwt_an_last_end(l, &end);
+	hwt_an_last_end(whole, &all);
+	assert_true(all.insns > 8);
+	assert_true(end.insns < all.insns);
+	hwt_an_last_delete(l);
+	hwt_an_last_delete(whole);
+	hwt_image_delete(image);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_code_changes),
+		cmocka_unit_test(test_sync_stops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

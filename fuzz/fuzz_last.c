@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libFuzzer target for the analysis layer's "how did I get here"
+ * (hwt_an_last_): random packets over a fixed small code image, as
+ * fuzz_flow's, after a PSB+ that enables tracing there. The first input
+ * byte picks the ring's size, the stack's depth, whether the trace is a
+ * CPU's (a thread switch at given trace offsets) and whether the decoder
+ * moves between two images (the same addresses, other code) as perf.data
+ * input does at a process switch.
+ *
+ * Differential: each input is analysed twice, with the blocks' walks
+ * kept and replayed (what hwt last does) and with every block walked
+ * again (HWT_AN_NO_MEMO); the branches, the call stack and the end must
+ * be the same, else it aborts. Work is bounded through the sync callback
+ * (a trace may loop in code that needs no trace).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwt/analysis.h>
+
+#include "fuzz_check.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/*
+ * 1000: add rax, 1; cmp rax, 3; jb 1000; call 1030; jmp rax
+ * 1011: call 1017; call rax; ret; syscall; jmp 1000
+ * 1030: nop; je 1038; ret; 1034: int3 ...; 1038: jmp 1000; jmp rax
+ */
+static const uint8_t code[] = {
+	0x48, 0x83, 0xc0, 0x01, 0x48, 0x83, 0xf8, 0x03, 0x72, 0xf6,
+	0xe8, 0x21, 0x00, 0x00, 0x00, 0xff, 0xe0,
+	0xe8, 0x01, 0x00, 0x00, 0x00, 0xff, 0xd0, 0xc3, 0x0f, 0x05,
+	0xeb, 0xe3, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	/* 1030 */
+	0x90, 0x74, 0x04, 0xc3, 0xcc, 0xcc, 0xcc, 0xcc,
+	/* 1038 */
+	0xeb, 0xc6, 0xff, 0xe0
+};
+
+/* The other process's: jb made jae, and at 1030 a call 1011 (a direct
+ * call inside a block) where the nop and je were. */
+static uint8_t code2[sizeof(code)];
+
+static const uint8_t psb_plus[] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x99, 0x01,					/* mode.exec 64 */
+	0x7d, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00,	/* fup 0x1000 */
+	0x02, 0x23					/* psbend */
+};
+
+enum { MAX_SYNCS = 1 << 16 };
+
+struct run {
+	struct hwt_an_last *l;
+	struct hwt_image *images[2];
+	unsigned syncs;
+	uint8_t on_cpu, switch_images;
+};
+
+/* Before each event and block: a bound, and (as perf.data input does)
+ * the process and thread the trace offset says. */
+static int sync_cb(void *ctx, struct hwt_blk_decoder *dec)
+{
+	struct run *r = ctx;
+	uint64_t off = 0;
+	unsigned k;
+
+	if (++r->syncs > MAX_SYNCS)
+		return -HWT_ERR_INTERNAL;	/* stop: enough work */
+	(void)hwt_blk_get_offset(dec, &off);
+	k = (unsigned)(off >> 5) & 3;
+	if (r->switch_images &&
+	    hwt_blk_image(dec) != r->images[k & 1])
+		CHECK(hwt_blk_set_image(dec, r->images[k & 1]) >= 0);
+	if (r->on_cpu)
+		CHECK(hwt_an_last_task(r->l, 10 + (k & 1), 100 + k) >= 0);
+	return 0;
+}
+
+static void analyse(struct run *r, const uint8_t *trace, size_t n,
+		    const struct hwt_an_last_config *c)
+{
+	struct hwt_blk_config cfg;
+	int err;
+
+	r->l = hwt_an_last_new(c);
+	CHECK(r->l != NULL);
+	r->syncs = 0;
+	hwt_blk_config_init(&cfg);
+	cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
+	cfg.qry.begin = trace;
+	cfg.qry.end = trace + n;
+	err = hwt_an_last_run(r->l, &cfg, r->images[0], 0, sync_cb, r);
+	CHECK(err == 0 || err == -HWT_ERR_INTERNAL);
+}
+
+static void same(struct hwt_an_last *a, struct hwt_an_last *b)
+{
+	const struct hwt_an_branch *ba, *bb;
+	const struct hwt_an_frame *fa, *fb;
+	struct hwt_an_last_end ea, eb;
+	size_t na, nb, da, db;
+
+	na = hwt_an_last_branches(a, &ba);
+	nb = hwt_an_last_branches(b, &bb);
+	CHECK(na == nb);
+	for (size_t i = 0; i < na; i++) {
+		CHECK(ba[i].kind == bb[i].kind && ba[i].from == bb[i].from &&
+		      ba[i].to == bb[i].to && ba[i].error == bb[i].error);
+		CHECK(ba[i].pid == bb[i].pid && ba[i].tid == bb[i].tid);
+		CHECK(ba[i].have_tsc == bb[i].have_tsc &&
+		      ba[i].tsc == bb[i].tsc);
+	}
+	na = hwt_an_last_stack(a, &fa, &da);
+	nb = hwt_an_last_stack(b, &fb, &db);
+	CHECK(na == nb && da == db);
+	for (size_t i = 0; i < na; i++)
+		CHECK(fa[i].kind == fb[i].kind && fa[i].site == fb[i].site &&
+		      fa[i].entry == fb[i].entry && fa[i].ret == fb[i].ret);
+	hwt_an_last_end(a, &ea);
+	hwt_an_last_end(b, &eb);
+	CHECK(ea.insns == eb.insns && ea.errors == eb.errors &&
+	      ea.have_ip == eb.have_ip && (!ea.have_ip || ea.ip == eb.ip));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct hwt_image *images[2];
+	struct hwt_an_last_config c;
+	struct run memo, walk;
+	uint8_t *trace;
+	size_t n;
+
+	if (size < 1 || size > 1 << 16)
+		return 0;
+	if (!images[0]) {
+		memcpy(code2, code, sizeof(code));
+		code2[8] = 0x73;
+		code2[0x30] = 0xe8;	/* call 1011: 1035 - 0x24 */
+		code2[0x31] = 0xdc;
+		code2[0x32] = 0xff;
+		code2[0x33] = 0xff;
+		code2[0x34] = 0xff;
+		for (int i = 0; i < 2; i++) {
+			images[i] = hwt_image_new();
+			CHECK(images[i] != NULL);
+			CHECK(hwt_image_add_buffer(images[i],
+						   i ? code2 : code,
+						   sizeof(code), 0x1000) >= 0);
+		}
+	}
+	n = sizeof(psb_plus) + size - 1;
+	trace = malloc(n);
+	CHECK(trace != NULL);
+	memcpy(trace, psb_plus, sizeof(psb_plus));
+	memcpy(trace + sizeof(psb_plus), data + 1, size - 1);
+
+	memset(&c, 0, sizeof(c));
+	c.nbranches = (size_t)1 << (data[0] & 7);
+	c.max_depth = 1 + ((data[0] >> 3) & 3) * 3;
+	memset(&memo, 0, sizeof(memo));
+	memo.images[0] = images[0];
+	memo.images[1] = images[1];
+	memo.on_cpu = (data[0] >> 5) & 1;
+	memo.switch_images = (data[0] >> 6) & 1;
+	walk = memo;
+
+	analyse(&memo, trace, n, &c);
+	c.flags = HWT_AN_NO_MEMO;
+	analyse(&walk, trace, n, &c);
+	same(memo.l, walk.l);
+
+	hwt_an_last_delete(memo.l);
+	hwt_an_last_delete(walk.l);
+	free(trace);
+	return 0;
+}
