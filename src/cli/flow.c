@@ -1169,6 +1169,27 @@ static struct carry seg_carry(const struct seg *s)
 }
 
 /*
+ * *@r: segment @k's trace from its PSB to @end, to decode on this thread
+ * as one thread comes to it: with the time and state the segment before
+ * reached, or, a piece's first, what the piece before left (its seed).
+ */
+static void seg_redo(struct flow *fl, const struct pool *pool, size_t k,
+		     uint64_t end, struct seg *r)
+{
+	const struct seg *s = &pool->segs[k];
+
+	if (seg_init(fl, r) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
+		exit(1);
+	}
+	r->first = s->first;
+	r->cont = s->cont;
+	r->begin = s->begin;
+	r->end = end;
+	r->seed = k ? seg_carry(&pool->segs[k - 1]) : s->seed;
+}
+
+/*
  * Segment @k of a raw trace, decoded again on this thread from the time
  * and state the one before left (time_start_ok() or state_start_ok() said
  * no), into its slot: it is then printed, or found unclean, as any other.
@@ -1179,15 +1200,7 @@ static void decode_again(struct flow *fl, struct pool *pool, size_t k)
 {
 	struct seg *s = &pool->segs[k], again;
 
-	if (seg_init(fl, &again) < 0) {
-		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
-		exit(1);
-	}
-	again.first = s->first;
-	again.cont = s->cont;
-	again.begin = s->begin;
-	again.end = s->end;
-	again.seed = seg_carry(&pool->segs[k - 1]);
+	seg_redo(fl, pool, k, s->end, &again);
 	decode_segment(fl, &again, NULL, 0);
 	again.done = 1;
 	seg_free(s);
@@ -1346,17 +1359,7 @@ static int run(struct flow *fl, const struct span *sp, struct totals *t,
 		/* The rest as one thread decodes it. */
 		struct seg rest;
 
-		if (seg_init(fl, &rest) < 0) {
-			fprintf(stderr, "%s: out of memory.\n", opt->prog);
-			exit(1);
-		}
-		rest.first = pool.segs[alone].first;
-		rest.cont = pool.segs[alone].cont;
-		rest.begin = pool.segs[alone].begin;
-		rest.end = sp->end;
-		/* One thread's time and state at the PSB it starts at. */
-		if (alone)
-			rest.seed = seg_carry(&pool.segs[alone - 1]);
+		seg_redo(fl, &pool, alone, sp->end, &rest);
 		for (size_t k = alone; k < pool.nsegs; k++)
 			seg_free(&pool.segs[k]);
 		decode_here(fl, &rest, t, out);

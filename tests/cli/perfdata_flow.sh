@@ -393,6 +393,25 @@ if "$build/ptgen" "$tmp/cyc.pt" <"$tmp/cyc.ptdesc" &&
 	check
 	[ "$(cut -f4 "$tmp/j1.out" | sort -u | wc -l)" -gt 10000 ] ||
 		fail "cyc.data: calls --time shows few times"
+	# A piece's first segment that ends in an error at the next one's
+	# PSB (one byte damaged): from there one thread decodes, and it must
+	# start with what the piece before left, as the segment did (it
+	# started with nothing: 23 lines of flow --insn --time differed).
+	cp "$tmp/cyc.pt" "$tmp/cycbad.pt"
+	poke "$tmp/cycbad.pt" 140652 25
+	if "$mkptdata" --pt "$tmp/cycbad.pt" --elf "$tmp/big" \
+		"$tmp/cycbad.data"; then
+		run_as j1 env HWT_PIECE_SIZE=4096 HWT_SEGMENT_SIZE=512 \
+			"$hwt" flow --insn --time "$tmp/cycbad.data"
+		run_as jn env HWT_PIECE_SIZE=4096 HWT_SEGMENT_SIZE=512 \
+			"$hwt" flow --insn --time -j2 -v "$tmp/cycbad.data"
+		same "a piece's first segment on one thread: -j2 vs -j1" \
+			"$tmp/j1.out" "$tmp/jn.out"
+		contains "a piece's first segment on one thread (-v)" \
+			"$tmp/jn.err" 'segment 0 at 0x[0-9a-f]+ ends in an error'
+	else
+		fail "the damaged CYC trace's perf.data"
+	fi
 else
 	fail "the CYC trace and its perf.data"
 fi
