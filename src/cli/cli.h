@@ -521,10 +521,9 @@ typedef int (*cli_pd_stream_fn)(void *ctx, size_t i, struct cli_pieces *trace,
 				struct hwt_image *image,
 				const struct cli_flow_hook *hook);
 int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx);
-/* Whose stream @i is (pid UINT32_MAX in cpu mode); its command name. */
+/* Whose stream @i is (pid UINT32_MAX in cpu mode). */
 void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
 		       uint32_t *tid);
-const char *cli_pd_stream_comm(const struct cli_pd *pd, size_t i);
 /* Stream @i's cpu if it is a CPU's (perf record -a: which thread runs
  * is the sideband's), else -1. */
 int cli_pd_stream_cpu(const struct cli_pd *pd, size_t i, uint32_t *cpu);

@@ -864,6 +864,18 @@ static int sb_is_pid(const struct pd_sb *sb, uint32_t pid)
 	}
 }
 
+/* A CPU's stream (which thread runs is the sideband's), not a thread's. */
+static int stream_on_cpu(const struct cli_pd *pd, const struct pd_stream *st)
+{
+	return pd->per_cpu || st->tid == UINT32_MAX;
+}
+
+/* The latest time known to be in the stream's trace, if any. */
+static uint64_t stream_end(const struct pd_stream *st)
+{
+	return st->have_end_time ? st->end_time : UINT64_MAX;
+}
+
 /*
  * Per-thread mode: whose address space a stream runs in, and the time
  * its code is taken from when the trace has no timestamps: the last AUX
@@ -872,7 +884,7 @@ static int sb_is_pid(const struct pd_sb *sb, uint32_t pid)
  */
 static void stream_owner(struct cli_pd *pd, struct pd_stream *st)
 {
-	if (pd->per_cpu || st->tid == UINT32_MAX) {
+	if (stream_on_cpu(pd, st)) {
 		st->pid = UINT32_MAX;
 		return;
 	}
@@ -1099,14 +1111,12 @@ void cli_pd_stream_header(const struct cli_pd *pd, size_t i,
 	const struct pd_stream *st = &pd->streams[i];
 	const char *comm = NULL;
 
-	if (pd->per_cpu || st->tid == UINT32_MAX) {
+	if (stream_on_cpu(pd, st)) {
 		cli_out_printf(out, "# stream idx %" PRIu32 ": cpu %" PRIu32
 			       ", %" PRIu64 " bytes\n", st->idx, st->cpu,
 			       st->size);
 	} else {
-		comm = hwt_proc_comm(pd->model, st->tid,
-				     st->have_end_time ? st->end_time :
-							 UINT64_MAX);
+		comm = hwt_proc_comm(pd->model, st->tid, stream_end(st));
 		cli_out_printf(out, "# stream idx %" PRIu32 ": pid %" PRIu32
 			       " tid %" PRIu32 " comm %s, %" PRIu64
 			       " bytes\n",
@@ -1369,7 +1379,7 @@ static int decode_init(struct pd_decode *d, struct cli_pd *pd,
 		 * No timestamps: the trace cannot say when it ran, so the
 		 * code is what was mapped at the stream's end.
 		 */
-		view_to(d, st->have_end_time ? st->end_time : UINT64_MAX);
+		view_to(d, stream_end(st));
 		d->next_change = UINT64_MAX;
 	}
 	return 0;
@@ -1645,23 +1655,11 @@ void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
 	*tid = pd->streams[i].tid;
 }
 
-static uint64_t stream_end(const struct pd_stream *st)
-{
-	return st->have_end_time ? st->end_time : UINT64_MAX;
-}
-
-const char *cli_pd_stream_comm(const struct cli_pd *pd, size_t i)
-{
-	const struct pd_stream *st = &pd->streams[i];
-
-	return hwt_proc_comm(pd->model, st->tid, stream_end(st));
-}
-
 int cli_pd_stream_cpu(const struct cli_pd *pd, size_t i, uint32_t *cpu)
 {
 	const struct pd_stream *st = &pd->streams[i];
 
-	if (!pd->per_cpu && st->tid != UINT32_MAX)
+	if (!stream_on_cpu(pd, st))
 		return -1;
 	*cpu = st->cpu;
 	return 0;
@@ -1672,7 +1670,7 @@ int cli_pd_stream_end_task(const struct cli_pd *pd, size_t i, uint32_t *pid,
 {
 	const struct pd_stream *st = &pd->streams[i];
 
-	if (!pd->per_cpu && st->tid != UINT32_MAX) {
+	if (!stream_on_cpu(pd, st)) {
 		*pid = st->pid;
 		*tid = st->tid;
 		return 0;
