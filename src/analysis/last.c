@@ -23,6 +23,8 @@
 
 #include <hwt/analysis.h>
 
+#include "common/grow.h"
+
 /* Where the thread left for the kernel, while it is there. */
 enum { OUT_NONE, OUT_SYSCALL, OUT_ASYNC };
 
@@ -170,16 +172,9 @@ int hwt_an_last_task(struct hwt_an_last *l, uint32_t pid, uint32_t tid)
 		if (l->others[i].tid == tid && l->others[i].pid == pid)
 			break;
 	if (i == l->nothers) {
-		if (l->nothers == l->cap_others) {
-			size_t cap = l->cap_others ? 2 * l->cap_others : 8;
-			struct an_thread *o = realloc(l->others,
-						      cap * sizeof(*o));
-
-			if (!o)
-				return -HWT_ERR_NOMEM;
-			l->others = o;
-			l->cap_others = cap;
-		}
+		if (hwt_grow((void **)&l->others, &l->cap_others,
+			     l->nothers + 1, sizeof(*l->others)) < 0)
+			return -HWT_ERR_NOMEM;
 		memset(&t, 0, sizeof(t));
 		t.pid = pid;
 		t.tid = tid;
@@ -350,15 +345,9 @@ static struct an_sum *sum_slot(struct hwt_an_last *l,
 
 static int add_inner(struct hwt_an_last *l, const struct an_inner *in)
 {
-	if (l->ninner == l->cap_inner) {
-		size_t cap = l->cap_inner ? 2 * l->cap_inner : 1024;
-		struct an_inner *p = realloc(l->inner, cap * sizeof(*p));
-
-		if (!p)
-			return -HWT_ERR_NOMEM;
-		l->inner = p;
-		l->cap_inner = cap;
-	}
+	if (hwt_grow((void **)&l->inner, &l->cap_inner, l->ninner + 1,
+		     sizeof(*l->inner)) < 0)
+		return -HWT_ERR_NOMEM;
 	l->inner[l->ninner++] = *in;
 	return 0;
 }

@@ -24,6 +24,7 @@
 #include <hwt/record.h>
 
 #include "cli/cli.h"
+#include "common/grow.h"
 
 void help_last(void)
 {
@@ -146,23 +147,21 @@ struct namer {
 		uint32_t pid;
 		struct hwt_proc_view *v;
 	} *views;
-	size_t n;
+	size_t n, cap;
 };
 
 static const struct hwt_image *image_of(struct namer *nm, uint32_t pid)
 {
 	struct hwt_proc_view *v;
-	void *p;
 
 	if (!nm->on_cpu)
 		return nm->own;
 	for (size_t i = 0; i < nm->n; i++)
 		if (nm->views[i].pid == pid)
 			return hwt_proc_view_image(nm->views[i].v);
-	p = realloc(nm->views, (nm->n + 1) * sizeof(*nm->views));
-	if (!p)
+	if (hwt_grow((void **)&nm->views, &nm->cap, nm->n + 1,
+		     sizeof(*nm->views)) < 0)
 		return nm->own;
-	nm->views = p;
 	v = cli_pd_end_view(nm->pd, nm->stream, pid);
 	if (!v)
 		return nm->own;
@@ -346,7 +345,7 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1, 0 };
 	struct hwt_blk_config cfg = c->cfg;
 	struct piece_sync ps = { hook, 0, { 0, 0, 0, 0 }, NULL, 0 };
-	struct namer nm = { c->pd, i, 0, NULL, NULL, 0 };
+	struct namer nm = { c->pd, i, 0, NULL, NULL, 0, 0 };
 	const struct hwt_pd_exit *e = NULL;
 	const struct hwt_image *names;
 	struct hwt_an_last_end end;
