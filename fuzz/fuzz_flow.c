@@ -15,7 +15,11 @@
  * The folds are also made without the block cache (HWT_BLK_NO_CACHE:
  * every instruction decoded as met; only where blocks end may differ),
  * and again after hwt_blk_set_trace() (a warm cache, state to forget);
- * both must fold the trace the same.
+ * both must fold the trace the same. And through
+ * hwt_blk_next_batch_until() with marks a few bytes on: besides the same
+ * blocks, every block of a batch but its first must start (on the general
+ * path, one block at a time) with the time the batch started with and an
+ * offset below its mark.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -108,15 +112,48 @@ static struct hwt_blk_decoder *new_decoder(const struct hwt_blk_config *cfg,
 	return hwt_blk_new(&c, image);
 }
 
+/* The general path's time and offset after each block (by its number),
+ * for hwt_blk_next_batch_until()'s to be held against. */
+struct after {
+	uint64_t tsc, off;
+	int time_err, off_err;
+};
+
+static struct after after[MAX_STEPS + 8];
+static size_t nafter;
+
+/* hwt_blk_next_batch_until()'s batches: @first, the number of the first
+ * block, did not start where the general path gave another time, or an
+ * offset at @mark or more, before a block but the first. */
+static void until_check(size_t first, size_t n, uint64_t mark,
+			const struct after *before)
+{
+	for (size_t i = first + 1; i < first + n && i <= nafter; i++) {
+		const struct after *a = &after[i - 1];
+
+		if (a->time_err != before->time_err ||
+		    a->tsc != before->tsc || a->off_err < 0 ||
+		    a->off >= mark) {
+			fprintf(stderr, "fuzz_flow: block %zu of a batch of "
+				"hwt_blk_next_batch_until() starts with "
+				"another time or at its mark\n", i);
+			abort();
+		}
+	}
+}
+
 /*
  * Decode everything. @batch: blocks per hwt_blk_next_batch() (0:
- * hwt_blk_next()). @walk: walk the blocks as a printer would.
+ * hwt_blk_next()); @until: hwt_blk_next_batch_until() instead. @walk:
+ * walk the blocks as a printer would, and note the time and offset after
+ * each (@after).
  */
 static void decode(struct hwt_blk_decoder *d, struct hwt_image **images,
-		   size_t batch, int walk, struct sum *s)
+		   size_t batch, int until, int walk, struct sum *s)
 {
 	struct hwt_block blocks[7];
 	unsigned steps = 0, syncs = 0;
+	size_t nblocks = 0;
 
 	s->h = 0xcbf29ce484222325ull;
 	s->n = 0;
@@ -149,11 +186,35 @@ static void decode(struct hwt_blk_decoder *d, struct hwt_image **images,
 			if (status < 0 || (status & HWT_STS_EOS))
 				break;
 
-			if (batch)
+			if (until) {
+				struct after b;
+
+				b.off_err = hwt_blk_get_offset(d, &b.off);
+				if (b.off_err < 0)
+					b.off = 0;
+				b.time_err = hwt_blk_time(d, &b.tsc, NULL,
+							  NULL);
+				/* (Sometimes at the offset: one block.) */
+				b.off += (steps * 7) % 23;
+				status = hwt_blk_next_batch_until(d, blocks,
+								  batch, &n,
+								  b.off);
+				until_check(nblocks, n, b.off, &b);
+			} else if (batch) {
 				status = hwt_blk_next_batch(d, blocks, batch,
 							    &n);
-			else
+			} else {
 				status = hwt_blk_next(d, &blocks[0]);
+			}
+			if (walk && nblocks < MAX_STEPS) {
+				struct after *a = &after[nblocks];
+
+				a->off_err = hwt_blk_get_offset(d, &a->off);
+				a->time_err = hwt_blk_time(d, &a->tsc, NULL,
+							   NULL);
+				nafter = nblocks + 1;
+			}
+			nblocks += n;
 			for (size_t i = 0; i < n; i++) {
 				const struct hwt_block *b = &blocks[i];
 				uint64_t ip = b->ip;
@@ -299,21 +360,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	d = new_decoder(&cfg, image, HWT_BLK_NO_GRAPH);
 	if (!d)
 		goto out;
-	decode(d, images, 0, 1, &ref);
+	nafter = 0;
+	decode(d, images, 0, 0, 1, &ref);
 	hwt_blk_delete(d);
 
 	/* The fast path: one block at a time, then in batches. */
 	d = new_decoder(&cfg, image, 0);
 	if (!d)
 		goto out;
-	decode(d, images, 0, 0, &fast);
+	decode(d, images, 0, 0, 0, &fast);
 	same(&ref, &fast, "hwt_blk_next");
 	hwt_blk_delete(d);
 	d = new_decoder(&cfg, image, 0);
 	if (!d)
 		goto out;
-	decode(d, images, batches[(sel >> 2) & 3], 0, &fast);
+	decode(d, images, batches[(sel >> 2) & 3], 0, 0, &fast);
 	same(&ref, &fast, "hwt_blk_next_batch");
+	hwt_blk_delete(d);
+	d = new_decoder(&cfg, image, 0);
+	if (!d)
+		goto out;
+	decode(d, images, 7, 1, 0, &fast);
+	same(&ref, &fast, "hwt_blk_next_batch_until");
 	hwt_blk_delete(d);
 
 	/* Folds. */

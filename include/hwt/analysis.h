@@ -87,12 +87,16 @@ int hwt_an_last_task(struct hwt_an_last *l, uint32_t pid, uint32_t tid);
 
 /*
  * Decode @cfg's trace with @image to its end. @sync (may be NULL) is
- * called before each event and block, as perf.data input needs to bring
- * the decoder's image to its time (the blocks are walked in the image
- * the decoder has then); a negative value from it stops the decode,
- * which returns it. Decode errors are kept as HWT_AN_LOST branches
- * (decoding goes on at the next PSB). Returns 0 or a negative HWT_ERR_*
- * (out of memory), or @sync's.
+ * called as perf.data input needs to bring the decoder's image to its
+ * time (the blocks are walked in the image the decoder has then): before
+ * each event, and before a block where the decoder's time
+ * (hwt_blk_time()) may have moved since the last call, or its offset
+ * (hwt_blk_get_offset()) is what @sync set *@quiet to or more (*@quiet
+ * is 0 before the call: asked before every block); the blocks between
+ * come in batches (hwt_blk_next_batch_until()). A negative value from it
+ * stops the decode, which returns it. Decode errors are kept as
+ * HWT_AN_LOST branches (decoding goes on at the next PSB). Returns 0 or a
+ * negative HWT_ERR_* (out of memory), or @sync's.
  *
  * A long trace may come in pieces, each starting at a PSB, one call each
  * in order: @next is the offset in this piece of the PSB where the next
@@ -103,7 +107,8 @@ int hwt_an_last_task(struct hwt_an_last *l, uint32_t pid, uint32_t tid);
  */
 int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 		    struct hwt_image *image, uint64_t next,
-		    int (*sync)(void *ctx, struct hwt_blk_decoder *dec),
+		    int (*sync)(void *ctx, struct hwt_blk_decoder *dec,
+				uint64_t *quiet),
 		    void *ctx);
 
 /* The last branches, oldest first (valid until the next call). */

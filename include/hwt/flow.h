@@ -210,6 +210,22 @@ int hwt_blk_event(struct hwt_blk_decoder *d, struct hwt_event *event);
 int hwt_blk_next_batch(struct hwt_blk_decoder *d, struct hwt_block *blocks,
 		       size_t max, size_t *n);
 
+/*
+ * hwt_blk_next_batch() for a caller that looks at the decoder's time and
+ * offset between blocks (a perf.data's sideband applies by time, its notes
+ * of lost data by offset): the batch ends before a block that would start
+ * where hwt_blk_time() may give another time than before the first, or
+ * where hwt_blk_get_offset() is @offset or more. So every block but the
+ * first starts with the time the first started with and an offset below
+ * @offset, and the caller needs to look only before each batch. A batch
+ * may hold one block (then it is hwt_blk_next()'s) where another might
+ * have held more: it ends where the time may move, not only where it
+ * does.
+ */
+int hwt_blk_next_batch_until(struct hwt_blk_decoder *d,
+			     struct hwt_block *blocks, size_t max, size_t *n,
+			     uint64_t offset);
+
 /* ------------------------------------------------------------------ */
 /* Canonical blocks and coverage                                       */
 /* ------------------------------------------------------------------ */

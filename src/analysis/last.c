@@ -594,12 +594,9 @@ static void event(struct hwt_an_last *l, const struct hwt_event *ev)
 	}
 }
 
-static void lost(struct hwt_an_last *l, struct hwt_blk_decoder *dec,
-		 int err)
+/* Decoding stopped at @ip with error @err. */
+static void lost(struct hwt_an_last *l, uint64_t ip, int err)
 {
-	uint64_t ip = 0;
-
-	hwt_blk_get_ip(dec, &ip);
 	l->end.errors++;
 	l->pend.valid = 0;
 	l->th.out = OUT_NONE;
@@ -612,16 +609,24 @@ static void carry_time(struct hwt_an_last *l, const struct hwt_blk_decoder *dec)
 	l->carry.have_t = hwt_blk_time_watched(dec, &l->carry.t) > 0;
 }
 
+/* Blocks per batch. */
+#define BATCH 256
+
 int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 		    struct hwt_image *image, uint64_t next,
-		    int (*sync)(void *ctx, struct hwt_blk_decoder *dec),
+		    int (*sync)(void *ctx, struct hwt_blk_decoder *dec,
+				uint64_t *quiet),
 		    void *ctx)
 {
 	struct hwt_blk_decoder *dec;
-	struct hwt_block block;
+	struct hwt_block blocks[BATCH];
 	struct hwt_event ev;
 	struct hwt_blk_end end;
-	uint64_t ip;
+	uint64_t ip, quiet;
+	/* Where the decoder stood after a block walked with an error. */
+	uint64_t err_ip = 0;
+	int have_err_ip = 0;
+	size_t n, i;
 	int status, use, stopping, clean = 1, ret = 0;
 
 	l->image = image;
@@ -650,7 +655,11 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 				clean = 0;
 				break;
 			}
-			lost(l, dec, status);
+			ip = err_ip;
+			if (!have_err_ip)
+				(void) hwt_blk_get_ip(dec, &ip);
+			have_err_ip = 0;
+			lost(l, ip, status);
 			status = hwt_blk_sync_forward(dec);
 			if (status >= 0 && hwt_blk_end_past(&end, dec, 1)) {
 				clean = 0;
@@ -661,7 +670,7 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 		while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
 			/* The thread an event is in (a CPU's trace goes to
 			 * another at a TIP.PGE). */
-			if (sync && (ret = sync(ctx, dec)) < 0) {
+			if (sync && (ret = sync(ctx, dec, &quiet)) < 0) {
 				clean = 0;
 				goto out;
 			}
@@ -684,23 +693,41 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 			continue;
 		if (status & HWT_STS_EOS)
 			break;
-		if (sync && (ret = sync(ctx, dec)) < 0) {
+		quiet = 0;
+		if (sync && (ret = sync(ctx, dec, &quiet)) < 0) {
 			clean = 0;
 			goto out;
 		}
-		/* The process the block runs in (the sync may switch). */
+		/* The process the blocks run in (the sync may switch), and
+		 * their time: the batch ends where @sync must be asked. */
 		l->image = hwt_blk_image(dec);
 		l->have_tsc = hwt_blk_time(dec, &l->tsc, NULL, NULL) >= 0;
-		status = hwt_blk_next(dec, &block);
-		if (hwt_blk_end_block(&end, &block)) {
-			resolve(l, block.ip);
-			goto out;
-		}
-		if (block.ninsn) {
-			int err = walk(l, &block);
+		if (sync)
+			status = hwt_blk_next_batch_until(dec, blocks, BATCH,
+							  &n, quiet);
+		else
+			status = hwt_blk_next_batch(dec, blocks, BATCH, &n);
+		for (i = 0; i < n; i++) {
+			int err;
 
-			if (err < 0 && status >= 0)
-				status = err;
+			if (hwt_blk_end_block(&end, &blocks[i])) {
+				resolve(l, blocks[i].ip);
+				goto out;
+			}
+			if (!blocks[i].ninsn)
+				continue;
+			err = walk(l, &blocks[i]);
+			if (err >= 0 || (i + 1 == n && status < 0))
+				continue;
+			/* The rest of the batch comes before the next PSB,
+			 * where decoding goes on; the decoder stood at the
+			 * next block's start. */
+			status = err;
+			if (i + 1 < n) {
+				err_ip = blocks[i + 1].ip;
+				have_err_ip = 1;
+			}
+			break;
 		}
 	}
 	if (next)

@@ -539,15 +539,17 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 /*
  * Blocks may come in batches, or be folded by the decoder without coming
  * out at all (--stat, coverage), where nothing between two blocks asks
- * the decoder: not the instruction modes (time, error offsets), and in
- * batches not the perf.data hook (lost-data notes go between the blocks
- * where they happened). A fold stops at every timing packet, so the
- * hook, asked before each fold, keeps the image at the decoder's time.
+ * the decoder: not the instruction modes (time, error offsets). The
+ * perf.data hook is asked before each batch, which ends where the hook
+ * would have to be asked again (hwt_blk_next_batch_until(): the time may
+ * move, or a lost-data note by offset comes due). A fold stops at every
+ * timing packet, so the hook, asked before each fold, keeps the image at
+ * the decoder's time.
  */
 static int use_batch(const struct flow *fl)
 {
-	return (fl->opt->mode == MODE_BLOCKS ||
-		(fl->opt->mode == MODE_CALLS && !fl->opt->time)) && !fl->hook;
+	return fl->opt->mode == MODE_BLOCKS ||
+	       (fl->opt->mode == MODE_CALLS && !fl->opt->time);
 }
 
 /*
@@ -779,7 +781,12 @@ static void decode_segment(struct flow *fl, struct seg *s,
 				if (status)
 					continue;
 			}
-			if (batch) {
+			if (batch && fl->hook) {
+				/* (sync_hook() made @s->quiet valid.) */
+				status = hwt_blk_next_batch_until(
+					dec, batch, BATCH, &n,
+					s->quiet.valid ? s->quiet.off : 0);
+			} else if (batch) {
 				status = hwt_blk_next_batch(dec, batch, BATCH,
 							    &n);
 			} else {

@@ -313,7 +313,8 @@ struct piece_sync {
 	int nomem;
 };
 
-static int last_sync(void *ctx, struct hwt_blk_decoder *dec)
+static int last_sync(void *ctx, struct hwt_blk_decoder *dec,
+		     uint64_t *quiet)
 {
 	struct piece_sync *ps = ctx;
 	uint32_t pid, tid;
@@ -321,6 +322,8 @@ static int last_sync(void *ctx, struct hwt_blk_decoder *dec)
 
 	due = cli_hook_sync(ps->hook, ps->hook->ctx, &ps->quiet, dec,
 			    ps->base);
+	/* Until the time moves, the hook is asked again at this offset. */
+	*quiet = ps->quiet.valid ? ps->quiet.off : 0;
 	if (due < 0)
 		return 0;
 	if (ps->l) {

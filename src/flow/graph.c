@@ -319,6 +319,18 @@ find:
 	return STEP_TURN;
 }
 
+/* Where the packet after the next one (a TNT) starts, PADs skipped, as
+ * the decoder reading one packet ahead gives its offset; at most @stop. */
+static inline const uint8_t *run_ahead(const struct hwt_qry_direct *x,
+				       const uint8_t *stop)
+{
+	const uint8_t *p = x->after;
+
+	while (p < stop && !*p)
+		++p;
+	return p;
+}
+
 /* The block of node @nd, starting at @ip, as hwt_blk_next() makes it. */
 static inline __attribute__((always_inline)) void
 node_block(uint8_t speculative, const struct hwt_bc_node *nd, uint64_t ip,
@@ -337,10 +349,19 @@ node_block(uint8_t speculative, const struct hwt_bc_node *nd, uint64_t ip,
  * block of every node. */
 #define FOLD_BLOCKS 1
 #define FOLD_MAP 0
+#define FOLD_STOPS 0
 #define FOLD_RUN blk_run
 #include "flow/graph_fold.h"
-#undef FOLD_MAP
 #undef FOLD_RUN
+#undef FOLD_STOPS
+/* blk_run_until(): the same, stopping where hwt_blk_next_batch_until()
+ * must (a loop of its own: the checks cost blk_run() nothing). */
+#define FOLD_STOPS 1
+#define FOLD_RUN blk_run_until
+#include "flow/graph_fold.h"
+#undef FOLD_RUN
+#undef FOLD_STOPS
+#undef FOLD_MAP
 #undef FOLD_BLOCKS
 
 int hwt_blk_next_batch(struct hwt_blk_decoder *d, struct hwt_block *blocks,
@@ -367,6 +388,55 @@ int hwt_blk_next_batch(struct hwt_blk_decoder *d, struct hwt_block *blocks,
 		if (status)
 			break;
 	}
+	*n = k;
+	return status;
+}
+
+/*
+ * Has the decoder read ahead to a packet whose time (as hwt_blk_time()
+ * gives it) is not the time it gives now? Then taking that packet moves
+ * the time; the packets direct mode takes after it have its time.
+ */
+static int blk_time_ahead(const struct hwt_blk_decoder *d)
+{
+	const struct hwt_qry_decoder *q = d->qry;
+	uint64_t now = 0, ahead = 0;
+	uint32_t lm[2] = { 0, 0 }, lc[2] = { 0, 0 };
+	int a = hwt_time_query_tsc(&q->last_time, &now, &lm[0], &lc[0]);
+	int b = hwt_time_query_tsc(&q->evd.tt.time, &ahead, &lm[1], &lc[1]);
+
+	return a != b || now != ahead || lm[0] != lm[1] || lc[0] != lc[1];
+}
+
+int hwt_blk_next_batch_until(struct hwt_blk_decoder *d,
+			     struct hwt_block *blocks, size_t max, size_t *n,
+			     uint64_t offset)
+{
+	const struct hwt_evt_decoder *e;
+	const uint8_t *stop;
+	uint64_t off;
+	uint32_t node;
+	size_t k = 0;
+	int status;
+
+	if (!d || !blocks || !n || !max)
+		return -HWT_ERR_INVALID;
+
+	if (d->use_graph)
+		blk_cache_check(d);
+	node = blk_plain_node(d);
+	/* Already at the mark (or nowhere): one block, as hwt_blk_next(). */
+	if (node == HWT_BC_NO_NODE || max == 1 ||
+	    hwt_qry_get_offset(d->qry, &off) < 0 || off >= offset) {
+		*n = 1;
+		return hwt_blk_next(d, &blocks[0]);
+	}
+	e = &d->qry->evd;
+	/* (Offsets count from @cur.begin.) */
+	stop = offset < (uint64_t) (e->cur.end - e->cur.begin) ?
+	       e->cur.begin + offset : e->cur.end;
+	status = blk_run_until(d, blocks, max, &k, node, stop,
+			       blk_time_ahead(d));
 	*n = k;
 	return status;
 }
@@ -776,6 +846,7 @@ fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
 /* fold_run_map() and fold_run_nomap(): the fold's loop, with the map and
  * without (a computed goto keeps it from being inlined with a constant). */
 #define FOLD_BLOCKS 0
+#define FOLD_STOPS 0
 #define FOLD_MAP 1
 #define FOLD_RUN fold_run_map
 #include "flow/graph_fold.h"
@@ -786,6 +857,7 @@ fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
 #include "flow/graph_fold.h"
 #undef FOLD_MAP
 #undef FOLD_RUN
+#undef FOLD_STOPS
 #undef FOLD_BLOCKS
 
 int hwt_blk_fold_next(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,

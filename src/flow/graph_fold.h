@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The fold's loop (graph.c), included there three times: as FOLD_RUN,
+ * The fold's loop (graph.c), included there four times: as FOLD_RUN,
  * with the map if FOLD_MAP is 1, else without, or, if FOLD_BLOCKS is 1,
  * the batch's run (blk_run()), which makes a block of every node where
- * the fold folds them. Only graph.c includes it, after the run's and the
+ * the fold folds them, and, with FOLD_STOPS 1 as well, the batch's run
+ * that stops where the time may move or the offset reaches a mark
+ * (blk_run_until()). Only graph.c includes it, after the run's and the
  * fold's pieces (the batch's run needs only the run's).
  */
 /*
@@ -30,8 +32,24 @@
  * block needs the general path (or @max blocks are done), else the
  * status of the last block.
  */
+#if FOLD_STOPS
+/*
+ * The same, ending the batch (returning 0) before any block that would
+ * start after the time may have moved or at an offset at or past @stop
+ * (hwt_blk_next_batch_until()): after a step of the general path (the
+ * only one that takes timing packets), and after a packet taken here if
+ * the next one is not a TNT or TIP this loop could take (a timing
+ * packet, an event, or one at or past @stop: the packets are parsed only
+ * before it), or if it was the first taken and @take_stop (the time of
+ * the packet the decoder has read ahead is not the time it last gave).
+ */
+static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_block *blocks,
+		    size_t max, size_t *pk, uint32_t node, const uint8_t *stop,
+		    int take_stop)
+#else
 static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_block *blocks,
 		    size_t max, size_t *pk, uint32_t node)
+#endif
 #else
 static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 		    struct hwt_block *last, uint32_t node)
@@ -62,6 +80,8 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	const struct hwt_bcache *bc = &d->bcache;
 #if FOLD_BLOCKS
 	size_t i = *pk;
+	/* The batch ends before block @lim: at @max, or where it stops. */
+	size_t lim = max;
 #else
 	const int map = FOLD_MAP;
 	/* The caller's open block, as a node (its location and mode). */
@@ -85,6 +105,11 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	tnt = r.tnt;
 	index = r.index;
 	nd = nx = r.nd;
+#if FOLD_STOPS
+	/* (Not in direct mode: nothing is parsed.) */
+	if (r.x.kind != HWT_QRY_DX_OTHER && r.x.limit > stop)
+		r.x.limit = stop;
+#endif
 #if FOLD_BLOCKS
 	node_block(speculative, nd, nd->ip, &blocks[i++]);
 #else
@@ -117,12 +142,31 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 
 #define FOLD_PUT() (r.tnt = tnt, r.index = index, r.nd = nx)
 #define FOLD_GET() (tnt = r.tnt, index = r.index, nx = r.nd)
+#if FOLD_STOPS
+/* A packet was taken: the batch ends after this block if the next one is
+ * not a TNT or TIP to take here (not parsed: beyond @stop, or another
+ * kind), if its offset as the decoder gives it is @stop or more (a TIP's
+ * own, before @stop if parsed; for a TNT, the packet after it: the
+ * decoder reads one ahead), or if the time moved with this one (see
+ * above). */
+#define FOLD_TOOK()							\
+	do {								\
+		if (take_stop ||					\
+		    (r.x.kind != HWT_QRY_DX_TIP &&			\
+		     (r.x.kind != HWT_QRY_DX_TNT ||			\
+		      run_ahead(&r.x, stop) >= stop)))			\
+			lim = i;					\
+	} while (0)
+#else
+#define FOLD_TOOK() ((void) 0)
+#endif
 /* The TNT cache's next bits from the next packet, a TNT (run_refill()). */
 #define FOLD_REFILL()							\
 	do {								\
 		tnt = r.x.val;						\
 		index = r.x.top;					\
 		hwt_qry_direct_take_tnt_(&r.x);				\
+		FOLD_TOOK();						\
 	} while (0)
 /* On to the handler of node @nx, whose op is @op: the likely ones
  * first, each place its own branches (each predicted on its own). */
@@ -143,7 +187,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
  * if @blocks is full. */
 #define FOLD_OPEN(runs_on)						\
 	do {								\
-		if (__builtin_expect(i == max, 0)) {			\
+		if (__builtin_expect(i == lim, 0)) {			\
 			r.ip = nx->ip;					\
 			goto done;					\
 		}							\
@@ -278,6 +322,7 @@ h_indirect:
 h_tip:
 	r.ip = r.x.val;
 	hwt_qry_direct_take_tip_(&r.x);
+	FOLD_TOOK();
 	if (__builtin_expect(!index, 0) && r.x.kind == HWT_QRY_DX_OTHER) {
 		/* An event or the end may be next. */
 		FOLD_PUT();
@@ -313,6 +358,10 @@ h_slow:
 	FOLD_PUT();
 	step = run_step(&r, &status);
 	FOLD_GET();
+#if FOLD_STOPS
+	/* (It may have taken timing packets.) */
+	lim = i;
+#endif
 	if (__builtin_expect(step == STEP_NEXT, 1)) {
 		FOLD_OPEN(0);
 		FOLD_GO(nx->op);
@@ -372,6 +421,7 @@ out:
 #undef FOLD_OPEN
 #undef FOLD_GO
 #undef FOLD_REFILL
+#undef FOLD_TOOK
 #undef FOLD_GET
 #undef FOLD_PUT
 }

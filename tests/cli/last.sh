@@ -13,6 +13,12 @@
 #      and 64 KiB): each piece's decoder starts with the time (and CYC
 #      calibration) the one before had at its PSB, so the branches' times
 #      are those of the stream decoded whole.
+#  (3) Batches: hwt last, hwt calls and flow --blocks take the blocks of a
+#      perf.data in batches that end where the time may move or a note of
+#      lost data by offset comes due (hwt_blk_next_batch_until()). On CYC
+#      traces with losses, hwt calls prints the lines and notes that
+#      hwt calls --time (one block at a time) prints, and hwt last's
+#      branches are the last of flow --branches (one block at a time).
 #
 # The files are mkptdata's (tests/tools) from tests/data/perfdata_loop.asm
 # and its trace, as tests/cli/perfdata_flow.sh makes them.
@@ -55,6 +61,8 @@ mk procs loop --cpu 0 --switch "4321:$tmp/loop.b:40"
 mk threads loop --cpu 0 --thread 1235:40
 mk cyc cyc
 mk cycprocs cyc --cpu 0 --switch "4321:$tmp/loop.b:40"
+mk cycloss cyc --losses 13
+mk cyclossthreads cyc --cpu 0 --thread 1235:33 --losses 25
 
 # last NAME FILE ARGS...: hwt last's output in $tmp/NAME; a crash, a
 # hang or an exit code other than 0 is a failure.
@@ -147,7 +155,7 @@ cmp -s <(addrs "$tmp/all") <(addrs "$tmp/threads") ||
 # hwt last's jumps, calls, returns and taken jccs are the last ones hwt
 # flow --branches lists (the analysis against the flow layer's own
 # output), on a thread's trace and on a CPU's with two processes.
-for f in thread procs; do
+for f in thread procs cycloss cyclossthreads; do
 	"$hwt" last -n 5000 --no-lines "$tmp/$f.data" |
 		awk '$1 ~ /^(jcc|jmp|call|ret)$/ && $0 ~ / -> / {
 			to = ""; for (i = 3; i <= NF; i++) if ($i == "->") to = $(i + 1)
@@ -184,6 +192,22 @@ for f in cyc cycprocs; do
 			diff "$tmp/whole" "$tmp/piece" | head -n 6 >&2
 		fi
 	done
+done
+
+# ---- (3) batches ------------------------------------------------------------
+
+for f in cycloss cyclossthreads; do
+	"$hwt" calls "$tmp/$f.data" >"$tmp/calls" 2>&1
+	"$hwt" calls --time "$tmp/$f.data" 2>&1 |
+		sed -E 's/\ttsc [0-9a-f]+$//' >"$tmp/calls.one"
+	check
+	if [ "$(grep -c '^\[warning: ' "$tmp/calls")" -lt 13 ] ||
+	   [ "$(wc -l <"$tmp/calls")" -lt 10000 ]; then
+		fail "$f.data: hwt calls: fewer than 13 notes or 10000 lines"
+	elif ! cmp -s "$tmp/calls.one" "$tmp/calls"; then
+		fail "$f.data: hwt calls is not hwt calls --time"
+		diff "$tmp/calls.one" "$tmp/calls" | head -n 6 >&2
+	fi
 done
 
 finish

@@ -59,7 +59,8 @@ static struct hwt_an_last *new_last(size_t n)
 /* Decode [@from, @to) of @t with @l; @next: the next piece's PSB, in it. */
 static void run_piece(struct hwt_an_last *l, struct hwt_image *image,
 		      const struct tb *t, size_t from, size_t to, size_t next,
-		      int (*sync)(void *, struct hwt_blk_decoder *), void *ctx)
+		      int (*sync)(void *, struct hwt_blk_decoder *, uint64_t *),
+		      void *ctx)
 {
 	struct hwt_blk_config cfg;
 
@@ -218,7 +219,7 @@ struct turns {
 	struct hwt_an_last *l;
 };
 
-static int turn(void *ctx, struct hwt_blk_decoder *dec)
+static int turn(void *ctx, struct hwt_blk_decoder *dec, uint64_t *quiet)
 {
 	struct turns *tu = ctx;
 	uint64_t off = 0;
@@ -227,6 +228,9 @@ static int turn(void *ctx, struct hwt_blk_decoder *dec)
 	assert_int_equal(hwt_an_last_task(tu->l, 10,
 					  off > tu->b_from &&
 					  off <= tu->a_from ? 12 : 11), 0);
+	/* Asked again where the thread changes. */
+	*quiet = off <= tu->b_from ? tu->b_from + 1 :
+		 off <= tu->a_from ? tu->a_from + 1 : UINT64_MAX;
 	return 0;
 }
 
@@ -343,11 +347,13 @@ static void test_code_changes(void **state)
 
 /* A negative answer from the sync callback stops the decode, which
  * returns it, with what came before kept. */
-static int stop_at_third(void *ctx, struct hwt_blk_decoder *dec)
+static int stop_at_third(void *ctx, struct hwt_blk_decoder *dec,
+			 uint64_t *quiet)
 {
 	unsigned *n = ctx;
 
 	(void)dec;
+	(void)quiet;	/* (0: asked before every block) */
 	return ++*n == 3 ? -HWT_ERR_INTERNAL : 0;
 }
 

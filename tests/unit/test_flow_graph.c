@@ -508,17 +508,50 @@ static int drain(struct hwt_blk_decoder *d, struct log *l, int status)
 	return status;
 }
 
+/*
+ * hwt_blk_next_batch_until(): each batch's first record, size, mark, and
+ * the decoder's time and offset before it, to hold against the general
+ * path's time and offset after each block (check_until()).
+ */
+struct until_batch {
+	size_t first, n;
+	uint64_t mark, offset, tsc;
+	int time_err, off_err;
+};
+
+struct until_log {
+	struct rng r;
+	struct until_batch *b;
+	size_t n, cap;
+};
+
+/* A mark for the next batch: none, at or before the offset, or a few
+ * packets on. */
+static uint64_t until_mark(struct until_log *u, uint64_t off)
+{
+	switch (rndn(&u->r, 8)) {
+	case 0:
+		return UINT64_MAX;
+	case 1:
+		return off - rndn(&u->r, 2);
+	default:
+		return off + 1 + rndn(&u->r, 64);
+	}
+}
+
 /* Decode the whole trace as ptxed does; @batch: blocks per call (0:
- * hwt_blk_next()). */
+ * hwt_blk_next()); with @u, hwt_blk_next_batch_until() instead. */
 static void decode(struct hwt_image *image, const struct trace *t,
 		   uint32_t flags, const struct hwt_qry_config *qc,
-		   size_t batch, struct log *l)
+		   size_t batch, struct log *l, struct until_log *u)
 {
 	struct hwt_blk_decoder *d = new_dec(image, t, flags, qc);
 	struct hwt_block blocks[256];
 	unsigned syncs = 0;
 
 	l->n = 0;
+	if (u)
+		u->n = 0;
 
 	while (syncs++ < 10000 && l->n < MAX_RECS) {
 		int status = hwt_blk_sync_forward(d);
@@ -532,11 +565,30 @@ static void decode(struct hwt_image *image, const struct trace *t,
 			status = drain(d, l, status);
 			if (status < 0 || (status & HWT_STS_EOS))
 				break;
-			if (batch)
+			if (u) {
+				struct until_batch *b;
+
+				if (u->n == u->cap) {
+					u->cap = u->cap ? 2 * u->cap : 4096;
+					u->b = realloc(u->b,
+						       u->cap * sizeof(*u->b));
+					assert_non_null(u->b);
+				}
+				b = &u->b[u->n++];
+				b->first = l->n;
+				b->off_err = hwt_blk_get_offset(d, &b->offset);
+				b->time_err = hwt_blk_time(d, &b->tsc, NULL,
+							   NULL);
+				b->mark = until_mark(u, b->offset);
+				status = hwt_blk_next_batch_until(
+					d, blocks, batch, &n, b->mark);
+				b->n = n;
+			} else if (batch) {
 				status = hwt_blk_next_batch(d, blocks, batch,
 							    &n);
-			else
+			} else {
 				status = hwt_blk_next(d, &blocks[0]);
+			}
 			assert_true(n >= 1 && n <= (batch ? batch : 1));
 			for (i = 0; i < n; i++) {
 				struct rec *r = rec_add(l, R_BLOCK,
@@ -670,6 +722,7 @@ struct fixture {
 	struct prog prog;
 	struct trace trace;
 	struct log ref, fast;
+	struct until_log until;
 	struct fold_out fref, ffast;
 	struct hwt_image *image;
 };
@@ -686,6 +739,49 @@ static struct hwt_image *prog_image(const struct prog *p)
 	return image;
 }
 
+/*
+ * Every block of a batch of hwt_blk_next_batch_until() but its first
+ * starts, on the general path decoding one block at a time (@ref: the
+ * time and offset after the block before), with the time the batch
+ * started with and an offset below its mark. Returns the blocks that
+ * came in batches of more than one.
+ */
+static size_t check_until(const struct log *ref, const struct until_log *u,
+			  const char *what)
+{
+	size_t more = 0;
+
+	for (size_t k = 0; k < u->n; k++) {
+		const struct until_batch *b = &u->b[k];
+
+		for (size_t i = 1; i < b->n; i++) {
+			const struct rec *p = &ref->r[b->first + i - 1];
+
+			assert_true(p->kind == R_BLOCK && p->extra);
+			if (p->time_err != b->time_err || p->tsc != b->tsc ||
+			    b->off_err < 0 || p->offset >= b->mark) {
+				fprintf(stderr, "%s: batch at record %zu, "
+					"block %zu: time %d %llx, offset %llx;"
+					" before: %d %llx, mark %llx\n", what,
+					b->first, i, p->time_err,
+					(unsigned long long) p->tsc,
+					(unsigned long long) p->offset,
+					b->time_err,
+					(unsigned long long) b->tsc,
+					(unsigned long long) b->mark);
+				fail();
+			}
+		}
+		if (b->n > 1)
+			more += b->n;
+	}
+	return more;
+}
+
+/* Blocks in batches of hwt_blk_next_batch_until() of more than one, and
+ * all blocks, over the tests (test_until_batches()). */
+static size_t until_more, until_blocks;
+
 static void check_trace(struct fixture *fx, uint32_t flags,
 			const struct hwt_qry_config *qc, const char *name)
 {
@@ -693,14 +789,23 @@ static void check_trace(struct fixture *fx, uint32_t flags,
 	char what[128];
 
 	decode(fx->image, &fx->trace, flags | HWT_BLK_NO_GRAPH, qc, 0,
-	       &fx->ref);
+	       &fx->ref, NULL);
 	for (size_t i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
 		snprintf(what, sizeof(what), "%s flags %x batch %zu", name,
 			 flags, batches[i]);
 		decode(fx->image, &fx->trace, flags, qc, batches[i],
-		       &fx->fast);
+		       &fx->fast, NULL);
 		compare(&fx->ref, &fx->fast, what);
 	}
+	/* With marks; the reference's blocks each have their time and
+	 * offset after. */
+	snprintf(what, sizeof(what), "%s flags %x until", name, flags);
+	fx->until.r.s = fx->ref.n * 0x9e3779b97f4a7c15ull + 1;
+	decode(fx->image, &fx->trace, flags, qc, 256, &fx->fast, &fx->until);
+	compare(&fx->ref, &fx->fast, what);
+	until_more += check_until(&fx->ref, &fx->until, what);
+	for (size_t i = 0; i < fx->fast.n; i++)
+		until_blocks += fx->fast.r[i].kind == R_BLOCK;
 
 	fold_run(fx->image, &fx->trace, flags | HWT_BLK_NO_GRAPH, qc, 0,
 		 &fx->fref);
@@ -754,6 +859,7 @@ static void run_seeds(unsigned first, unsigned n, unsigned noise_every,
 	}
 	free(fx->ref.r);
 	free(fx->fast.r);
+	free(fx->until.b);
 	free(fx);
 }
 
@@ -774,6 +880,19 @@ static void test_flips(void **state)
 {
 	(void) state;
 	run_seeds(200, 48, 200, 8);
+}
+
+/* hwt_blk_next_batch_until() does make batches: on clean traces (time at
+ * the PSBs only; marks a few packets on) most blocks come more than one a
+ * call. */
+static void test_until_batches(void **state)
+{
+	(void) state;
+	until_more = until_blocks = 0;
+	run_seeds(1, 8, 0, 0);
+	fprintf(stderr, "until: %zu of %zu blocks in batches of more than "
+		"one\n", until_more, until_blocks);
+	assert_true(until_more * 4 > until_blocks * 3);
 }
 
 /* The fast path does run: a clean trace is mostly folded by it. */
@@ -929,6 +1048,7 @@ int main(void)
 		cmocka_unit_test(test_flips),
 		cmocka_unit_test(test_fast_path_runs),
 		cmocka_unit_test(test_set_trace),
+		cmocka_unit_test(test_until_batches),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
