@@ -16,7 +16,10 @@
  * them; calls replayed on a stack per traced thread and joined across
  * cuts; each segment's time as one thread has it). Streams are cut into
  * 4 KiB pieces and those into 512-byte segments, so that small inputs
- * reach the cutting too, and hwt calls keeps 64 lines in memory.
+ * reach the cutting too, and hwt calls keeps 64 lines in memory. And
+ * hwt calls (blocks in batches that end where the time may move or a
+ * lost-data note comes due) must print what hwt calls --time (one block
+ * at a time) prints, but for the times.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -89,6 +92,49 @@ static void same_with_jobs(int (*cmd)(int, char **), const char *a0,
 	close(two);
 }
 
+/* hwt calls' lines are hwt calls --time's without their "\ttsc HEX". */
+static void same_but_time(const char *path)
+{
+	int one = output(cmd_calls, "calls", "-v", path, "-j1");
+	int two = output(cmd_calls, "calls", "--time", path, "-j1");
+	off_t n = lseek(one, 0, SEEK_END), m = lseek(two, 0, SEEK_END);
+	const char *a, *b;
+	char *c;
+	size_t k = 0;
+
+	CHECK(n >= 0 && m >= n);
+	if (m > 0) {
+		a = n ? mmap(NULL, (size_t)n, PROT_READ, MAP_SHARED, one, 0) :
+			NULL;
+		b = mmap(NULL, (size_t)m, PROT_READ, MAP_SHARED, two, 0);
+		c = malloc((size_t)m);
+		CHECK(a != MAP_FAILED && b != MAP_FAILED && c);
+		for (off_t i = 0; i < m; i++) {
+			size_t j = (size_t)i + 5;
+
+			if (b[i] == '\t' && (size_t)m > j &&
+			    !memcmp(b + i, "\ttsc ", 5)) {
+				while (j < (size_t)m &&
+				       strchr("0123456789abcdef", b[j]) &&
+				       b[j])
+					j++;
+				if (j == (size_t)m || b[j] == '\n') {
+					i = (off_t)j - 1;
+					continue;
+				}
+			}
+			c[k++] = b[i];
+		}
+		CHECK(k == (size_t)n && (!n || !memcmp(a, c, k)));
+		free(c);
+		if (n)
+			munmap((void *)a, (size_t)n);
+		munmap((void *)b, (size_t)m);
+	}
+	close(one);
+	close(two);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
@@ -119,6 +165,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_with_jobs(cmd_calls, "calls", "-v", path);
 	same_with_jobs(cmd_calls, "calls", "--stream", path);
 	same_with_jobs(cmd_calls, "calls", "--time", path);
+	same_but_time(path);
+	same_with_jobs(cmd_flow, "flow", "--branches", path);
 	run(cmd_last, "last", "--time", path);
 
 	fuzz_loud();

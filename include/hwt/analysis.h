@@ -7,6 +7,8 @@
  *                  there (with signal handlers as frames of their own).
  *   hwt_an_lines_  source file and line of an address, from the DWARF
  *                  line tables (elfutils libdw) of the file mapped there.
+ *   hwt_an_walks_  the branches inside a block and its last instruction,
+ *                  from a walk of its instructions kept per block.
  *
  * Prefix: hwt_an_.
  */
@@ -54,6 +56,41 @@ struct hwt_an_frame {
 	uint64_t ret;		/* where it returns (a signal frame: resumes) */
 	uint8_t kind;		/* HWT_AN_CALL or HWT_AN_SIGNAL */
 };
+
+/*
+ * What a walk of a block's instructions tells: the direct calls and jumps
+ * it runs on over (each a taken branch), and its last instruction (the
+ * one whose branch the next block says). Walks are kept per block (image
+ * id and generation, first IP, length, mode) and replayed: hot blocks are
+ * walked once.
+ */
+struct hwt_an_inner {
+	uint64_t from, to;	/* the call or jump, and its target */
+	uint64_t next;		/* the instruction after it */
+	uint8_t call;		/* a call (else a jump) */
+};
+
+struct hwt_an_walk {
+	const struct hwt_an_inner *inner;	/* valid until the next call */
+	uint32_t ninner;
+	uint32_t ninsn;		/* instructions walked (all but at an error) */
+	uint64_t last;		/* the last instruction walked */
+	uint8_t last_size;	/* the block's last instruction's size and */
+	uint8_t last_iclass;	/* class (enum hwt_insn_class), if walked */
+};
+
+struct hwt_an_walks;
+
+struct hwt_an_walks *hwt_an_walks_new(void);
+void hwt_an_walks_delete(struct hwt_an_walks *w);
+
+/*
+ * The walk of block @b (from a decoder whose image is @image) into *@out:
+ * 0, or a negative HWT_ERR_* if an instruction cannot be read (then *@out
+ * has the instructions before it, not kept) or there is no memory.
+ */
+int hwt_an_walks_get(struct hwt_an_walks *w, struct hwt_image *image,
+		     const struct hwt_block *b, struct hwt_an_walk *out);
 
 struct hwt_an_last_config {
 	size_t nbranches;	/* how many of the last branches to keep */

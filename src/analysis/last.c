@@ -42,34 +42,6 @@ struct an_thread {
 	uint64_t open;		/* total when the exit branch was added */
 };
 
-/*
- * What walking a block's instructions gives, kept for the next time the
- * same block comes (its image and that image's generation, first IP,
- * length, mode): the size of its last instruction and the direct calls
- * and jumps inside it (in @inner). Hot code is walked once; after that a
- * block is a lookup. (hwt last on gzip's recording, 153 M blocks of 766 M
- * instructions, walked every instruction: 25 s; now 6 s, of which the
- * decoder's blocks one at a time, with the sideband's sync, are most.)
- */
-struct an_inner {
-	uint64_t from, to;
-	uint64_t next;		/* after a call: where it returns */
-	uint8_t call;
-};
-
-struct an_sum {
-	uint64_t ip, image, gen;	/* image: hwt_image_id(), 0: empty */
-	uint32_t ninsn, inner, ninner;	/* inner: the first in @inner */
-	/* The last instruction's: a block's iclass may be the cache's
-	 * (HWT_IC_INDIRECT for an indirect jump or call). */
-	uint8_t mode, last_size, last_iclass;
-};
-
-enum {
-	SUM_BITS = 16,
-	INNER_MAX = 1 << 18,	/* then all are forgotten */
-};
-
 /* What one decoder carries over a PSB that the next piece's must start
  * with: time (and its calibration), exec mode, TSX state. */
 struct an_carry {
@@ -105,9 +77,10 @@ struct hwt_an_last {
 
 	struct an_carry carry;
 
-	struct an_sum *sums;		/* 1 << SUM_BITS, direct-mapped */
-	struct an_inner *inner;
-	size_t ninner, cap_inner;
+	/* The blocks' walks, kept: hot code is walked once. (hwt last on
+	 * gzip's recording, 153 M blocks of 766 M instructions, walked
+	 * every instruction: 25 s; 6 s so.) */
+	struct hwt_an_walks *walks;
 
 	uint64_t tsc;
 	uint8_t have_tsc, have_stop, mode;
@@ -128,9 +101,9 @@ struct hwt_an_last *hwt_an_last_new(const struct hwt_an_last_config *c)
 	l->lin = calloc(c->nbranches ? c->nbranches : 1, sizeof(*l->lin));
 	l->th.stack = calloc(l->c.max_depth, sizeof(*l->th.stack));
 	l->out_stack = calloc(l->c.max_depth, sizeof(*l->th.stack));
-	l->sums = calloc((size_t)1 << SUM_BITS, sizeof(*l->sums));
+	l->walks = hwt_an_walks_new();
 	if (!l->ring || !l->lin || !l->th.stack || !l->out_stack ||
-	    !l->sums) {
+	    !l->walks) {
 		hwt_an_last_delete(l);
 		return NULL;
 	}
@@ -148,8 +121,7 @@ void hwt_an_last_delete(struct hwt_an_last *l)
 		free(l->others[i].stack);
 	free(l->others);
 	free(l->out_stack);
-	free(l->sums);
-	free(l->inner);
+	hwt_an_walks_delete(l->walks);
 	free(l);
 }
 
@@ -334,77 +306,14 @@ static int tail(struct hwt_an_last *l, uint64_t ip, int commit)
 	return 0;
 }
 
-static struct an_sum *sum_slot(struct hwt_an_last *l,
-			       const struct hwt_block *b, uint64_t image)
-{
-	uint64_t h = (b->ip ^ image * 0x9e3779b97f4a7c15ull) *
-		     0xff51afd7ed558ccdull;
-
-	return &l->sums[h >> (64 - SUM_BITS)];
-}
-
-static int add_inner(struct hwt_an_last *l, const struct an_inner *in)
-{
-	if (hwt_grow((void **)&l->inner, &l->cap_inner, l->ninner + 1,
-		     sizeof(*l->inner)) < 0)
-		return -HWT_ERR_NOMEM;
-	l->inner[l->ninner++] = *in;
-	return 0;
-}
-
-/*
- * Walk @b's instructions into *@sm: its direct calls and jumps (appended
- * to @inner) and its last instruction's size. A negative HWT_ERR_* if an
- * instruction cannot be read: the ones before it are in *@sm, the last
- * of them at *@last.
- */
-static int summarize(struct hwt_an_last *l, const struct hwt_block *b,
-		     struct an_sum *sm, uint64_t *last)
-{
-	uint64_t ip = b->ip, next;
-	struct hwt_insn insn;
-	struct an_inner in;
-	int err;
-
-	sm->inner = (uint32_t)l->ninner;
-	sm->ninner = 0;
-	sm->ninsn = 0;
-	for (uint32_t n = b->ninsn; n > 0; n--) {
-		err = hwt_blk_insn_walk(l->image, b->mode, &ip, &insn);
-		if (err < 0)
-			return err;
-		sm->ninsn++;
-		*last = insn.ip;
-		next = insn.ip + insn.size;
-		if (n == 1) {
-			sm->last_size = insn.size;
-			sm->last_iclass = insn.iclass;
-			break;
-		}
-		/* Inside a block: direct calls and jumps only. */
-		if (insn.iclass != HWT_IC_CALL && ip == next &&
-		    insn.iclass != HWT_IC_JUMP)
-			continue;
-		in.from = insn.ip;
-		in.to = ip;
-		in.next = next;
-		in.call = insn.iclass == HWT_IC_CALL;
-		err = add_inner(l, &in);
-		if (err < 0)
-			return err;
-		sm->ninner++;
-	}
-	return 0;
-}
-
-/* The branches of @sm's block, then its last instruction pending (if
- * @sm has them all). */
+/* The branches of @w's block, then its last instruction pending (if @w
+ * has them all). */
 static void replay(struct hwt_an_last *l, const struct hwt_block *b,
-		   const struct an_sum *sm)
+		   const struct hwt_an_walk *w)
 {
-	const struct an_inner *in = sm->ninner ? &l->inner[sm->inner] : NULL;
+	const struct hwt_an_inner *in = w->inner;
 
-	for (unsigned i = 0; i < sm->ninner; i++) {
+	for (unsigned i = 0; i < w->ninner; i++) {
 		if (in[i].call) {
 			add(l, HWT_AN_CALL, in[i].from, in[i].to, 0);
 			if (in[i].to != in[i].next)
@@ -414,15 +323,21 @@ static void replay(struct hwt_an_last *l, const struct hwt_block *b,
 			add(l, HWT_AN_JUMP, in[i].from, in[i].to, 0);
 		}
 	}
-	l->end.insns += sm->ninsn;
+	l->end.insns += w->ninsn;
 	l->mode = b->mode;
-	if (sm->ninsn < b->ninsn)
+	if (w->ninsn < b->ninsn) {
+		/* Up to an error. */
+		if (w->ninsn) {
+			l->end.ip = w->last;
+			l->end.have_ip = 1;
+		}
 		return;
+	}
 	l->end.ip = b->end_ip;
 	l->end.have_ip = 1;
 	l->pend.ip = b->end_ip;
-	l->pend.fall = b->end_ip + sm->last_size;
-	l->pend.iclass = sm->last_iclass;
+	l->pend.fall = b->end_ip + w->last_size;
+	l->pend.iclass = w->last_iclass;
 	l->pend.valid = 1;
 }
 
@@ -463,44 +378,15 @@ static int walk_each(struct hwt_an_last *l, const struct hwt_block *b)
 
 static int walk(struct hwt_an_last *l, const struct hwt_block *b)
 {
-	uint64_t image = hwt_image_id(l->image);
-	uint64_t gen = hwt_image_generation(l->image);
-	struct an_sum *slot = sum_slot(l, b, image), sm;
-	uint64_t last = 0;
+	struct hwt_an_walk w;
 	int err;
 
 	resolve(l, b->ip);
 	if (l->c.flags & HWT_AN_NO_MEMO)
 		return walk_each(l, b);
-	if (slot->image == image && slot->ip == b->ip &&
-	    slot->gen == gen && slot->ninsn == b->ninsn &&
-	    slot->mode == b->mode) {
-		replay(l, b, slot);
-		return 0;
-	}
-	if (l->ninner > INNER_MAX) {
-		memset(l->sums, 0, ((size_t)1 << SUM_BITS) * sizeof(*l->sums));
-		l->ninner = 0;
-	}
-	memset(&sm, 0, sizeof(sm));
-	err = summarize(l, b, &sm, &last);
-	if (err < 0) {
-		/* What was walked up to the error, not kept. */
-		replay(l, b, &sm);
-		if (sm.ninsn) {
-			l->end.ip = last;
-			l->end.have_ip = 1;
-		}
-		l->ninner = sm.inner;
-		return err;
-	}
-	sm.ip = b->ip;
-	sm.image = image;
-	sm.gen = gen;
-	sm.mode = b->mode;
-	*slot = sm;
-	replay(l, b, slot);
-	return 0;
+	err = hwt_an_walks_get(l->walks, l->image, b, &w);
+	replay(l, b, &w);
+	return err;
 }
 
 /* Back from the kernel at @ip: a system call, a signal, a sigreturn. */

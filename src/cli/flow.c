@@ -47,6 +47,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hwt/analysis.h>
 #include <hwt/flow.h>
 #include <hwt/image.h>
 #include <hwt/pt.h>
@@ -152,6 +153,7 @@ struct seg {
 	 * and whether the decoder took events since the last block. */
 	struct cli_blk_time time;
 	uint8_t time_stale;
+	struct hwt_an_walks *walks;	/* --branches: the blocks' walks */
 	/* perf.data: the time the hook saw last, and the offset before
 	 * which it has nothing to do while that stays (sync_hook()). */
 	struct cli_sync_quiet quiet;
@@ -354,6 +356,28 @@ static void block_line(struct flow *fl, struct seg *s,
 }
 
 /* Walk the instructions of @b: lines, branches. */
+/* --branches: the block's walk is kept (hwt_an_walks_get()), so hot
+ * blocks are walked once, not an instruction at a time each time. */
+static int walk_branches(struct seg *s, const struct hwt_block *b)
+{
+	struct hwt_an_walk w;
+	int err;
+
+	if (!s->walks && !(s->walks = hwt_an_walks_new()))
+		return -HWT_ERR_NOMEM;
+	err = hwt_an_walks_get(s->walks, s->image, b, &w);
+	for (uint32_t i = 0; i < w.ninner; i++)
+		branch_line(s, w.inner[i].from, w.inner[i].to);
+	s->ninsn += w.ninsn;
+	if (err < 0)
+		return err;
+	s->pend.ip = b->end_ip;
+	s->pend.fallthrough = b->end_ip + w.last_size;
+	s->pend.iclass = w.last_iclass;
+	s->pend.valid = 1;
+	return 0;
+}
+
 static int walk_block(struct flow *fl, struct seg *s,
 		      const struct hwt_block *b, const struct cli_blk_time *t)
 {
@@ -361,6 +385,9 @@ static int walk_block(struct flow *fl, struct seg *s,
 	struct hwt_insn insn;
 	uint64_t ip = b->ip, next, tsc;
 	int err, have_time;
+
+	if (opt->mode == MODE_BRANCHES)
+		return walk_branches(s, b);
 
 	for (uint32_t n = b->ninsn; n > 0; n--) {
 		err = hwt_blk_insn_walk(s->image, b->mode, &ip, &insn);
@@ -378,12 +405,8 @@ static int walk_block(struct flow *fl, struct seg *s,
 			/* Inside a block only direct jumps and calls branch,
 			 * taken even to the next instruction (jmp/call +0). */
 			if (ip != next || insn.iclass == HWT_IC_JUMP ||
-			    insn.iclass == HWT_IC_CALL) {
-				if (opt->mode == MODE_BRANCHES)
-					branch_line(s, insn.ip, ip);
-				else
-					s->nbranches++;
-			}
+			    insn.iclass == HWT_IC_CALL)
+				s->nbranches++;
 		} else {
 			s->pend.ip = insn.ip;
 			s->pend.fallthrough = next;
@@ -539,16 +562,18 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 /*
  * Blocks may come in batches, or be folded by the decoder without coming
  * out at all (--stat, coverage), where nothing between two blocks asks
- * the decoder: not the instruction modes (time, error offsets). The
- * perf.data hook is asked before each batch, which ends where the hook
- * would have to be asked again (hwt_blk_next_batch_until(): the time may
- * move, or a lost-data note by offset comes due). A fold stops at every
- * timing packet, so the hook, asked before each fold, keeps the image at
- * the decoder's time.
+ * the decoder: not --insn (each instruction's time), nor calls --time.
+ * (--branches walks from kept walks, which cannot fail where the decoder
+ * read the block: an error's offset is the block's.) The perf.data hook
+ * is asked before each batch, which ends where the hook would have to be
+ * asked again (hwt_blk_next_batch_until(): the time may move, or a
+ * lost-data note by offset comes due). A fold stops at every timing
+ * packet, so the hook, asked before each fold, keeps the image at the
+ * decoder's time.
  */
 static int use_batch(const struct flow *fl)
 {
-	return fl->opt->mode == MODE_BLOCKS ||
+	return fl->opt->mode == MODE_BLOCKS || fl->opt->mode == MODE_BRANCHES ||
 	       (fl->opt->mode == MODE_CALLS && !fl->opt->time);
 }
 
@@ -849,6 +874,8 @@ static void decode_segment(struct flow *fl, struct seg *s,
 out:
 	flush_block(fl, s);
 	free(batch);
+	hwt_an_walks_delete(s->walks);
+	s->walks = NULL;
 	if (time_matters(fl))
 		s->reached.have_t = hwt_blk_time_watched(dec,
 							 &s->reached.t) > 0;

@@ -3,7 +3,8 @@
  * The analysis layer's "how did I get here" (hwt_an_last_): the branches
  * and the call stack it keeps of a hand-made trace of a tiny program; a
  * trace decoded in two pieces (what the second piece's decoder must start
- * with); a CPU's trace with two threads taking turns (a stack each).
+ * with); a CPU's trace with two threads taking turns (a stack each). And
+ * the blocks' walks it keeps (hwt_an_walks_).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -388,6 +389,68 @@ static void test_sync_stops(void **state)
 	hwt_image_delete(image);
 }
 
+/*
+ * hwt_an_walks_: a block's inner branches and last instruction, the same
+ * when replayed; the walk up to an instruction that cannot be read; the
+ * same block in another mode, or after the image changed, walked again.
+ */
+static void test_walks(void **state)
+{
+	static const uint8_t other[4] = { 0x90, 0x90, 0x90, 0x90 };
+	struct hwt_image *image = new_image();
+	struct hwt_an_walks *w = hwt_an_walks_new();
+	struct hwt_block b;
+	struct hwt_an_walk a;
+
+	(void)state;
+	assert_non_null(w);
+	/* call 1010; test rax, rax; je 1016 */
+	memset(&b, 0, sizeof(b));
+	b.ip = 0x1000;
+	b.end_ip = 0x1013;
+	b.ninsn = 3;
+	b.mode = HWT_MODE_64;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(hwt_an_walks_get(w, image, &b, &a), 0);
+		assert_int_equal(a.ninsn, 3);
+		assert_int_equal(a.ninner, 1);
+		assert_true(a.inner[0].from == 0x1000 &&
+			    a.inner[0].to == 0x1010 &&
+			    a.inner[0].next == 0x1005 && a.inner[0].call);
+		assert_int_equal(a.last_size, 2);
+		assert_int_equal(a.last_iclass, HWT_IC_COND_JUMP);
+		assert_true(a.last == 0x1013);
+	}
+	/* 32-bit: dec eax; test eax, eax; je: another walk. */
+	b.mode = HWT_MODE_32;
+	b.ip = 0x1010;
+	b.ninsn = 3;
+	assert_int_equal(hwt_an_walks_get(w, image, &b, &a), 0);
+	assert_int_equal(a.ninner, 0);
+	assert_int_equal(a.last_iclass, HWT_IC_COND_JUMP);
+	/* 64-bit from 1010, one instruction past the code: test, je, nop,
+	 * ret walked, then nothing mapped. */
+	b.mode = HWT_MODE_64;
+	b.ninsn = 5;
+	assert_true(hwt_an_walks_get(w, image, &b, &a) < 0);
+	assert_int_equal(a.ninsn, 4);
+	assert_true(a.last == 0x1016);
+	/* Other code at 1010 (nops; the image's generation moves): walked
+	 * again. */
+	b.ninsn = 4;
+	b.end_ip = 0x1013;
+	assert_int_equal(hwt_an_walks_get(w, image, &b, &a), 0);
+	assert_int_equal(a.last_iclass, HWT_IC_RETURN);
+	assert_int_equal(hwt_image_add_buffer(image, other, sizeof(other),
+					      0x1010), 0);
+	assert_int_equal(hwt_an_walks_get(w, image, &b, &a), 0);
+	assert_int_equal(a.ninsn, 4);
+	assert_int_equal(a.last_iclass, HWT_IC_OTHER);
+	assert_int_equal(a.last_size, 1);
+	hwt_an_walks_delete(w);
+	hwt_image_delete(image);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_code_changes),
 		cmocka_unit_test(test_sync_stops),
+		cmocka_unit_test(test_walks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

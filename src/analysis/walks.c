@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt_an_walks_: what walking a block's instructions tells, kept per block.
+ *
+ * A block of the flow layer runs on over direct calls and jumps, so the
+ * branches taken inside it, and its last instruction's size and class,
+ * need a walk of its instructions (Zydis, one at a time). Hot blocks come
+ * millions of times: the walk is kept in a direct-mapped table keyed by
+ * the image (its id and generation: code at the same address in another
+ * process, or after a mapping changed, is walked again), the block's
+ * first IP, length and mode, and replayed (hwt last, hwt flow
+ * --branches).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwt/analysis.h>
+
+#include "common/grow.h"
+
+struct walk_slot {
+	uint64_t ip, image, gen;	/* image: hwt_image_id(), 0: empty */
+	uint32_t ninsn, inner, ninner;	/* inner: the first in @inner */
+	uint8_t mode, last_size, last_iclass;
+};
+
+enum {
+	SLOT_BITS = 16,
+	INNER_MAX = 1 << 18,	/* then all are forgotten */
+};
+
+struct hwt_an_walks {
+	struct walk_slot *slots;	/* 1 << SLOT_BITS */
+	struct hwt_an_inner *inner;
+	size_t ninner, cap_inner;
+};
+
+struct hwt_an_walks *hwt_an_walks_new(void)
+{
+	struct hwt_an_walks *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->slots = calloc((size_t)1 << SLOT_BITS, sizeof(*w->slots));
+	if (!w->slots) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void hwt_an_walks_delete(struct hwt_an_walks *w)
+{
+	if (!w)
+		return;
+	free(w->slots);
+	free(w->inner);
+	free(w);
+}
+
+static struct walk_slot *slot_of(struct hwt_an_walks *w,
+				 const struct hwt_block *b, uint64_t image)
+{
+	uint64_t h = (b->ip ^ image * 0x9e3779b97f4a7c15ull) *
+		     0xff51afd7ed558ccdull;
+
+	return &w->slots[h >> (64 - SLOT_BITS)];
+}
+
+/*
+ * Walk @b's instructions into *@sm: its direct calls and jumps (appended
+ * to @inner) and its last instruction's size and class. A negative
+ * HWT_ERR_* if an instruction cannot be read: the ones before it are in
+ * *@sm, the last of them at *@last.
+ */
+static int walk(struct hwt_an_walks *w, struct hwt_image *image,
+		const struct hwt_block *b, struct walk_slot *sm, uint64_t *last)
+{
+	uint64_t ip = b->ip, next;
+	struct hwt_an_inner in;
+	struct hwt_insn insn;
+	int err;
+
+	sm->inner = (uint32_t)w->ninner;
+	sm->ninner = 0;
+	sm->ninsn = 0;
+	for (uint32_t n = b->ninsn; n > 0; n--) {
+		err = hwt_blk_insn_walk(image, b->mode, &ip, &insn);
+		if (err < 0)
+			return err;
+		sm->ninsn++;
+		*last = insn.ip;
+		next = insn.ip + insn.size;
+		if (n == 1) {
+			sm->last_size = insn.size;
+			sm->last_iclass = insn.iclass;
+			break;
+		}
+		/* Inside a block only direct calls and jumps branch, taken
+		 * even to the next instruction (jmp/call +0). */
+		if (insn.iclass != HWT_IC_CALL && ip == next &&
+		    insn.iclass != HWT_IC_JUMP)
+			continue;
+		in.from = insn.ip;
+		in.to = ip;
+		in.next = next;
+		in.call = insn.iclass == HWT_IC_CALL;
+		if (hwt_grow((void **)&w->inner, &w->cap_inner, w->ninner + 1,
+			     sizeof(*w->inner)) < 0)
+			return -HWT_ERR_NOMEM;
+		w->inner[w->ninner++] = in;
+		sm->ninner++;
+	}
+	return 0;
+}
+
+static void out_of(const struct hwt_an_walks *w, const struct walk_slot *sm,
+		   const struct hwt_block *b, struct hwt_an_walk *out)
+{
+	out->inner = sm->ninner ? &w->inner[sm->inner] : NULL;
+	out->ninner = sm->ninner;
+	out->ninsn = sm->ninsn;
+	out->last_size = sm->last_size;
+	out->last_iclass = sm->last_iclass;
+	out->last = b->end_ip;
+}
+
+int hwt_an_walks_get(struct hwt_an_walks *w, struct hwt_image *image,
+		     const struct hwt_block *b, struct hwt_an_walk *out)
+{
+	uint64_t id = hwt_image_id(image), gen = hwt_image_generation(image);
+	struct walk_slot *slot = slot_of(w, b, id), sm;
+	uint64_t last = 0;
+	int err;
+
+	if (slot->image == id && slot->ip == b->ip && slot->gen == gen &&
+	    slot->ninsn == b->ninsn && slot->mode == b->mode) {
+		out_of(w, slot, b, out);
+		return 0;
+	}
+	if (w->ninner > INNER_MAX) {
+		memset(w->slots, 0, ((size_t)1 << SLOT_BITS) *
+				    sizeof(*w->slots));
+		w->ninner = 0;
+	}
+	memset(&sm, 0, sizeof(sm));
+	err = walk(w, image, b, &sm, &last);
+	if (err < 0) {
+		/* What was walked up to the error, not kept (the inner
+		 * branches stay valid until the next call). */
+		out_of(w, &sm, b, out);
+		out->last = last;
+		w->ninner = sm.inner;
+		return err;
+	}
+	sm.ip = b->ip;
+	sm.image = id;
+	sm.gen = gen;
+	sm.mode = b->mode;
+	*slot = sm;
+	out_of(w, slot, b, out);
+	return 0;
+}
