@@ -19,6 +19,10 @@
 #      traces with losses, hwt calls prints the lines and notes that
 #      hwt calls --time (one block at a time) prints, and hwt last's
 #      branches are the last of flow --branches (one block at a time).
+#  (4) How the process ended (hwt's HWT_EXIT feature, mkptdata --exit):
+#      a thread's trace names the signal and the faulting instruction and
+#      puts it on top of the stack; a CPU's trace names the end of the
+#      process the CPU ended in, not the other one's.
 #
 # The files are mkptdata's (tests/tools) from tests/data/perfdata_loop.asm
 # and its trace, as tests/cli/perfdata_flow.sh makes them.
@@ -61,6 +65,11 @@ mk procs loop --cpu 0 --switch "4321:$tmp/loop.b:40"
 mk threads loop --cpu 0 --thread 1235:40
 mk cyc cyc
 mk cycprocs cyc --cpu 0 --switch "4321:$tmp/loop.b:40"
+mk kill loop --exit 1234:11:0x401042
+mk procsexit loop --cpu 0 --switch "4321:$tmp/loop.b:40" \
+	--exit 1234:0:3 --exit 4321:11:0x401042
+mk procskill loop --cpu 0 --switch "4321:$tmp/loop.b:40" \
+	--exit 4321:0:3 --exit 1234:11:0x401042
 mk cycloss cyc --losses 13
 mk cyclossthreads cyc --cpu 0 --thread 1235:33 --losses 25
 
@@ -209,5 +218,24 @@ for f in cycloss cyclossthreads; do
 		diff "$tmp/calls.one" "$tmp/calls" | head -n 6 >&2
 	fi
 done
+
+# ---- (4) exits ---------------------------------------------------------------
+
+# first_line NAME PATTERN: the header of $tmp/NAME must match.
+first_line() {
+	check
+	head -n 1 "$tmp/$1" | grep -Eq -- "$2" ||
+		fail "$1: header: $(head -n 1 "$tmp/$1")"
+}
+last kill kill -n 5
+first_line kill '^# thread 1234/1234 loop: killed by signal 11 \(SIGSEGV\) at 0x401042 f3\+0x5: the path to the crash$'
+check
+grep -q '^  #0  0x401042 f3+0x5  <- faulted here$' "$tmp/kill" ||
+	fail "kill: the faulting instruction not on top of the stack"
+# The CPU ends in 1234 (procs above).
+last procsexit procsexit -n 5
+first_line procsexit '^# cpu 0, thread 1234/1234 loop at the end: its process exited with status 3$'
+last procskill procskill -n 5
+first_line procskill '^# cpu 0, thread 1234/1234 loop at the end: killed by signal 11 \(SIGSEGV\) at 0x401042 f3\+0x5'
 
 finish

@@ -22,6 +22,9 @@
  *                     decodes in either process)
  *     --thread TID:N  with --cpu: as --switch, to a second thread TID of
  *                     the same process
+ *     --exit PID:SIG:X  how process PID ended (hwt's HWT_EXIT feature):
+ *                     SIG 0: exited with status X; else killed by signal
+ *                     SIG at instruction X (up to two of them)
  *     --losses N      lost data at N places: the trace in N + 1 AUX
  *                     records, all but the first PARTIAL (notes placed
  *                     by trace offset), and N LOST records evenly over
@@ -70,6 +73,8 @@ struct opts {
 	uint32_t sw_pid, sw_n;
 	uint32_t sw_tid;	/* --thread: the pid's */
 	uint64_t losses;	/* --losses */
+	struct hwt_pd_exit exits[2];	/* --exit */
+	size_t nexits;
 	FILE *show;	/* where the records go as perf must show them */
 };
 
@@ -414,6 +419,9 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 	if (check(w, hwt_rec_pt_round(w)))
 		goto fail;
 	show_pt(o, 0, 0);
+	for (size_t k = 0; k < o->nexits; k++)
+		if (check(w, hwt_rec_pt_add_exit(w, &o->exits[k])))
+			goto fail;
 	free(trace);
 	if (hwt_rec_pt_close(w, err, sizeof(err)) < 0)
 		return die("%s", err);
@@ -762,6 +770,22 @@ int main(int argc, char **argv)
 			if (sscanf(val, "%" SCNu32 ":%" SCNu32, &o.sw_tid,
 				   &o.sw_n) != 2 || !o.sw_n || !o.sw_tid)
 				return die("--thread %s: want TID:N", val);
+		} else if (!strcmp(a, "--exit")) {
+			struct hwt_pd_exit *e = &o.exits[o.nexits];
+			uint64_t x;
+
+			if (o.nexits == 2 ||
+			    sscanf(val, "%" SCNu32 ":%" SCNu32 ":%" SCNi64,
+				   &e->pid, &e->signal, &x) != 3)
+				return die("--exit %s: want PID:SIG:X, at most "
+					   "two", val);
+			if (e->signal) {
+				e->ip = x;
+				e->flags = HWT_PD_EXIT_HAVE_IP;
+			} else {
+				e->code = (uint32_t)x;
+			}
+			o.nexits++;
 		} else if (!strcmp(a, "--tsc-ctc")) {
 			if (sscanf(val, "%" SCNu64 ":%" SCNu64, &o.tsc_ctc_n,
 				   &o.tsc_ctc_d) != 2 || !o.tsc_ctc_d)
