@@ -27,6 +27,7 @@
 #include <hwt/query.h>
 
 #include "cli/ipt_sb_int.h"
+#include "common/grow.h"
 
 /* ------------------------------------------------------------------ */
 /* Contexts                                                            */
@@ -37,15 +38,8 @@ int sb_maps_add(struct sb_maps *m, const char *path, uint64_t pgoff,
 {
 	char *copy;
 
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 8;
-		struct sb_map *v = realloc(m->v, cap * sizeof(*v));
-
-		if (!v)
-			return -HWT_ERR_NOMEM;
-		m->v = v;
-		m->cap = cap;
-	}
+	if (hwt_grow((void **)&m->v, &m->cap, m->n + 1, sizeof(*m->v)) < 0)
+		return -HWT_ERR_NOMEM;
 	copy = strdup(path);
 	if (!copy)
 		return -HWT_ERR_NOMEM;
