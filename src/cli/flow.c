@@ -355,7 +355,6 @@ static void block_line(struct flow *fl, struct seg *s,
 	cli_out_commit(&s->out, p);
 }
 
-/* Walk the instructions of @b: lines, branches. */
 /* --branches: the block's walk is kept (hwt_an_walks_get()), so hot
  * blocks are walked once, not an instruction at a time each time. */
 static int walk_branches(struct seg *s, const struct hwt_block *b)
@@ -378,6 +377,7 @@ static int walk_branches(struct seg *s, const struct hwt_block *b)
 	return 0;
 }
 
+/* Walk the instructions of @b: lines, branches. */
 static int walk_block(struct flow *fl, struct seg *s,
 		      const struct hwt_block *b, const struct cli_blk_time *t)
 {
