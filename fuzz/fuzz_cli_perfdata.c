@@ -17,9 +17,9 @@
  * cuts; each segment's time as one thread has it). Streams are cut into
  * 4 KiB pieces and those into 512-byte segments, so that small inputs
  * reach the cutting too, and hwt calls keeps 64 lines in memory. And
- * hwt calls (blocks in batches that end where the time may move or a
- * lost-data note comes due) must print what hwt calls --time (one block
- * at a time) prints, but for the times.
+ * hwt calls --time and flow --branches (blocks in batches that end where
+ * the time may move or a lost-data note comes due) must print what they
+ * print with the blocks one at a time (HWT_ONE_BLOCK).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -92,47 +92,29 @@ static void same_with_jobs(int (*cmd)(int, char **), const char *a0,
 	close(two);
 }
 
-/* hwt calls' lines are hwt calls --time's without their "\ttsc HEX". */
-static void same_but_time(const char *path)
+/* What hwt A0 A1 prints (blocks in batches) is what it prints with the
+ * blocks one at a time (HWT_ONE_BLOCK). */
+static void same_one_block(int (*cmd)(int, char **), const char *a0,
+			   const char *a1, const char *path)
 {
-	int one = output(cmd_calls, "calls", "-v", path, "-j1");
-	int two = output(cmd_calls, "calls", "--time", path, "-j1");
-	off_t n = lseek(one, 0, SEEK_END), m = lseek(two, 0, SEEK_END);
-	const char *a, *b;
-	char *c;
-	size_t k = 0;
+	int many = output(cmd, a0, a1, path, "-j1"), one;
+	off_t n = lseek(many, 0, SEEK_END);
 
-	CHECK(n >= 0 && m >= n);
-	if (m > 0) {
-		a = n ? mmap(NULL, (size_t)n, PROT_READ, MAP_SHARED, one, 0) :
-			NULL;
-		b = mmap(NULL, (size_t)m, PROT_READ, MAP_SHARED, two, 0);
-		c = malloc((size_t)m);
-		CHECK(a != MAP_FAILED && b != MAP_FAILED && c);
-		for (off_t i = 0; i < m; i++) {
-			size_t j = (size_t)i + 5;
+	setenv("HWT_ONE_BLOCK", "1", 1);
+	one = output(cmd, a0, a1, path, "-j1");
+	unsetenv("HWT_ONE_BLOCK");
+	CHECK(n >= 0 && lseek(one, 0, SEEK_END) == n);
+	if (n > 0) {
+		void *a = mmap(NULL, (size_t)n, PROT_READ, MAP_SHARED, many, 0);
+		void *b = mmap(NULL, (size_t)n, PROT_READ, MAP_SHARED, one, 0);
 
-			if (b[i] == '\t' && (size_t)m > j &&
-			    !memcmp(b + i, "\ttsc ", 5)) {
-				while (j < (size_t)m &&
-				       strchr("0123456789abcdef", b[j]) &&
-				       b[j])
-					j++;
-				if (j == (size_t)m || b[j] == '\n') {
-					i = (off_t)j - 1;
-					continue;
-				}
-			}
-			c[k++] = b[i];
-		}
-		CHECK(k == (size_t)n && (!n || !memcmp(a, c, k)));
-		free(c);
-		if (n)
-			munmap((void *)a, (size_t)n);
-		munmap((void *)b, (size_t)m);
+		CHECK(a != MAP_FAILED && b != MAP_FAILED);
+		CHECK(!memcmp(a, b, (size_t)n));
+		munmap(a, (size_t)n);
+		munmap(b, (size_t)n);
 	}
+	close(many);
 	close(one);
-	close(two);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -165,8 +147,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_with_jobs(cmd_calls, "calls", "-v", path);
 	same_with_jobs(cmd_calls, "calls", "--stream", path);
 	same_with_jobs(cmd_calls, "calls", "--time", path);
-	same_but_time(path);
+	same_one_block(cmd_calls, "calls", "--time", path);
 	same_with_jobs(cmd_flow, "flow", "--branches", path);
+	same_one_block(cmd_flow, "flow", "--branches", path);
 	run(cmd_last, "last", "--time", path);
 
 	fuzz_loud();

@@ -153,6 +153,12 @@ struct seg {
 	 * and whether the decoder took events since the last block. */
 	struct cli_blk_time time;
 	uint8_t time_stale;
+	/* In a batch, the time after each block but the last: the one the
+	 * batch started with (hwt_blk_next_batch_until()). */
+	struct {
+		uint8_t valid, have;
+		uint64_t tsc;
+	} batch_time;
 	struct hwt_an_walks *walks;	/* --branches: the blocks' walks */
 	/* perf.data: the time the hook saw last, and the offset before
 	 * which it has nothing to do while that stays (sync_hook()). */
@@ -476,7 +482,13 @@ static int do_block(struct flow *fl, struct seg *s,
 	if (!b->ninsn)
 		return 0;
 	if (opt->time) {
-		t.have_after = hwt_blk_time(dec, &t.after, NULL, NULL) >= 0;
+		if (s->batch_time.valid) {
+			t.after = s->batch_time.tsc;
+			t.have_after = s->batch_time.have;
+		} else {
+			t.have_after = hwt_blk_time(dec, &t.after, NULL,
+						    NULL) >= 0;
+		}
 		s->time.before = t.after;
 		s->time.have_before = t.have_after;
 	}
@@ -562,19 +574,25 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 /*
  * Blocks may come in batches, or be folded by the decoder without coming
  * out at all (--stat, coverage), where nothing between two blocks asks
- * the decoder: not --insn (each instruction's time), nor calls --time.
- * (--branches walks from kept walks, which cannot fail where the decoder
- * read the block: an error's offset is the block's.) The perf.data hook
- * is asked before each batch, which ends where the hook would have to be
- * asked again (hwt_blk_next_batch_until(): the time may move, or a
- * lost-data note by offset comes due). A fold stops at every timing
- * packet, so the hook, asked before each fold, keeps the image at the
- * decoder's time.
+ * the decoder: not --insn (its lines' offsets in errors). (--branches
+ * walks from kept walks, which cannot fail where the decoder read the
+ * block: an error's offset is the block's.) Where the time or the
+ * perf.data hook matters, a batch ends where they must be asked again
+ * (hwt_blk_next_batch_until(): the time may move, or a lost-data note by
+ * offset comes due): the hook is asked before each batch, and every
+ * block of a batch but the last has the time the batch started with
+ * after it (@s->batch_time). A fold stops at every timing packet, so the
+ * hook, asked before each fold, keeps the image at the decoder's time.
  */
 static int use_batch(const struct flow *fl)
 {
+	/* (For tests: the blocks one at a time, the reference.) */
+	const char *env = getenv("HWT_ONE_BLOCK");
+
+	if (env && *env && strcmp(env, "0"))
+		return 0;
 	return fl->opt->mode == MODE_BLOCKS || fl->opt->mode == MODE_BRANCHES ||
-	       (fl->opt->mode == MODE_CALLS && !fl->opt->time);
+	       fl->opt->mode == MODE_CALLS;
 }
 
 /*
@@ -806,24 +824,25 @@ static void decode_segment(struct flow *fl, struct seg *s,
 				if (status)
 					continue;
 			}
-			if (batch && fl->hook) {
+			/* (Each block with its time before: the one after
+			 * the block before, unless events came between.) */
+			if (opt->time && s->time_stale) {
+				s->time.have_before = hwt_blk_time(
+					dec, &s->time.before, NULL, NULL) >= 0;
+				s->time_stale = 0;
+			}
+			if (batch && (fl->hook || opt->time)) {
 				/* (sync_hook() made @s->quiet valid.) */
 				status = hwt_blk_next_batch_until(
 					dec, batch, BATCH, &n,
+					!fl->hook ? UINT64_MAX :
 					s->quiet.valid ? s->quiet.off : 0);
+				s->batch_time.have = s->time.have_before;
+				s->batch_time.tsc = s->time.before;
 			} else if (batch) {
 				status = hwt_blk_next_batch(dec, batch, BATCH,
 							    &n);
 			} else {
-				/* (The instruction modes: one block at a time,
-				 * each with its time before: the one after the
-				 * block before, unless events came between.) */
-				if (opt->time && s->time_stale) {
-					s->time.have_before = hwt_blk_time(
-						dec, &s->time.before, NULL,
-						NULL) >= 0;
-					s->time_stale = 0;
-				}
 				status = hwt_blk_next(dec, &block);
 				n = 1;
 			}
@@ -832,6 +851,8 @@ static void decode_segment(struct flow *fl, struct seg *s,
 					batch ? &batch[i] : &block;
 				/* All but the last came with status 0. */
 				int st = i + 1 < n ? 0 : status;
+
+				s->batch_time.valid = i + 1 < n;
 
 				if (hwt_blk_end_block(&end, b)) {
 					resolve(s, b->ip,
