@@ -132,21 +132,27 @@ static int same_fn(const char *a, uint64_t a_start, const char *b,
 	return a == b && (!a || a_start == b_start);
 }
 
-/* Whether the function at @ip is known to be the open record's. */
-static int in_fn(const struct calls_seg *c, const struct hwt_image *image,
-		 uint64_t ip)
+void calls_seg_image(struct calls_seg *c, const struct hwt_image *image)
 {
-	return cli_sym_span_has(&c->fn, image, ip);
+	c->image = image;
+	c->image_id = hwt_image_id(image);
+	c->image_gen = hwt_image_generation(image);
+}
+
+/* Whether the function at @ip is known to be the open record's. */
+static int in_fn(const struct calls_seg *c, uint64_t ip)
+{
+	return cli_sym_span_has_key(&c->fn, c->image_id, c->image_gen, ip);
 }
 
 /*
  * The function at @ip: its name (NULL: none) and *@start; and, in c->fn,
  * up to where it is the same.
  */
-static const char *fn_at(struct calls_seg *c, const struct hwt_image *image,
-			 uint64_t ip, uint64_t *start)
+static const char *fn_at(struct calls_seg *c, uint64_t ip, uint64_t *start)
 {
-	uint64_t id = hwt_image_id(image), gen = hwt_image_generation(image);
+	const struct hwt_image *image = c->image;
+	uint64_t id = c->image_id, gen = c->image_gen;
 	struct calls_sym *e;
 	const char *name;
 	uint64_t off;
@@ -230,11 +236,11 @@ void calls_seg_sync(struct calls_seg *c)
 }
 
 /* A new function segment at @ip, unless it goes on with the open one. */
-static void enter(struct calls_seg *c, const struct hwt_image *image,
-		  uint64_t ip, int have_time, uint64_t tsc, size_t text_at)
+static void enter(struct calls_seg *c, uint64_t ip, int have_time,
+		  uint64_t tsc, size_t text_at)
 {
 	uint64_t start;
-	const char *name = fn_at(c, image, ip, &start);
+	const char *name = fn_at(c, ip, &start);
 	struct calls_rec *r;
 
 	if (!c->new_seg && c->nrecs) {
@@ -255,10 +261,10 @@ static void enter(struct calls_seg *c, const struct hwt_image *image,
 	c->start_pending = 0;
 }
 
-int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
-		    const struct hwt_block *b, const struct cli_blk_time *t,
-		    size_t text_at)
+int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
+		    const struct cli_blk_time *t, size_t text_at)
 {
+	const struct hwt_image *image = c->image;
 	struct hwt_insn insn;
 	unsigned iclass;
 	uint64_t ip, tsc;
@@ -277,18 +283,18 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_image *image,
 	 * Only the last instruction branches: the others follow each other
 	 * in memory.
 	 */
-	if (c->new_seg || !c->nrecs || !in_fn(c, image, b->ip)) {
+	if (c->new_seg || !c->nrecs || !in_fn(c, b->ip)) {
 		have_time = cli_blk_time_of(t, b->ninsn == 1, &tsc);
-		enter(c, image, b->ip, have_time, tsc, text_at);
+		enter(c, b->ip, have_time, tsc, text_at);
 	}
 	if (b->end_ip < c->fn.hi) {
 		c->recs[c->nrecs - 1].ninsn += b->ninsn;
 	} else {
 		ip = b->ip;
 		for (uint32_t n = b->ninsn; n > 0; n--) {
-			if (!in_fn(c, image, ip)) {
+			if (!in_fn(c, ip)) {
 				have_time = cli_blk_time_of(t, n == 1, &tsc);
-				enter(c, image, ip, have_time, tsc, text_at);
+				enter(c, ip, have_time, tsc, text_at);
 			}
 			c->recs[c->nrecs - 1].ninsn++;
 			if (n == 1)

@@ -186,6 +186,13 @@ static inline int cli_sym_span_has(const struct cli_sym_span *s,
 	       hwt_image_generation(image) == s->gen;
 }
 
+/* The same, with the image's id and generation read by the caller. */
+static inline int cli_sym_span_has_key(const struct cli_sym_span *s,
+				       uint64_t id, uint64_t gen, uint64_t ip)
+{
+	return ip >= s->lo && ip < s->hi && id == s->id && gen == s->gen;
+}
+
 /* hwt coverage's maps (covmap.c). */
 #define CLI_MAP_SIZE HWT_BLK_FOLD_MAP_SIZE
 /* @dst += @src, cell by cell, saturating at 255 (as the counters do). */

@@ -493,8 +493,7 @@ static int do_block(struct flow *fl, struct seg *s,
 		s->time.have_before = t.have_after;
 	}
 	if (opt->mode == MODE_CALLS) {
-		int err = calls_seg_block(&s->calls, s->image, b, &t,
-					  s->out.len);
+		int err = calls_seg_block(&s->calls, b, &t, s->out.len);
 
 		s->ninsn += b->ninsn;
 		if (s->calls_hist && s->calls.nrecs >= CALLS_DRAIN)
@@ -811,6 +810,9 @@ static void decode_segment(struct flow *fl, struct seg *s,
 			}
 			/* (hwt_blk_next() clears @block itself.) */
 			sync_hook(fl, s, dec);
+			/* The blocks' image, until the next sync_hook(). */
+			if (opt->mode == MODE_CALLS)
+				calls_seg_image(&s->calls, s->image);
 			/*
 			 * Hot code without a block coming out; not where a
 			 * PSB+ asks new_block() to look at the next block,
