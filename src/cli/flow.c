@@ -153,12 +153,9 @@ struct seg {
 	 * and whether the decoder took events since the last block. */
 	struct cli_blk_time time;
 	uint8_t time_stale;
-	/* In a batch, the time after each block but the last: the one the
-	 * batch started with (hwt_blk_next_batch_until()). */
-	struct {
-		uint8_t valid, have;
-		uint64_t tsc;
-	} batch_time;
+	/* A block of a batch but its last: the time after it is the one
+	 * before it, the batch's (hwt_blk_next_batch_until()). */
+	uint8_t time_held;
 	struct hwt_an_walks *walks;	/* --branches: the blocks' walks */
 	/* perf.data: the time the hook saw last, and the offset before
 	 * which it has nothing to do while that stays (sync_hook()). */
@@ -482,9 +479,9 @@ static int do_block(struct flow *fl, struct seg *s,
 	if (!b->ninsn)
 		return 0;
 	if (opt->time) {
-		if (s->batch_time.valid) {
-			t.after = s->batch_time.tsc;
-			t.have_after = s->batch_time.have;
+		if (s->time_held) {
+			t.after = t.before;
+			t.have_after = t.have_before;
 		} else {
 			t.have_after = hwt_blk_time(dec, &t.after, NULL,
 						    NULL) >= 0;
@@ -580,7 +577,7 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
  * (hwt_blk_next_batch_until(): the time may move, or a lost-data note by
  * offset comes due): the hook is asked before each batch, and every
  * block of a batch but the last has the time the batch started with
- * after it (@s->batch_time). A fold stops at every timing packet, so the
+ * after it (@s->time_held). A fold stops at every timing packet, so the
  * hook, asked before each fold, keeps the image at the decoder's time.
  */
 static int use_batch(const struct flow *fl)
@@ -839,8 +836,6 @@ static void decode_segment(struct flow *fl, struct seg *s,
 					dec, batch, BATCH, &n,
 					!fl->hook ? UINT64_MAX :
 					s->quiet.valid ? s->quiet.off : 0);
-				s->batch_time.have = s->time.have_before;
-				s->batch_time.tsc = s->time.before;
 			} else if (batch) {
 				status = hwt_blk_next_batch(dec, batch, BATCH,
 							    &n);
@@ -854,7 +849,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 				/* All but the last came with status 0. */
 				int st = i + 1 < n ? 0 : status;
 
-				s->batch_time.valid = i + 1 < n;
+				s->time_held = i + 1 < n;
 
 				if (hwt_blk_end_block(&end, b)) {
 					resolve(s, b->ip,
