@@ -119,6 +119,12 @@ int hwt_rec_pt_switch(struct hwt_rec_pt *w, uint64_t time, uint32_t pid,
 int hwt_rec_pt_lost(struct hwt_rec_pt *w, uint64_t time, uint32_t pid,
 		    uint32_t tid, uint64_t lost);
 int hwt_rec_pt_round(struct hwt_rec_pt *w);	/* FINISHED_ROUND */
+/*
+ * The CPU in the sample id of the sideband records that follow (a
+ * recording of several CPUs: each CPU's switches name it); at first the
+ * config's cpu (0 per thread). AUX records name their buffer's cpu.
+ */
+void hwt_rec_pt_set_cpu(struct hwt_rec_pt *w, uint32_t cpu);
 
 struct hwt_rec_pt_map {
 	uint64_t start, len, pgoff;

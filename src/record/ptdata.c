@@ -24,7 +24,7 @@
 
 struct hwt_rec_pt {
 	struct hwt_pd_writer *w;
-	uint32_t cpu;		/* of every sample id */
+	uint32_t cpu;		/* of the sideband's sample ids */
 	uint64_t info[HWT_PD_PT_INFO_NR];
 	char **bid_paths;	/* paths already in HEADER_BUILD_ID */
 	size_t nbid_paths;
@@ -343,6 +343,11 @@ int hwt_rec_pt_switch(struct hwt_rec_pt *w, uint64_t time, uint32_t pid,
 	return put(w, &rec);
 }
 
+void hwt_rec_pt_set_cpu(struct hwt_rec_pt *w, uint32_t cpu)
+{
+	w->cpu = cpu;
+}
+
 int hwt_rec_pt_round(struct hwt_rec_pt *w)
 {
 	struct hwt_pd_record rec;
@@ -430,6 +435,8 @@ int hwt_rec_pt_trace(struct hwt_rec_pt *w, const struct hwt_rec_pt_aux *a)
 		rec.u.aux.aux_size = len;
 		rec.u.aux.flags = a->flags;
 		sid(w, &rec, a->time, a->pid, a->tid);
+		if (a->cpu >= 0)
+			rec.sid.cpu = (uint32_t)a->cpu;
 		ret = put(w, &rec);
 		if (ret < 0)
 			return ret;

@@ -23,7 +23,8 @@
 #  (4) How the process ended (hwt's HWT_EXIT feature, mkptdata --exit):
 #      a thread's trace names the signal and the faulting instruction and
 #      puts it on top of the stack; a CPU's trace names the end of the
-#      process the CPU ended in, not the other one's.
+#      process the CPU ended in, not the other one's; of two CPUs'
+#      streams ending in the killed process, the later one took the signal.
 #
 # The files are mkptdata's (tests/tools) from tests/data/perfdata_loop.asm
 # and its trace, as tests/cli/perfdata_flow.sh makes them.
@@ -256,5 +257,51 @@ last procsexit procsexit -n 5
 first_line procsexit '^# cpu 0, thread 1234/1234 loop at the end: its process exited with status 3$'
 last procskill procskill -n 5
 first_line procskill '^# cpu 0, thread 1234/1234 loop at the end: killed by signal 11 \(SIGSEGV\) at 0x401042 f3\+0x5'
+
+# Two CPUs' streams (mkptdata --cpu2), two threads of the killed process:
+# the one whose trace ends later (its TSCs shifted by 50 M) took the
+# signal, whichever CPU it ran on; a thread of another process on the
+# other CPU takes nothing from it.
+killed='killed by signal 11 \(SIGSEGV\) at 0x401042 f3\+0x5: the path to the crash$'
+other='its process was killed by signal 11 \(SIGSEGV\) while another thread ran$'
+# cpu0 PT cpu1 PT NAME: each stream's header, and its branches the one
+# thread's.
+cpus2() {
+	local name=$3
+	mk "$name" "$1" --cpu 0 --cpu2 "1:$4:$tmp/$2.pt" --exit 1234:11:0x401042
+	last "$name" "$name" -n 300
+	grep '^# ' "$tmp/$name" >"$tmp/$name.heads"
+	check
+	[ "$(sed -n '/^# cpu 1,/,/^# /p' "$tmp/$name" | branches /dev/stdin |
+		wc -l)" -ge 300 ] ||
+		fail "$name: cpu 1's stream: fewer than 300 branches"
+	check
+	cmp -s <(sed -n '/^# cpu 1,/,$p' "$tmp/$name" | branches /dev/stdin) \
+		<(branches "$tmp/thread") ||
+		fail "$name: cpu 1's branches are not the thread's"
+}
+awk '/^tsc / { printf "tsc %.0f\n", $2 + 50000000; next } { print }' \
+	"$tmp/loop.ptdesc" >"$tmp/late.ptdesc"
+"$build/ptgen" "$tmp/late.pt" <"$tmp/late.ptdesc" || fail "the late trace"
+cpus2 loop late cpus2 1234:1235
+check
+grep -Eq "^# cpu 0, thread 1234/1234 loop at the end: $other" \
+	"$tmp/cpus2.heads" && grep -Eq \
+	"^# cpu 1, thread 1234/1235 second at the end: $killed" \
+	"$tmp/cpus2.heads" || fail "two CPUs, cpu 1 later: $(cat "$tmp/cpus2.heads")"
+cpus2 late loop cpus2swap 1234:1235
+check
+grep -Eq "^# cpu 0, thread 1234/1234 loop at the end: $killed" \
+	"$tmp/cpus2swap.heads" && grep -Eq \
+	"^# cpu 1, thread 1234/1235 second at the end: $other" \
+	"$tmp/cpus2swap.heads" ||
+	fail "two CPUs, cpu 0 later: $(cat "$tmp/cpus2swap.heads")"
+cpus2 loop late cpus2other 4321:4321
+check
+grep -Eq "^# cpu 0, thread 1234/1234 loop at the end: $killed" \
+	"$tmp/cpus2other.heads" && grep -Eq \
+	'^# cpu 1, thread 4321/4321 second at the end: the trace ends \(how the process ended is not recorded\)$' \
+	"$tmp/cpus2other.heads" ||
+	fail "two CPUs, two processes: $(cat "$tmp/cpus2other.heads")"
 
 finish

@@ -153,6 +153,36 @@ else
 			compared=$((compared + n))
 	done
 
+	# Two CPUs' buffers (mkptdata --cpu2; cpu 1 runs a second thread
+	# of the process, running the same loop): each CPU's branches,
+	# hwt's stream by stream, perf's by -C. And -j2 prints what -j1 does.
+	check
+	if ! "$mkptdata" --cpu 0 --cpu2 "1:1234:1235:$tmp/loop.pt" \
+		--pt "$tmp/loop.pt" --elf "$tmp/loop" "$tmp/cpus.data" \
+		2>"$tmp/mk.err"; then
+		fail "mkptdata --cpu2: $(cat "$tmp/mk.err")"
+	else
+		run_as cpus "$hwt" flow --branches "$tmp/cpus.data" ||
+			fail "hwt flow --branches cpus.data: exit $?"
+		for c in 0 1; do
+			awk -v c="$c" '/^# stream idx / { on = ($6 == c ",") }
+				on && /^0x/' "$tmp/cpus.out" >"$tmp/cpus$c.hwt"
+			perf script --itrace=b -F ip,addr -C "$c" --force \
+				-i "$tmp/cpus.data" 2>/dev/null |
+				awk '$2 == "=>" && $1 != "0" && $3 != "0" {
+					print "0x" $1 " 0x" $3 }' >"$tmp/cpus$c.perf"
+			same "two CPUs: cpu $c's branches, hwt vs perf script" \
+				"$tmp/cpus$c.perf" "$tmp/cpus$c.hwt"
+		done
+		check
+		[ "$(grep -c '^# stream idx ' "$tmp/cpus.out")" -eq 2 ] ||
+			fail "two CPUs: not two streams in hwt's output"
+		run_as cpusj "$hwt" flow --branches -j2 "$tmp/cpus.data" ||
+			fail "hwt flow --branches -j2 cpus.data: exit $?"
+		same "two CPUs: flow --branches -j2 vs -j1" "$tmp/cpus.out" \
+			"$tmp/cpusj.out"
+	fi
+
 	# Pipe mode, as perf writes to a pipe: from a file and from stdin.
 	if perf inject -i "$tmp/calls.data" -o - >"$tmp/pipe.data" \
 		2>/dev/null; then

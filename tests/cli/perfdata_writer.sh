@@ -9,7 +9,7 @@
 #  - an intel_pt file built from examples/calls.asm and the trace ptgen
 #    writes for it: `perf script --itrace=b` decodes a branch list without
 #    errors, every address inside the program; the same as one cpu's
-#    buffer.
+#    buffer, and as each of two cpus' buffers.
 # Skips (exit 0) without perf; the intel_pt part without yasm and ld.
 #
 #   bash tests/cli/perfdata_writer.sh path/to/hwt BUILD_DIR
@@ -275,6 +275,35 @@ else
 			fail "cpu mode: perf's branches differ from per-thread mode"
 		fi
 		perf_ok "cpu mode" "$tmp/cpu.err"
+
+		# Two CPUs' buffers (mkptdata --cpu2: a second thread on cpu
+		# 2, or another process's): perf shows each record at the cpu
+		# it was written for, and decodes each buffer into the
+		# branches of the one above.
+		for who in 1234:1235 4321:4321; do
+			check
+			if ! "$mk" --show --cpu 1 --cpu2 "2:$who:$ex.pt" \
+				--pt "$ex.pt" --elf "$ex" "$tmp/cpus.data" \
+				>"$tmp/cpus.exp" 2>"$tmp/mk.err"; then
+				fail "mkptdata --cpu2 $who: $(cat "$tmp/mk.err")"
+				continue
+			fi
+			perf script -D --force -i "$tmp/cpus.data" \
+				>"$tmp/cpus.out" 2>"$tmp/cpus.err" ||
+				fail "two CPUs ($who): perf script -D rejects the file"
+			records <"$tmp/cpus.out" >"$tmp/cpus.rec"
+			compare "two CPUs ($who), perf script -D" \
+				"$tmp/cpus.exp" "$tmp/cpus.rec"
+			for c in 1 2; do
+				check
+				perf script --itrace=b -F ip,addr --force -C $c \
+					-i "$tmp/cpus.data" >"$tmp/cpus.br" \
+					2>"$tmp/cpus.err"
+				cmp -s "$tmp/br.out" "$tmp/cpus.br" ||
+					fail "two CPUs ($who): perf's branches of cpu $c differ"
+			done
+			perf_ok "two CPUs ($who)" "$tmp/cpus.err"
+		done
 	fi
 fi
 

@@ -22,6 +22,10 @@
  *                     decodes in either process)
  *     --thread TID:N  with --cpu: as --switch, to a second thread TID of
  *                     the same process
+ *     --cpu2 N:PID:TID:TRACE  with --cpu: a second CPU N's buffer, TRACE,
+ *                     run by thread TID of PID (PID the first's: a thread
+ *                     of its process; else a process running PROG, mapped
+ *                     as PROG is), all the trace's time
  *     --exit PID:SIG:X  how process PID ended (hwt's HWT_EXIT feature):
  *                     SIG 0: exited with status X; else killed by signal
  *                     SIG at instruction X (up to two of them)
@@ -72,6 +76,9 @@ struct opts {
 	char sw_elf[PATH_MAX];	/* --switch */
 	uint32_t sw_pid, sw_n;
 	uint32_t sw_tid;	/* --thread: the pid's */
+	char c2_pt[PATH_MAX];	/* --cpu2 */
+	uint32_t c2_cpu, c2_pid, c2_tid;
+	int have_c2;
 	uint64_t losses;	/* --losses */
 	struct hwt_pd_exit exits[2];	/* --exit */
 	size_t nexits;
@@ -281,24 +288,108 @@ static int put_switches(struct hwt_rec_pt *w, const struct opts *o,
 	return 0;
 }
 
+/* --cpu2: the thread on the second CPU, from the start. */
+static int put_cpu2(struct hwt_rec_pt *w, const struct opts *o,
+		    const struct opts *b, uint64_t t_start)
+{
+	int same = b->pid == o->pid, nmaps, ret;
+
+	hwt_rec_pt_set_cpu(w, b->c2_cpu);
+	ret = check(w, hwt_rec_pt_comm(w, t_start, b->pid, b->tid, "second",
+				       !same));
+	show_pt(b, PERF_RECORD_COMM, t_start);
+	fprintf(o->show, "\t%ssecond:%u/%u\n", same ? "" : "exec: ",
+		b->pid, b->tid);
+	if (!ret && !same)
+		ret = put_mmaps(w, b, t_start, &nmaps);
+	if (!ret)
+		ret = check(w, hwt_rec_pt_itrace_start(w, t_start, b->pid,
+						       b->tid));
+	show_pt(b, PERF_RECORD_ITRACE_START, t_start);
+	fprintf(o->show, "\tpid: %u tid: %u\n", b->pid, b->tid);
+	hwt_rec_pt_set_cpu(w, (uint32_t)o->cpu);
+	return ret;
+}
+
+/* The AUX and AUXTRACE records of buffer @idx, in @nchunks pieces. */
+static int put_aux(struct hwt_rec_pt *w, const struct opts *o,
+		   uint32_t idx, const uint8_t *trace, size_t tlen,
+		   uint64_t nchunks, uint64_t t_end)
+{
+	struct hwt_rec_pt_aux aux = { 0 };
+
+	aux.time = t_end;
+	aux.idx = idx;
+	aux.pid = o->pid;
+	aux.tid = o->tid;
+	aux.cpu = o->cpu;
+	for (uint64_t k = 0, at = 0; k < nchunks; k++) {
+		/* Anywhere but where a chunk would be padded (to 8 bytes),
+		 * which would put PADs inside a packet. */
+		uint64_t to = k == nchunks - 1 ? tlen :
+			      (tlen / nchunks * (k + 1) + 40) & ~7ull;
+
+		aux.offset = at;
+		aux.reference = (0x1d2c3b4a5968ull ^ tlen ^ idx) + at;
+		aux.data = trace + at;
+		aux.size = to - at;
+		aux.flags = k ? PERF_AUX_FLAG_PARTIAL : 0;
+		if (check(w, hwt_rec_pt_trace(w, &aux)))
+			return -1;
+		show_pt(o, PERF_RECORD_AUX, t_end);
+		fprintf(o->show, "\toffset: %#" PRIx64 " size: %#" PRIx64
+			" flags: %#" PRIx64 "\n", at, to - at, aux.flags);
+		show_pt(o, HWT_PD_AUXTRACE, 0);
+		fprintf(o->show, "\tsize: %#" PRIx64 " offset: %#" PRIx64
+			" ref: %#llx idx: %u tid: %u cpu: %d\n",
+			(to - at + 7) & ~(uint64_t)7, at,
+			(unsigned long long)aux.reference, idx, o->tid, o->cpu);
+		at = to;
+	}
+	return 0;
+}
+
+/* The EXIT record of @o's thread. */
+static int put_exit(struct hwt_rec_pt *w, const struct opts *o,
+		    uint64_t t_end)
+{
+	if (check(w, hwt_rec_pt_exit(w, t_end, o->pid, o->pid, o->tid,
+				     o->tid)))
+		return -1;
+	show_pt(o, PERF_RECORD_EXIT, t_end);
+	fprintf(o->show, "\t(%u:%u):(%u:%u)\n", o->pid, o->tid, o->pid, o->tid);
+	return 0;
+}
+
 static int write_pt(const struct opts *o, int argc, char **argv)
 {
 	struct hwt_pd_time_conv tc = { 0 };
 	struct hwt_rec_pt_config c;
-	struct hwt_rec_pt_scan ti;
-	struct hwt_rec_pt_aux aux = { 0 };
+	struct hwt_rec_pt_scan ti, ti2;
 	struct hwt_rec_pt *w;
 	const uint64_t *priv;
 	uint64_t t_start, t_end;
+	struct opts b = *o;	/* --cpu2's thread */
 	char err[512];
-	uint8_t *trace;
-	size_t tlen;
+	uint8_t *trace, *trace2 = NULL;
+	size_t tlen, tlen2 = 0;
 	int nmaps;
 
 	trace = load_file(o->pt, &tlen);
 	if (!trace)
 		return die("%s: cannot read (or empty)", o->pt);
 	hwt_rec_pt_scan(trace, tlen, &ti);
+	if (o->have_c2) {
+		trace2 = load_file(o->c2_pt, &tlen2);
+		if (!trace2) {
+			free(trace);
+			return die("%s: cannot read (or empty)", o->c2_pt);
+		}
+		hwt_rec_pt_scan(trace2, tlen2, &ti2);
+		b.cpu = (int32_t)o->c2_cpu;
+		b.pid = o->c2_pid;
+		b.tid = o->c2_tid;
+	}
 
 	/* As `perf record --per-thread -e intel_pt//u` sets it up, with
 	 * the packets the trace holds. */
@@ -325,6 +416,7 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 	features(&c, o->cpuid, argc, argv);
 	if (hwt_rec_pt_new(&w, o->out, &c, err, sizeof(err)) < 0) {
 		free(trace);
+		free(trace2);
 		return die("%s", err);
 	}
 	priv = hwt_rec_pt_info_words(w);
@@ -344,6 +436,10 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 	tc.time_shift = c.time_shift;
 	tc.time_mult = c.time_mult;
 	tc.time_zero = c.time_zero;
+	if (trace2 && ti2.first_tsc < ti.first_tsc)
+		ti.first_tsc = ti2.first_tsc;
+	if (trace2 && ti2.last_tsc > ti.last_tsc)
+		ti.last_tsc = ti2.last_tsc;
 	t_start = hwt_pd_tsc_to_perf_time(&tc, ti.first_tsc);
 	t_end = hwt_pd_tsc_to_perf_time(&tc, ti.last_tsc) + 1000000;
 	t_start = t_start > 1000 ? t_start - 1000 : 0;
@@ -365,6 +461,8 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 	show_pt(o, PERF_RECORD_ITRACE_START, t_start);
 	fprintf(o->show, "\tpid: %u tid: %u\n", o->pid, o->tid);
 
+	if (trace2 && put_cpu2(w, o, &b, t_start))
+		goto fail;
 	if (o->sw_n && put_switches(w, o, t_start, &tc, &ti))
 		goto fail;
 	for (uint64_t k = 1; k <= o->losses; k++) {
@@ -382,39 +480,16 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 		goto fail;
 	show_pt(o, 0, 0);
 
-	aux.time = t_end;
-	aux.pid = o->pid;
-	aux.tid = o->tid;
-	aux.cpu = o->cpu;
-	for (uint64_t k = 0, at = 0; k <= o->losses; k++) {
-		/* Anywhere but where a chunk would be padded (to 8 bytes),
-		 * which would put PADs inside a packet. */
-		uint64_t to = k == o->losses ? tlen :
-			      (tlen / (o->losses + 1) * (k + 1) + 40) & ~7ull;
-
-		aux.offset = at;
-		aux.reference = (0x1d2c3b4a5968ull ^ tlen) + at;
-		aux.data = trace + at;
-		aux.size = to - at;
-		aux.flags = k ? PERF_AUX_FLAG_PARTIAL : 0;
-		if (check(w, hwt_rec_pt_trace(w, &aux)))
-			goto fail;
-		show_pt(o, PERF_RECORD_AUX, t_end);
-		fprintf(o->show, "\toffset: %#" PRIx64 " size: %#" PRIx64
-			" flags: %#" PRIx64 "\n", at, to - at, aux.flags);
-		show_pt(o, HWT_PD_AUXTRACE, 0);
-		fprintf(o->show, "\tsize: %#" PRIx64 " offset: %#" PRIx64
-			" ref: %#llx idx: 0 tid: %u cpu: %d\n",
-			(to - at + 7) & ~(uint64_t)7, at,
-			(unsigned long long)aux.reference, o->tid, o->cpu);
-		at = to;
-	}
-
-	if (check(w, hwt_rec_pt_exit(w, t_end, o->pid, o->pid, o->tid,
-				     o->tid)))
+	if (put_aux(w, o, 0, trace, tlen, o->losses + 1, t_end) ||
+	    (trace2 && put_aux(w, &b, 1, trace2, tlen2, 1, t_end)) ||
+	    put_exit(w, o, t_end))
 		goto fail;
-	show_pt(o, PERF_RECORD_EXIT, t_end);
-	fprintf(o->show, "\t(%u:%u):(%u:%u)\n", o->pid, o->tid, o->pid, o->tid);
+	if (trace2) {
+		hwt_rec_pt_set_cpu(w, b.c2_cpu);
+		if (put_exit(w, &b, t_end))
+			goto fail;
+		hwt_rec_pt_set_cpu(w, (uint32_t)o->cpu);
+	}
 
 	if (check(w, hwt_rec_pt_round(w)))
 		goto fail;
@@ -423,11 +498,13 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 		if (check(w, hwt_rec_pt_add_exit(w, &o->exits[k])))
 			goto fail;
 	free(trace);
+	free(trace2);
 	if (hwt_rec_pt_close(w, err, sizeof(err)) < 0)
 		return die("%s", err);
 	return 0;
 fail:
 	free(trace);
+	free(trace2);
 	hwt_rec_pt_close(w, err, sizeof(err));
 	return 1;
 }
@@ -770,6 +847,13 @@ int main(int argc, char **argv)
 			if (sscanf(val, "%" SCNu32 ":%" SCNu32, &o.sw_tid,
 				   &o.sw_n) != 2 || !o.sw_n || !o.sw_tid)
 				return die("--thread %s: want TID:N", val);
+		} else if (!strcmp(a, "--cpu2")) {
+			if (sscanf(val, "%" SCNu32 ":%" SCNu32 ":%" SCNu32
+				   ":%4095s", &o.c2_cpu, &o.c2_pid, &o.c2_tid,
+				   o.c2_pt) != 4)
+				return die("--cpu2 %s: want N:PID:TID:TRACE",
+					   val);
+			o.have_c2 = 1;
 		} else if (!strcmp(a, "--exit")) {
 			struct hwt_pd_exit *e = &o.exits[o.nexits];
 			uint64_t x;
@@ -825,6 +909,10 @@ int main(int argc, char **argv)
 		o.tid = o.pid;
 	if (o.sw_n && o.cpu < 0)
 		return die("%s", "--switch and --thread need --cpu");
+	if (o.have_c2 && (o.cpu < 0 || o.c2_cpu == (uint32_t)o.cpu ||
+			  o.c2_tid == o.tid))
+		return die("%s", "--cpu2: with --cpu, another CPU and another "
+			   "thread");
 	if (o.sw_tid && (o.sw_pid || o.sw_tid == o.tid))
 		return die("%s", "--thread: not with --switch, nor the "
 			   "first thread's tid");
