@@ -17,9 +17,10 @@
  * cuts; each segment's time as one thread has it). Streams are cut into
  * 4 KiB pieces and those into 512-byte segments, so that small inputs
  * reach the cutting too, and hwt calls keeps 64 lines in memory. And
- * hwt calls --time and flow --branches (blocks in batches that end where
- * the time may move or a lost-data note comes due) must print what they
- * print with the blocks one at a time (HWT_ONE_BLOCK).
+ * hwt calls --time, flow --branches and flow --time (instructions;
+ * blocks in batches that end where the time may move or a lost-data note
+ * comes due) must print what they print with the blocks one at a time
+ * (HWT_ONE_BLOCK).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -144,6 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_one_block(cmd_calls, "calls", "--time", path);
 	same_with_jobs(cmd_flow, "flow", "--branches", path);
 	same_one_block(cmd_flow, "flow", "--branches", path);
+	same_one_block(cmd_flow, "flow", "--time", path);
 	run(cmd_last, "last", "--time", path);
 
 	fuzz_loud();

@@ -77,6 +77,9 @@ struct hwt_an_walk {
 	uint64_t last;		/* the last instruction walked */
 	uint8_t last_size;	/* the block's last instruction's size and */
 	uint8_t last_iclass;	/* class (enum hwt_insn_class), if walked */
+	/* Each instruction's size, @ninsn of them (hwt flow's instruction
+	 * lines): valid until the next call. */
+	const uint8_t *sizes;
 };
 
 struct hwt_an_walks;

@@ -3,13 +3,14 @@
  * hwt_an_walks_: what walking a block's instructions tells, kept per block.
  *
  * A block of the flow layer runs on over direct calls and jumps, so the
- * branches taken inside it, and its last instruction's size and class,
- * need a walk of its instructions (Zydis, one at a time). Hot blocks come
+ * branches taken inside it, its last instruction's size and class, and
+ * where each instruction starts need a walk of its instructions (Zydis,
+ * one at a time). Hot blocks come
  * millions of times: the walk is kept in a direct-mapped table keyed by
  * the image (its id and generation: code at the same address in another
  * process, or after a mapping changed, is walked again), the block's
  * first IP, length and mode, and replayed (hwt last, hwt flow
- * --branches).
+ * --branches, hwt flow's instruction lines).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 struct walk_slot {
 	uint64_t ip, image, gen;	/* image: hwt_image_id(), 0: empty */
 	uint32_t ninsn, inner, ninner;	/* inner: the first in @inner */
+	uint32_t sizes;			/* the first in @sizes */
 	/* The last instruction's size and class, as decoded: a block's
 	 * iclass may be the cache's (HWT_IC_INDIRECT for an indirect jump
 	 * or call). */
@@ -30,12 +32,15 @@ struct walk_slot {
 enum {
 	SLOT_BITS = 16,
 	INNER_MAX = 1 << 18,	/* then all are forgotten */
+	SIZES_MAX = 1 << 22,	/* (instruction sizes: likewise) */
 };
 
 struct hwt_an_walks {
 	struct walk_slot *slots;	/* 1 << SLOT_BITS */
 	struct hwt_an_inner *inner;
 	size_t ninner, cap_inner;
+	uint8_t *sizes;
+	size_t nsizes, cap_sizes;
 };
 
 struct hwt_an_walks *hwt_an_walks_new(void)
@@ -58,6 +63,7 @@ void hwt_an_walks_delete(struct hwt_an_walks *w)
 		return;
 	free(w->slots);
 	free(w->inner);
+	free(w->sizes);
 	free(w);
 }
 
@@ -72,7 +78,8 @@ static struct walk_slot *slot_of(struct hwt_an_walks *w,
 
 /*
  * Walk @b's instructions into *@sm: its direct calls and jumps (appended
- * to @inner) and its last instruction's size and class. A negative
+ * to @inner), the instructions' sizes (to @sizes) and its last
+ * instruction's size and class. A negative
  * HWT_ERR_* if an instruction cannot be read: the ones before it are in
  * *@sm, the last of them at *@last.
  */
@@ -87,11 +94,16 @@ static int walk(struct hwt_an_walks *w, struct hwt_image *image,
 	sm->inner = (uint32_t)w->ninner;
 	sm->ninner = 0;
 	sm->ninsn = 0;
+	sm->sizes = (uint32_t)w->nsizes;
+	if (hwt_grow((void **)&w->sizes, &w->cap_sizes,
+		     w->nsizes + b->ninsn, 1) < 0)
+		return -HWT_ERR_NOMEM;
 	for (uint32_t n = b->ninsn; n > 0; n--) {
 		err = hwt_blk_insn_walk(image, b->mode, &ip, &insn);
 		if (err < 0)
 			return err;
 		sm->ninsn++;
+		w->sizes[w->nsizes++] = insn.size;
 		*last = insn.ip;
 		next = insn.ip + insn.size;
 		if (n == 1) {
@@ -126,6 +138,7 @@ static void out_of(const struct hwt_an_walks *w, const struct walk_slot *sm,
 	out->last_size = sm->last_size;
 	out->last_iclass = sm->last_iclass;
 	out->last = b->end_ip;
+	out->sizes = w->sizes ? &w->sizes[sm->sizes] : NULL;
 }
 
 int hwt_an_walks_get(struct hwt_an_walks *w, struct hwt_image *image,
@@ -141,10 +154,11 @@ int hwt_an_walks_get(struct hwt_an_walks *w, struct hwt_image *image,
 		out_of(w, slot, b, out);
 		return 0;
 	}
-	if (w->ninner > INNER_MAX) {
+	if (w->ninner > INNER_MAX || w->nsizes > SIZES_MAX) {
 		memset(w->slots, 0, ((size_t)1 << SLOT_BITS) *
 				    sizeof(*w->slots));
 		w->ninner = 0;
+		w->nsizes = 0;
 	}
 	memset(&sm, 0, sizeof(sm));
 	err = walk(w, image, b, &sm, &last);
@@ -154,6 +168,7 @@ int hwt_an_walks_get(struct hwt_an_walks *w, struct hwt_image *image,
 		out_of(w, &sm, b, out);
 		out->last = last;
 		w->ninner = sm.inner;
+		w->nsizes = sm.sizes;
 		return err;
 	}
 	sm.ip = b->ip;

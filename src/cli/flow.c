@@ -97,6 +97,7 @@ struct sym_cache {
 	struct cli_sym_span span;
 	uint64_t base;
 	const char *name;
+	size_t len;		/* of @name, as printed (at most 200) */
 	uint8_t valid, found;
 };
 
@@ -185,8 +186,12 @@ struct flow {
  * cli_sym_span; a binary search per instruction was a third of flow
  * --insn's time).
  */
+/* Long C++ names are cut; the address is exact anyway. */
+#define SYM_MAX_LEN 200
+
 static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
-		      uint64_t ip, const char **name, uint64_t *off)
+		      uint64_t ip, const char **name, size_t *len,
+		      uint64_t *off)
 {
 	uint64_t o = 0, end = 0;
 	const char *n = NULL;
@@ -199,6 +204,7 @@ static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
 			hwt_image_generation(image), ip, end };
 		c->found = err >= 0;
 		c->name = n;
+		c->len = n ? strnlen(n, SYM_MAX_LEN) : 0;
 		c->base = ip - o;
 		if (!c->valid)
 			return err;
@@ -206,6 +212,7 @@ static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
 	if (!c->found)
 		return -HWT_ERR_NOMAP;
 	*name = c->name;
+	*len = c->len;
 	*off = ip - c->base;
 	return 0;
 }
@@ -215,14 +222,15 @@ static char *put_sym(const struct flow *fl, struct seg *s,
 {
 	const char *name = NULL;
 	uint64_t off = 0;
+	size_t len = 0;
 
-	if (fl->opt->no_sym || seg_symbol(&s->sym, image, ip, &name, &off) < 0)
+	if (fl->opt->no_sym ||
+	    seg_symbol(&s->sym, image, ip, &name, &len, &off) < 0)
 		return p;
 	*p++ = ' ';
 	*p++ = ' ';
-	/* Long C++ names are cut; the address is exact anyway. */
-	for (int n = 0; *name && n < 200; n++)
-		*p++ = *name++;
+	memcpy(p, name, len);
+	p += len;
 	*p++ = '+';
 	*p++ = '0';
 	*p++ = 'x';
@@ -380,6 +388,44 @@ static int walk_branches(struct seg *s, const struct hwt_block *b)
 	return 0;
 }
 
+/*
+ * The instruction lines of @b from its kept walk (without --disasm, which
+ * needs each instruction's bytes): where each starts is the one before's
+ * end, or, after a direct call or jump inside the block, its target. (The
+ * walk of every instruction was 35% of hwt flow's time on gzip's trace.)
+ */
+static int walk_insns(struct flow *fl, struct seg *s,
+		      const struct hwt_block *b, const struct cli_blk_time *t)
+{
+	struct hwt_insn insn = { .ip = b->ip, .speculative = b->speculative };
+	struct hwt_an_walk w;
+	uint32_t k = 0;
+	uint64_t tsc;
+	int err;
+
+	if (!s->walks && !(s->walks = hwt_an_walks_new()))
+		return -HWT_ERR_NOMEM;
+	err = hwt_an_walks_get(s->walks, s->image, b, &w);
+	for (uint32_t i = 0; i < w.ninsn; i++) {
+		int have_time = cli_blk_time_of(t, i + 1 == b->ninsn, &tsc);
+
+		insn_line(fl, s, &insn, have_time, tsc);
+		if (k < w.ninner && w.inner[k].from == insn.ip)
+			insn.ip = w.inner[k++].to;
+		else
+			insn.ip += w.sizes[i];
+	}
+	s->ninsn += w.ninsn;
+	s->nbranches += w.ninner;
+	if (err < 0)
+		return err;
+	s->pend.ip = b->end_ip;
+	s->pend.fallthrough = b->end_ip + w.last_size;
+	s->pend.iclass = w.last_iclass;
+	s->pend.valid = 1;
+	return 0;
+}
+
 /* Walk the instructions of @b: lines, branches. */
 static int walk_block(struct flow *fl, struct seg *s,
 		      const struct hwt_block *b, const struct cli_blk_time *t)
@@ -391,6 +437,8 @@ static int walk_block(struct flow *fl, struct seg *s,
 
 	if (opt->mode == MODE_BRANCHES)
 		return walk_branches(s, b);
+	if (opt->mode == MODE_INSN && !opt->disasm)
+		return walk_insns(fl, s, b, t);
 
 	for (uint32_t n = b->ninsn; n > 0; n--) {
 		err = hwt_blk_insn_walk(s->image, b->mode, &ip, &insn);
@@ -587,8 +635,7 @@ static int use_batch(const struct flow *fl)
 
 	if (env && *env && strcmp(env, "0"))
 		return 0;
-	return fl->opt->mode == MODE_BLOCKS || fl->opt->mode == MODE_BRANCHES ||
-	       fl->opt->mode == MODE_CALLS;
+	return fl->opt->mode != MODE_STAT && fl->opt->mode != MODE_COVERAGE;
 }
 
 /*
@@ -892,8 +939,11 @@ static void decode_segment(struct flow *fl, struct seg *s,
 out:
 	flush_block(fl, s);
 	free(batch);
-	hwt_an_walks_delete(s->walks);
-	s->walks = NULL;
+	/* (A worker's decoder comes with its walks: both are kept.) */
+	if (dec != reuse) {
+		hwt_an_walks_delete(s->walks);
+		s->walks = NULL;
+	}
 	if (time_matters(fl))
 		s->reached.have_t = hwt_blk_time_watched(dec,
 							 &s->reached.t) > 0;
@@ -926,6 +976,10 @@ static void *worker(void *arg)
 	struct hwt_blk_decoder *dec;
 	/* hwt calls: this thread's symbol lookups, for all its segments. */
 	struct calls_sym *syms = NULL;
+	/* --insn, --branches: the blocks' walks, for all its segments (a
+	 * table of its own for each 16 KiB segment made -j2 slower than
+	 * one thread). */
+	struct hwt_an_walks *walks = NULL;
 	int fresh = 1;
 	size_t k;
 
@@ -961,7 +1015,10 @@ static void *worker(void *arg)
 				s->seed.have_t = 1;
 		}
 		calls_seg_swap_syms(&s->calls, &syms);
+		s->walks = walks;
 		decode_segment(pool->fl, s, dec, fresh);
+		walks = s->walks;
+		s->walks = NULL;
 		calls_seg_swap_syms(&s->calls, &syms);
 		if (hook)
 			hook->seg_end(hctx, &s->notes);
@@ -971,6 +1028,7 @@ static void *worker(void *arg)
 		cli_order_done(&pool->order, &s->done);
 	}
 	hwt_blk_delete(dec);
+	hwt_an_walks_delete(walks);
 	free(syms);
 	if (hook)
 		hook->unfork(hctx);

@@ -44,13 +44,11 @@ void cli_out_flush(struct cli_out *o)
 	o->len = 0;
 }
 
-char *cli_out_reserve(struct cli_out *o, size_t n)
+char *cli_out_reserve_more_(struct cli_out *o, size_t n)
 {
 	char *nbuf;
 	size_t ncap;
 
-	if (o->cap - o->len >= n)
-		return o->buf + o->len;
 	if (o->f) {
 		cli_out_flush(o);
 		if (o->cap >= n)
@@ -68,12 +66,6 @@ char *cli_out_reserve(struct cli_out *o, size_t n)
 	o->buf = nbuf;
 	o->cap = ncap;
 	return o->buf + o->len;
-}
-
-void cli_out_commit(struct cli_out *o, const char *end)
-{
-	if (end >= o->buf && end <= o->buf + o->cap)
-		o->len = (size_t)(end - o->buf);
 }
 
 void cli_out_write(struct cli_out *o, const void *data, size_t n)

@@ -623,4 +623,34 @@ for t in cyc cycsparse mtconly mtcnocyc; do
 	[ "$n" -gt 50 ] || fail "$t: only $n distinct times"
 done
 
+# Instruction lines come from the blocks' kept walks (hwt_an_walks_get():
+# where each instruction starts, direct calls and jumps inside a block
+# followed); --disasm's from a walk of every instruction: the same
+# addresses and times, on bench/gen_flow's program (calls, jumps,
+# indirect branches, thousands of blocks), whole and with a corrupted
+# byte, in one thread and in 16 KiB segments on two.
+gen=$build/gen_flow
+built "$gen"
+"$gen" -s 256K -S 3 "$tmp/g" >/dev/null || fail "gen_flow"
+cp "$tmp/g.pt" "$tmp/gbad.pt"
+printf '\xd9' | dd of="$tmp/gbad.pt" bs=1 seek=100000 conv=notrunc 2>/dev/null
+for t in g gbad; do
+	for j in 1 2; do
+		"$hwt" flow -j$j --time --raw "$tmp/g.bin:0x400000" \
+			"$tmp/$t.pt" | awk '{ print $1, $2 }' >"$tmp/walks"
+		"$hwt" flow -j$j --time --disasm --raw "$tmp/g.bin:0x400000" \
+			"$tmp/$t.pt" | awk '{ print $1, $2 }' >"$tmp/each"
+		check
+		if [ "$(wc -l <"$tmp/walks")" -lt 100000 ]; then
+			fail "$t.pt -j$j: fewer than 100000 instruction lines"
+		elif ! cmp -s "$tmp/walks" "$tmp/each"; then
+			fail "$t.pt -j$j: instruction lines from the kept walks" \
+				"are not those of --disasm's walk"
+			diff "$tmp/each" "$tmp/walks" | head -n 5 >&2
+		fi
+	done
+done
+check
+grep -q '^\[error' "$tmp/walks" || fail "gbad.pt: no error reported"
+
 finish

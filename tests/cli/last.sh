@@ -13,12 +13,13 @@
 #      and 64 KiB): each piece's decoder starts with the time (and CYC
 #      calibration) the one before had at its PSB, so the branches' times
 #      are those of the stream decoded whole.
-#  (3) Batches: hwt last, hwt calls (--time too), flow --blocks and
-#      --branches take the blocks of a perf.data in batches that end where
-#      the time may move or a note of lost data by offset comes due
-#      (hwt_blk_next_batch_until()). On CYC traces with losses, hwt calls
-#      --time and flow --branches print what they print with the blocks
-#      one at a time (HWT_ONE_BLOCK=1: lines, times, notes), and hwt
+#  (3) Batches: hwt last, hwt calls (--time too), hwt flow (instructions,
+#      --blocks, --branches) take the blocks of a perf.data in batches that
+#      end where the time may move or a note of lost data by offset comes
+#      due (hwt_blk_next_batch_until()). On CYC traces with losses, hwt
+#      calls --time, flow --branches and flow --time print what they print
+#      with the blocks one at a time (HWT_ONE_BLOCK=1: lines, times,
+#      notes), and hwt
 #      last's branches are the last of flow --branches'.
 #  (4) How the process ended (hwt's HWT_EXIT feature, mkptdata --exit):
 #      a thread's trace names the signal and the faulting instruction and
@@ -221,7 +222,7 @@ done
 # ---- (3) batches ------------------------------------------------------------
 
 for f in cycloss cyclossthreads cyc4loss cyc4lossthreads; do
-	for cmd in "calls --time" "flow --branches"; do
+	for cmd in "calls --time" "flow --branches" "flow --time"; do
 		# shellcheck disable=SC2086
 		"$hwt" $cmd "$tmp/$f.data" >"$tmp/many" 2>&1
 		# shellcheck disable=SC2086

@@ -420,6 +420,8 @@ static void test_walks(void **state)
 		assert_int_equal(a.last_size, 2);
 		assert_int_equal(a.last_iclass, HWT_IC_COND_JUMP);
 		assert_true(a.last == 0x1013);
+		assert_memory_equal(a.sizes, ((const uint8_t[]){ 5, 3, 2 }),
+				    3);
 	}
 	/* 32-bit: dec eax; test eax, eax; je: another walk. */
 	b.mode = HWT_MODE_32;
@@ -428,6 +430,7 @@ static void test_walks(void **state)
 	assert_int_equal(hwt_an_walks_get(w, image, &b, &a), 0);
 	assert_int_equal(a.ninner, 0);
 	assert_int_equal(a.last_iclass, HWT_IC_COND_JUMP);
+	assert_memory_equal(a.sizes, ((const uint8_t[]){ 1, 2, 2 }), 3);
 	/* 64-bit from 1010, one instruction past the code: test, je, nop,
 	 * ret walked, then nothing mapped. */
 	b.mode = HWT_MODE_64;
@@ -435,6 +438,7 @@ static void test_walks(void **state)
 	assert_true(hwt_an_walks_get(w, image, &b, &a) < 0);
 	assert_int_equal(a.ninsn, 4);
 	assert_true(a.last == 0x1016);
+	assert_memory_equal(a.sizes, ((const uint8_t[]){ 3, 2, 1, 1 }), 4);
 	/* Other code at 1010 (nops; the image's generation moves): walked
 	 * again. */
 	b.ninsn = 4;
@@ -447,6 +451,50 @@ static void test_walks(void **state)
 	assert_int_equal(a.ninsn, 4);
 	assert_int_equal(a.last_iclass, HWT_IC_OTHER);
 	assert_int_equal(a.last_size, 1);
+	assert_memory_equal(a.sizes, ((const uint8_t[]){ 1, 1, 1, 1 }), 4);
+	hwt_an_walks_delete(w);
+	hwt_image_delete(image);
+}
+
+/*
+ * More instruction sizes than the table keeps (4 Mi): it forgets all and
+ * starts again, and what it gives stays right. Straight code of nops and
+ * 2-byte xchgs (66 90), 1,000 instructions a block from 4,600 places.
+ */
+static void test_walks_full(void **state)
+{
+	static uint8_t mix[1 << 16];
+	struct hwt_image *image = hwt_image_new();
+	struct hwt_an_walks *w = hwt_an_walks_new();
+	struct hwt_block b;
+	struct hwt_an_walk a;
+
+	(void)state;
+	assert_non_null(image);
+	assert_non_null(w);
+	for (size_t i = 0; i < sizeof(mix); i += 3) {
+		mix[i] = 0x90;
+		if (i + 2 < sizeof(mix)) {
+			mix[i + 1] = 0x66;
+			mix[i + 2] = 0x90;
+		}
+	}
+	assert_int_equal(hwt_image_add_buffer(image, mix, sizeof(mix),
+					      0x100000), 0);
+	memset(&b, 0, sizeof(b));
+	b.mode = HWT_MODE_64;
+	b.ninsn = 1000;
+	for (unsigned round = 0; round < 2; round++)
+		for (unsigned k = 0; k < 4600; k++) {
+			/* From a nop, or from an xchg. */
+			b.ip = 0x100000 + 3 * (k % 3000) + (k / 3000);
+			assert_int_equal(hwt_an_walks_get(w, image, &b, &a), 0);
+			assert_int_equal(a.ninsn, 1000);
+			/* (k >= 3000: from the xchgs, a 2 first.) */
+			for (unsigned i = 0; i < 1000; i++)
+				assert_int_equal(a.sizes[i],
+						 (i + k / 3000) % 2 ? 2 : 1);
+		}
 	hwt_an_walks_delete(w);
 	hwt_image_delete(image);
 }
@@ -460,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_code_changes),
 		cmocka_unit_test(test_sync_stops),
 		cmocka_unit_test(test_walks),
+		cmocka_unit_test(test_walks_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
