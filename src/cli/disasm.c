@@ -16,6 +16,9 @@
 
 #include "cli/cli.h"
 
+/* Texts up to this long (with the NUL) are kept in a memo's slot. */
+#define DIS_TEXT_MAX 72
+
 struct cli_disasm {
 	ZydisDecoder dec[4];	/* by enum hwt_exec_mode; [0] unused */
 	ZydisFormatter fmt;
@@ -74,6 +77,73 @@ int cli_disasm_format(const struct cli_disasm *d, unsigned mode,
 		    ip, NULL)))
 		return -1;
 	return insn.length;
+}
+
+/* A formatted instruction: the key (address, mode, bytes) and its text. */
+struct dis_slot {
+	uint64_t ip;
+	uint8_t mode, size, tlen;	/* mode 0: empty */
+	uint8_t raw[15];
+	char text[DIS_TEXT_MAX];
+};
+
+enum { DIS_SLOT_BITS = 14 };
+
+struct cli_disasm_memo {
+	struct dis_slot *slots;		/* 1 << DIS_SLOT_BITS */
+	char scratch[256];		/* a text too long for a slot */
+};
+
+struct cli_disasm_memo *cli_disasm_memo_new(void)
+{
+	struct cli_disasm_memo *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->slots = calloc((size_t)1 << DIS_SLOT_BITS, sizeof(*m->slots));
+	if (!m->slots) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void cli_disasm_memo_delete(struct cli_disasm_memo *m)
+{
+	if (!m)
+		return;
+	free(m->slots);
+	free(m);
+}
+
+const char *cli_disasm_text(const struct cli_disasm *d,
+			    struct cli_disasm_memo *m, unsigned mode,
+			    const uint8_t *raw, size_t size, uint64_t ip,
+			    size_t *tlen)
+{
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull;
+	struct dis_slot *sl = &m->slots[h >> (64 - DIS_SLOT_BITS)];
+	size_t n;
+
+	if (sl->mode == mode && sl->ip == ip && sl->size == size &&
+	    size <= sizeof(sl->raw) && !memcmp(sl->raw, raw, size)) {
+		*tlen = sl->tlen;
+		return sl->text;
+	}
+	if (cli_disasm_format(d, mode, raw, size, ip, m->scratch,
+			      sizeof(m->scratch)) < 0)
+		return NULL;
+	n = strlen(m->scratch);
+	*tlen = n;
+	if (n >= sizeof(sl->text) || size > sizeof(sl->raw) || !mode)
+		return m->scratch;
+	sl->ip = ip;
+	sl->mode = (uint8_t)mode;
+	sl->size = (uint8_t)size;
+	sl->tlen = (uint8_t)n;
+	memcpy(sl->raw, raw, size);
+	memcpy(sl->text, m->scratch, n + 1);
+	return sl->text;
 }
 
 /* The class of a mnemonic, as libipt's ptxed derives it from XED's. */

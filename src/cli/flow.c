@@ -158,6 +158,7 @@ struct seg {
 	 * before it, the batch's (hwt_blk_next_batch_until()). */
 	uint8_t time_held;
 	struct hwt_an_walks *walks;	/* --branches: the blocks' walks */
+	struct cli_disasm_memo *dmemo;	/* --disasm: the texts */
 	/* perf.data: the time the hook saw last, and the offset before
 	 * which it has nothing to do while that stays (sync_hook()). */
 	struct cli_sync_quiet quiet;
@@ -310,7 +311,7 @@ static void resolve(struct seg *s, uint64_t next, int print)
 /* Blocks                                                              */
 /* ------------------------------------------------------------------ */
 
-#define LINE_MAX_LEN 512
+#define LINE_MAX_LEN 640
 
 static void insn_line(struct flow *fl, struct seg *s,
 		      const struct hwt_insn *insn, int have_time,
@@ -318,7 +319,6 @@ static void insn_line(struct flow *fl, struct seg *s,
 {
 	const struct flow_options *opt = fl->opt;
 	char *p = cli_out_reserve(&s->out, LINE_MAX_LEN);
-	char text[160];
 
 	if (opt->time) {
 		if (have_time)
@@ -335,14 +335,21 @@ static void insn_line(struct flow *fl, struct seg *s,
 	p = cli_put_hex16(p, insn->ip);
 	p = put_sym(fl, s, s->image, p, insn->ip);
 	if (opt->disasm) {
+		const char *text = NULL;
+		size_t tlen = 0;
+
+		if (s->dmemo || (s->dmemo = cli_disasm_memo_new()))
+			text = cli_disasm_text(fl->dis, s->dmemo, insn->mode,
+					       insn->raw, insn->size, insn->ip,
+					       &tlen);
 		*p++ = ' ';
 		*p++ = ' ';
-		if (cli_disasm_format(fl->dis, insn->mode, insn->raw,
-				      insn->size, insn->ip, text,
-				      sizeof(text)) > 0)
-			p = cli_put_str(p, text);
-		else
+		if (text && tlen < LINE_MAX_LEN - 256) {
+			memcpy(p, text, tlen);
+			p += tlen;
+		} else {
 			p = cli_put_str(p, "(bad)");
+		}
 	}
 	*p++ = '\n';
 	cli_out_commit(&s->out, p);
@@ -939,10 +946,13 @@ static void decode_segment(struct flow *fl, struct seg *s,
 out:
 	flush_block(fl, s);
 	free(batch);
-	/* (A worker's decoder comes with its walks: both are kept.) */
+	/* (A worker's decoder comes with its walks and texts: all are
+	 * kept.) */
 	if (dec != reuse) {
 		hwt_an_walks_delete(s->walks);
 		s->walks = NULL;
+		cli_disasm_memo_delete(s->dmemo);
+		s->dmemo = NULL;
 	}
 	if (time_matters(fl))
 		s->reached.have_t = hwt_blk_time_watched(dec,
@@ -980,6 +990,7 @@ static void *worker(void *arg)
 	 * table of its own for each 16 KiB segment made -j2 slower than
 	 * one thread). */
 	struct hwt_an_walks *walks = NULL;
+	struct cli_disasm_memo *dmemo = NULL;
 	int fresh = 1;
 	size_t k;
 
@@ -1016,9 +1027,12 @@ static void *worker(void *arg)
 		}
 		calls_seg_swap_syms(&s->calls, &syms);
 		s->walks = walks;
+		s->dmemo = dmemo;
 		decode_segment(pool->fl, s, dec, fresh);
 		walks = s->walks;
+		dmemo = s->dmemo;
 		s->walks = NULL;
+		s->dmemo = NULL;
 		calls_seg_swap_syms(&s->calls, &syms);
 		if (hook)
 			hook->seg_end(hctx, &s->notes);
@@ -1029,6 +1043,7 @@ static void *worker(void *arg)
 	}
 	hwt_blk_delete(dec);
 	hwt_an_walks_delete(walks);
+	cli_disasm_memo_delete(dmemo);
 	free(syms);
 	if (hook)
 		hook->unfork(hctx);

@@ -54,6 +54,7 @@ struct ptxed {
 	struct hwt_image *image;
 	struct hwt_blk_decoder *dec;
 	struct cli_disasm *dis;
+	struct cli_disasm_memo *memo;	/* the instructions' texts */
 	struct cli_sb *sb;		/* --pevent sideband, or NULL */
 	struct cli_out out;
 	uint64_t ninsn, nblocks;
@@ -170,14 +171,17 @@ static void print_insn(struct ptxed *px, const struct hwt_insn *insn)
 {
 	const struct ptxed_options *opt = px->opt;
 	static const char hex[] = "0123456789abcdef";
-	char *p = cli_out_reserve(&px->out, INSN_LINE_MAX), *q;
-	char text[256];
+	char *p = cli_out_reserve(&px->out, INSN_LINE_MAX);
+	const char *text;
+	size_t tlen = 0;
 
 	p = insn_prefix(px, p, insn->ip, insn->speculative);
 	if (!opt->no_inst) {
-		int ok = cli_disasm_format(px->dis, insn->mode, insn->raw,
-					   insn->size, insn->ip, text,
-					   sizeof(text)) > 0;
+		int ok;
+
+		text = cli_disasm_text(px->dis, px->memo, insn->mode,
+				       insn->raw, insn->size, insn->ip, &tlen);
+		ok = text != NULL;
 
 		if (opt->raw_insn || !ok) {
 			unsigned i;
@@ -196,8 +200,8 @@ static void print_insn(struct ptxed *px, const struct hwt_insn *insn)
 		if (ok) {
 			*p++ = ' ';
 			*p++ = ' ';
-			for (q = text; *q; q++)
-				*p++ = *q;
+			memcpy(p, text, tlen);
+			p += tlen;
 		} else {
 			static const char msg[] = " [decode error]";
 
@@ -875,7 +879,8 @@ int cmd_ptxed(int argc, char **argv)
 
 	if (!opt.no_inst || opt.check) {
 		px.dis = cli_disasm_new(opt.att);
-		if (!px.dis) {
+		px.memo = cli_disasm_memo_new();
+		if (!px.dis || !px.memo) {
 			fprintf(stderr, "%s: failed to set up the "
 				"disassembler.\n", prog);
 			ret = 1;
@@ -908,6 +913,7 @@ out:
 	hwt_blk_delete(px.dec);
 	cli_sb_delete(px.sb);
 	cli_disasm_delete(px.dis);
+	cli_disasm_memo_delete(px.memo);
 	hwt_image_delete(px.image);
 	cli_input_close(&in);
 	return ret;

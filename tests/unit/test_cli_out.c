@@ -5,7 +5,11 @@
  * printf's "%016llx" and "%llx" on every nibble value at every position,
  * runs of each digit and random words; and the output buffer's inline
  * reserve and commit (src/cli/outbuf.c grows or flushes it) against the
- * plain concatenation of what was written, in memory and to a file.
+ * plain concatenation of what was written, in memory and to a file. And
+ * the memo of disassembly texts (src/cli/disasm.c) against formatting
+ * every time: the same bytes at another address or in another mode, other
+ * bytes at the same address (code that changed), slots taken over by
+ * other addresses, texts too long for a slot, bytes that do not decode.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+
+#include <hwt/flow.h>
 
 #include "cli/cli.h"
 #include "rng.h"
@@ -117,11 +123,99 @@ static void test_out(void **state)
 	free(back);
 }
 
+/* The memo's text of @raw (@size bytes, @mode, @ip) is Zydis's now. */
+static size_t check_text(struct cli_disasm *d, struct cli_disasm_memo *m,
+			 unsigned mode, const uint8_t *raw, size_t size,
+			 uint64_t ip)
+{
+	char want[256];
+	const char *got;
+	size_t tlen = 0;
+	int len = cli_disasm_format(d, mode, raw, size, ip, want,
+				    sizeof(want));
+
+	/* (Twice: made, then kept.) */
+	for (int k = 0; k < 2; k++) {
+		got = cli_disasm_text(d, m, mode, raw, size, ip, &tlen);
+		if (len < 0 || (size_t)len != size) {
+			/* Callers pass an instruction's own bytes. */
+			if (len < 0)
+				assert_null(got);
+			continue;
+		}
+		assert_non_null(got);
+		assert_int_equal(tlen, strlen(want));
+		assert_string_equal(got, want);
+	}
+	return len < 0 ? 0 : strlen(want);
+}
+
+static void test_disasm_memo(void **state)
+{
+	static const uint8_t nop[] = { 0x90 }, ret[] = { 0xc3 };
+	static const uint8_t jmp0[] = { 0xeb, 0x00 }, rex[] = { 0x40 };
+	static const uint8_t pushf[] = { 0x9c };
+	/* vgf2p8affineinvqb ymm15 {k2} {z}, ymm10, [rcx+rbp*4-0x390CA05A]
+	 * {1to4}, 0xC5: 76 characters, more than a slot holds. */
+	static const uint8_t evex[] = { 0x62, 0x73, 0xad, 0xba, 0xcf, 0xbc,
+					0xa9, 0xa6, 0x5f, 0xf3, 0xc6, 0xc5 };
+	struct cli_disasm *d = cli_disasm_new(0);
+	struct cli_disasm_memo *m = cli_disasm_memo_new();
+	struct rng r = { 18 };
+	unsigned nok = 0;
+
+	(void)state;
+	assert_non_null(d);
+	assert_non_null(m);
+	check_text(d, m, HWT_MODE_64, nop, 1, 0x1000);
+	/* Other code at the same address. */
+	check_text(d, m, HWT_MODE_64, ret, 1, 0x1000);
+	/* The same bytes elsewhere: another target. */
+	check_text(d, m, HWT_MODE_64, jmp0, 2, 0x1000);
+	check_text(d, m, HWT_MODE_64, jmp0, 2, 0x2000);
+	check_text(d, m, HWT_MODE_64, jmp0, 2, 0x1000);
+	/* inc eax in 32-bit code, a prefix alone in 64-bit code. */
+	check_text(d, m, HWT_MODE_32, rex, 1, 0x3000);
+	check_text(d, m, HWT_MODE_64, rex, 1, 0x3000);
+	check_text(d, m, HWT_MODE_32, rex, 1, 0x3000);
+	/* pushfq, then pushfd: the same byte at the same address. */
+	check_text(d, m, HWT_MODE_64, pushf, 1, 0x3000);
+	check_text(d, m, HWT_MODE_32, pushf, 1, 0x3000);
+	check_text(d, m, HWT_MODE_16, pushf, 1, 0x3000);
+	assert_true(check_text(d, m, HWT_MODE_64, evex, sizeof(evex),
+			       0x4000) >= 72);
+	check_text(d, m, HWT_MODE_64, nop, 1, 0x4000);
+	/* Random bytes at random addresses, more than the slots: each as
+	 * long as the instruction it starts (a third EVEX). */
+	for (unsigned i = 0; i < 300000; i++) {
+		uint8_t raw[15];
+		char tmp[256];
+		unsigned mode = HWT_MODE_16 + rndn(&r, 3);
+		uint64_t ip = 0x400000 + rndn(&r, 1 << 20);
+		int len;
+
+		for (unsigned k = 0; k < sizeof(raw); k++)
+			raw[k] = (uint8_t)rnd(&r);
+		if (i % 3 == 0)
+			raw[0] = 0x62;	/* EVEX */
+		len = cli_disasm_format(d, mode, raw, sizeof(raw), ip, tmp,
+					sizeof(tmp));
+		if (len <= 0)
+			continue;
+		nok++;
+		check_text(d, m, mode, raw, (size_t)len, ip);
+	}
+	assert_true(nok > 100000);
+	cli_disasm_memo_delete(m);
+	cli_disasm_delete(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_out),
+		cmocka_unit_test(test_disasm_memo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
