@@ -327,14 +327,18 @@ static inline char *cli_put_dec(char *p, uint64_t v)
 	return p + n;
 }
 
-/* @v in hex without leading zeros; returns the end. */
+/*
+ * @v in hex without leading zeros; returns the end. (A digit at a time:
+ * for the 6 to 12 digits of an address, faster than cli_put_hex16()'s
+ * eight at once and a shift, measured.)
+ */
 static inline char *cli_put_hex(char *p, uint64_t v)
 {
+	static const char digits[] = "0123456789abcdef";
 	unsigned n = v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;
-	char tmp[16];
 
-	cli_put_hex16(tmp, v);
-	memcpy(p, tmp + 16 - n, n);
+	for (unsigned i = n; i-- > 0; v >>= 4)
+		p[i] = digits[v & 0xf];
 	return p + n;
 }
 
