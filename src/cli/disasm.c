@@ -87,7 +87,7 @@ struct dis_slot {
 	char text[DIS_TEXT_MAX];
 };
 
-enum { DIS_SLOT_BITS = 14 };
+enum { DIS_SLOT_BITS = 16 };
 
 struct cli_disasm_memo {
 	struct dis_slot *slots;		/* 1 << DIS_SLOT_BITS */

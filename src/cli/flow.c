@@ -157,7 +157,7 @@ struct seg {
 	/* A block of a batch but its last: the time after it is the one
 	 * before it, the batch's (hwt_blk_next_batch_until()). */
 	uint8_t time_held;
-	struct hwt_an_walks *walks;	/* --branches: the blocks' walks */
+	struct hwt_an_walks *walks;	/* the blocks' walks (seg_walk()) */
 	struct cli_disasm_memo *dmemo;	/* --disasm: the texts */
 	/* perf.data: the time the hook saw last, and the offset before
 	 * which it has nothing to do while that stays (sync_hook()). */
@@ -182,14 +182,14 @@ struct flow {
 /* Output helpers                                                      */
 /* ------------------------------------------------------------------ */
 
+/* Long C++ names are cut; the address is exact anyway. */
+#define SYM_MAX_LEN 200
+
 /*
  * The symbol at @ip, looked up once for a walk through a function (struct
  * cli_sym_span; a binary search per instruction was a third of flow
  * --insn's time).
  */
-/* Long C++ names are cut; the address is exact anyway. */
-#define SYM_MAX_LEN 200
-
 static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
 		      uint64_t ip, const char **name, size_t *len,
 		      uint64_t *off)
@@ -311,6 +311,7 @@ static void resolve(struct seg *s, uint64_t next, int print)
 /* Blocks                                                              */
 /* ------------------------------------------------------------------ */
 
+/* A line's most: TSC, '?', IP, symbol (200) and offset, disassembly (255). */
 #define LINE_MAX_LEN 640
 
 static void insn_line(struct flow *fl, struct seg *s,
@@ -344,7 +345,7 @@ static void insn_line(struct flow *fl, struct seg *s,
 					       &tlen);
 		*p++ = ' ';
 		*p++ = ' ';
-		if (text && tlen < LINE_MAX_LEN - 256) {
+		if (text) {
 			memcpy(p, text, tlen);
 			p += tlen;
 		} else {
@@ -373,25 +374,40 @@ static void block_line(struct flow *fl, struct seg *s,
 	cli_out_commit(&s->out, p);
 }
 
-/* --branches: the block's walk is kept (hwt_an_walks_get()), so hot
- * blocks are walked once, not an instruction at a time each time. */
+/* The walk of @b, kept (hwt_an_walks_get()): hot blocks are walked once,
+ * not an instruction at a time each time. */
+static int seg_walk(struct seg *s, const struct hwt_block *b,
+		    struct hwt_an_walk *w)
+{
+	if (!s->walks && !(s->walks = hwt_an_walks_new())) {
+		memset(w, 0, sizeof(*w));
+		return -HWT_ERR_NOMEM;
+	}
+	return hwt_an_walks_get(s->walks, s->image, b, w);
+}
+
+/* @b walked to its end: its last instruction is the branch pending. */
+static void pend_walked(struct seg *s, const struct hwt_block *b,
+			const struct hwt_an_walk *w)
+{
+	s->pend.ip = b->end_ip;
+	s->pend.fallthrough = b->end_ip + w->last_size;
+	s->pend.iclass = w->last_iclass;
+	s->pend.valid = 1;
+}
+
+/* --branches: the branches inside the block, from its walk. */
 static int walk_branches(struct seg *s, const struct hwt_block *b)
 {
 	struct hwt_an_walk w;
-	int err;
+	int err = seg_walk(s, b, &w);
 
-	if (!s->walks && !(s->walks = hwt_an_walks_new()))
-		return -HWT_ERR_NOMEM;
-	err = hwt_an_walks_get(s->walks, s->image, b, &w);
 	for (uint32_t i = 0; i < w.ninner; i++)
 		branch_line(s, w.inner[i].from, w.inner[i].to);
 	s->ninsn += w.ninsn;
 	if (err < 0)
 		return err;
-	s->pend.ip = b->end_ip;
-	s->pend.fallthrough = b->end_ip + w.last_size;
-	s->pend.iclass = w.last_iclass;
-	s->pend.valid = 1;
+	pend_walked(s, b, &w);
 	return 0;
 }
 
@@ -408,11 +424,8 @@ static int walk_insns(struct flow *fl, struct seg *s,
 	struct hwt_an_walk w;
 	uint32_t k = 0;
 	uint64_t tsc;
-	int err;
+	int err = seg_walk(s, b, &w);
 
-	if (!s->walks && !(s->walks = hwt_an_walks_new()))
-		return -HWT_ERR_NOMEM;
-	err = hwt_an_walks_get(s->walks, s->image, b, &w);
 	for (uint32_t i = 0; i < w.ninsn; i++) {
 		int have_time = cli_blk_time_of(t, i + 1 == b->ninsn, &tsc);
 
@@ -426,10 +439,7 @@ static int walk_insns(struct flow *fl, struct seg *s,
 	s->nbranches += w.ninner;
 	if (err < 0)
 		return err;
-	s->pend.ip = b->end_ip;
-	s->pend.fallthrough = b->end_ip + w.last_size;
-	s->pend.iclass = w.last_iclass;
-	s->pend.valid = 1;
+	pend_walked(s, b, &w);
 	return 0;
 }
 
