@@ -163,6 +163,13 @@ struct seg {
 	 * which it has nothing to do while that stays (sync_hook()). */
 	struct cli_sync_quiet quiet;
 	struct sym_cache sym;
+	/* A CPU's stream: the thread of the lines now (@task: pid << 32 |
+	 * tid), and the first it named (@first_task, its line at @mark_at,
+	 * @mark_len bytes: left out where the segment before ended in the
+	 * same thread, consume()). */
+	uint64_t task, first_task;
+	uint8_t have_task, marked;
+	size_t mark_at, mark_len;
 };
 
 struct flow {
@@ -684,6 +691,38 @@ static int inline_notes(const struct flow *fl)
 }
 
 /* perf.data: bring the image up to date, print lost-data notes due here. */
+/*
+ * A CPU's stream: a line naming the thread whose lines follow, where it
+ * changes (after the lost-data notes due there, so that a segment's first
+ * is after the notes the segments before left: one thread's order).
+ */
+static void mark_task(struct flow *fl, struct seg *s)
+{
+	uint32_t pid, tid;
+	uint64_t task;
+
+	if (fl->opt->mode != MODE_INSN && fl->opt->mode != MODE_BLOCKS &&
+	    fl->opt->mode != MODE_BRANCHES)
+		return;
+	fl->hook->task(s->hctx, &pid, &tid);
+	task = (uint64_t)pid << 32 | tid;
+	if (s->have_task && task == s->task)
+		return;
+	/* (A canonical block does not go on in another thread.) */
+	flush_block(fl, s);
+	if (!s->have_task) {
+		s->first_task = task;
+		s->marked = 1;
+		s->mark_at = s->out.len;
+	}
+	cli_out_printf(&s->out, "[pid %" PRIu32 " tid %" PRIu32 "]\n", pid,
+		       tid);
+	if (!s->have_task)
+		s->mark_len = s->out.len - s->mark_at;
+	s->task = task;
+	s->have_task = 1;
+}
+
 static void sync_hook(struct flow *fl, struct seg *s,
 		      struct hwt_blk_decoder *dec)
 {
@@ -706,10 +745,12 @@ static void sync_hook(struct flow *fl, struct seg *s,
 		fl->hook->task(s->hctx, &pid, &tid);
 		calls_seg_task(&s->calls, pid, tid);
 	}
-	if (!due || !inline_notes(fl))
-		return;
-	flush_block(fl, s);
-	fl->hook->notes(s->hctx, dec, fl->base, &s->out);
+	if (due && inline_notes(fl)) {
+		flush_block(fl, s);
+		fl->hook->notes(s->hctx, dec, fl->base, &s->out);
+	}
+	if (fl->hook->on_cpu)
+		mark_task(fl, s);
 }
 
 /* Blocks per hwt_blk_next_batch(). */
@@ -1072,6 +1113,9 @@ struct totals {
 	size_t edges;
 	uint8_t hashed;
 	struct calls_hist *calls;
+	/* A CPU's stream: the thread the last segment printed ended in. */
+	uint64_t task;
+	uint8_t have_task;
 };
 
 /* Lost-data notes that the segments before left are due at the first
@@ -1099,10 +1143,30 @@ static void consume_calls(struct flow *fl, struct seg *s, struct totals *t)
 	calls_take_end(h, &s->calls);
 }
 
+/* [@from, @to) of @s's output, without its first thread line if @skip. */
+static void write_out(struct cli_out *out, const struct seg *s, size_t from,
+		      size_t to, int skip)
+{
+	size_t a = s->mark_at, b = s->mark_at + s->mark_len;
+
+	if (!skip || b <= from || a >= to) {
+		if (to > from)
+			cli_out_write(out, s->out.buf + from, to - from);
+		return;
+	}
+	if (a > from)
+		cli_out_write(out, s->out.buf + from, a - from);
+	if (to > b)
+		cli_out_write(out, s->out.buf + b, to - b);
+}
+
 /* Fold a finished segment into the totals, print its output. */
 static int consume(struct flow *fl, struct seg *s, struct totals *t,
 		   struct cli_out *out)
 {
+	/* Its first thread line says again what the segment before said. */
+	int skip = s->marked && t->have_task && t->task == s->first_task;
+
 	t->ninsn += s->ninsn + s->fold.ninsn;
 	t->nblocks += s->nblocks + s->fold.nblocks;
 	t->nbranches += s->nbranches;
@@ -1115,14 +1179,16 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 	} else if (fl->hook && s->hctx != fl->hook->ctx) {
 		size_t at = seg_join_at(s);
 
-		if (at)
-			cli_out_write(out, s->out.buf, at);
+		write_out(out, s, 0, at, skip);
 		fl->hook->seg_join(fl->hook->ctx, &s->notes,
 				   inline_notes(fl) ? out : NULL);
-		if (s->out.len > at)
-			cli_out_write(out, s->out.buf + at, s->out.len - at);
-	} else if (s->out.len) {
-		cli_out_write(out, s->out.buf, s->out.len);
+		write_out(out, s, at, s->out.len, skip);
+	} else {
+		write_out(out, s, 0, s->out.len, skip);
+	}
+	if (s->have_task) {
+		t->task = s->task;
+		t->have_task = 1;
 	}
 	free(s->out.buf);
 	s->out.buf = NULL;
@@ -1202,6 +1268,9 @@ static void seg_free(struct seg *s)
  */
 static void seg_lend(struct seg *s, struct totals *t, struct cli_out *out)
 {
+	/* (Printing as it goes, it names a thread where it changes.) */
+	s->task = t->task;
+	s->have_task = t->have_task;
 	if (t->calls) {
 		s->calls_hist = t->calls;
 		return;

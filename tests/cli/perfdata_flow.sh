@@ -318,6 +318,26 @@ if per_cpu "$tmp/cpu2.data"; then
 		END { print n + 0 }')
 	[ "$runs" = 7 ] ||
 		fail "two processes: $runs runs of one image's symbols, want 7"
+	# A line names the thread where the cpu changes hands (7: the first
+	# too), before the lines it ran: under 4321's, loop.b's names only.
+	# In instruction lines too, and -j2 (512-byte segments) prints them
+	# as -j1 does.
+	run_as cpu2i "$hwt" flow "$tmp/cpu2.data"
+	for f in cpu2 cpu2i; do
+		check
+		awk '/^\[pid / { who = $2; n++; next }
+			/^[0-9a-f]+ / {
+				s = $NF; if ($0 ~ /^[0-9a-f]+  [^ ]+$/) s = $2
+				if ((who == 4321) != (s ~ /^b/)) bad++; lines++ }
+			END { if (n != 7 || bad || lines < 1000) {
+				printf "%d thread lines, %d of %d lines misnamed\n",
+					n, bad, lines; exit 1 } }' \
+			"$tmp/$f.out" >"$tmp/awk.out" ||
+			fail "two processes, $f: $(cat "$tmp/awk.out")"
+	done
+	run_as cpu2j env HWT_SEGMENT_SIZE=512 "$hwt" flow -j2 "$tmp/cpu2.data"
+	same "two processes: flow -j2 vs -j1, thread lines" "$tmp/cpu2i.out" \
+		"$tmp/cpu2j.out"
 	run_as cpu2s "$hwt" flow --stat "$tmp/cpu2.data"
 	"$hwt" flow --stat --elf "$tmp/loop" "$tmp/loop.pt" >"$tmp/loop.stat" \
 		2>/dev/null
