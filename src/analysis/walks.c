@@ -5,12 +5,11 @@
  * A block of the flow layer runs on over direct calls and jumps, so the
  * branches taken inside it, its last instruction's size and class, and
  * where each instruction starts need a walk of its instructions (Zydis,
- * one at a time). Hot blocks come
- * millions of times: the walk is kept in a direct-mapped table keyed by
- * the image (its id and generation: code at the same address in another
- * process, or after a mapping changed, is walked again), the block's
- * first IP, length and mode, and replayed (hwt last, hwt flow
- * --branches, hwt flow's instruction lines).
+ * one at a time). Hot blocks come millions of times: the walk is kept in
+ * a direct-mapped table keyed by the image (its id and generation: code
+ * at the same address in another process, or after a mapping changed, is
+ * walked again), the block's first IP, length and mode, and replayed (hwt
+ * last, hwt flow --branches, hwt flow's instruction lines).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -79,9 +78,9 @@ static struct walk_slot *slot_of(struct hwt_an_walks *w,
 /*
  * Walk @b's instructions into *@sm: its direct calls and jumps (appended
  * to @inner), the instructions' sizes (to @sizes) and its last
- * instruction's size and class. A negative
- * HWT_ERR_* if an instruction cannot be read: the ones before it are in
- * *@sm, the last of them at *@last.
+ * instruction's size and class. A negative HWT_ERR_* if an instruction
+ * cannot be read: the ones before it are in *@sm, the last of them at
+ * *@last.
  */
 static int walk(struct hwt_an_walks *w, struct hwt_image *image,
 		const struct hwt_block *b, struct walk_slot *sm, uint64_t *last)
