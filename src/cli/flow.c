@@ -165,10 +165,10 @@ struct seg {
 	struct sym_cache sym;
 	/* A CPU's stream: the thread of the lines now (@task: pid << 32 |
 	 * tid), and the first it named (@first_task, its line at @mark_at,
-	 * @mark_len bytes: left out where the segment before ended in the
-	 * same thread, consume()). */
+	 * @mark_len bytes, 0: none; left out where the segment before ended
+	 * in the same thread, consume()). */
 	uint64_t task, first_task;
-	uint8_t have_task, marked;
+	uint8_t have_task;
 	size_t mark_at, mark_len;
 };
 
@@ -642,9 +642,9 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 /*
  * Blocks may come in batches, or be folded by the decoder without coming
  * out at all (--stat, coverage), where nothing between two blocks asks
- * the decoder: not --insn (its lines' offsets in errors). (--branches
- * walks from kept walks, which cannot fail where the decoder read the
- * block: an error's offset is the block's.) Where the time or the
+ * the decoder. (The instruction lines and --branches walk from kept
+ * walks, which cannot fail where the decoder read the block: an error's
+ * offset would be the batch's last block's.) Where the time or the
  * perf.data hook matters, a batch ends where they must be asked again
  * (hwt_blk_next_batch_until(): the time may move, or a lost-data note by
  * offset comes due): the hook is asked before each batch, and every
@@ -690,7 +690,6 @@ static int inline_notes(const struct flow *fl)
 	return !use_fold(fl);
 }
 
-/* perf.data: bring the image up to date, print lost-data notes due here. */
 /*
  * A CPU's stream: a line naming the thread whose lines follow, where it
  * changes (after the lost-data notes due there, so that a segment's first
@@ -700,6 +699,7 @@ static void mark_task(struct flow *fl, struct seg *s)
 {
 	uint32_t pid, tid;
 	uint64_t task;
+	size_t at;
 
 	if (fl->opt->mode != MODE_INSN && fl->opt->mode != MODE_BLOCKS &&
 	    fl->opt->mode != MODE_BRANCHES)
@@ -710,19 +710,19 @@ static void mark_task(struct flow *fl, struct seg *s)
 		return;
 	/* (A canonical block does not go on in another thread.) */
 	flush_block(fl, s);
-	if (!s->have_task) {
-		s->first_task = task;
-		s->marked = 1;
-		s->mark_at = s->out.len;
-	}
+	at = s->out.len;
 	cli_out_printf(&s->out, "[pid %" PRIu32 " tid %" PRIu32 "]\n", pid,
 		       tid);
-	if (!s->have_task)
-		s->mark_len = s->out.len - s->mark_at;
+	if (!s->have_task) {
+		s->first_task = task;
+		s->mark_at = at;
+		s->mark_len = s->out.len - at;
+	}
 	s->task = task;
 	s->have_task = 1;
 }
 
+/* perf.data: bring the image up to date, print lost-data notes due here. */
 static void sync_hook(struct flow *fl, struct seg *s,
 		      struct hwt_blk_decoder *dec)
 {
@@ -1165,7 +1165,7 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 		   struct cli_out *out)
 {
 	/* Its first thread line says again what the segment before said. */
-	int skip = s->marked && t->have_task && t->task == s->first_task;
+	int skip = s->mark_len && t->have_task && t->task == s->first_task;
 
 	t->ninsn += s->ninsn + s->fold.ninsn;
 	t->nblocks += s->nblocks + s->fold.nblocks;

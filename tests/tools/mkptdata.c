@@ -294,7 +294,7 @@ static int put_cpu2(struct hwt_rec_pt *w, const struct opts *o,
 {
 	int same = b->pid == o->pid, nmaps, ret;
 
-	hwt_rec_pt_set_cpu(w, b->c2_cpu);
+	hwt_rec_pt_set_cpu(w, (uint32_t)b->cpu);
 	ret = check(w, hwt_rec_pt_comm(w, t_start, b->pid, b->tid, "second",
 				       !same));
 	show_pt(b, PERF_RECORD_COMM, t_start);
@@ -349,10 +349,11 @@ static int put_aux(struct hwt_rec_pt *w, const struct opts *o,
 	return 0;
 }
 
-/* The EXIT record of @o's thread. */
+/* The EXIT record of @o's thread, on its CPU (per thread: 0). */
 static int put_exit(struct hwt_rec_pt *w, const struct opts *o,
 		    uint64_t t_end)
 {
+	hwt_rec_pt_set_cpu(w, o->cpu >= 0 ? (uint32_t)o->cpu : 0);
 	if (check(w, hwt_rec_pt_exit(w, t_end, o->pid, o->pid, o->tid,
 				     o->tid)))
 		return -1;
@@ -482,14 +483,8 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 
 	if (put_aux(w, o, 0, trace, tlen, o->losses + 1, t_end) ||
 	    (trace2 && put_aux(w, &b, 1, trace2, tlen2, 1, t_end)) ||
-	    put_exit(w, o, t_end))
+	    put_exit(w, o, t_end) || (trace2 && put_exit(w, &b, t_end)))
 		goto fail;
-	if (trace2) {
-		hwt_rec_pt_set_cpu(w, b.c2_cpu);
-		if (put_exit(w, &b, t_end))
-			goto fail;
-		hwt_rec_pt_set_cpu(w, (uint32_t)o->cpu);
-	}
 
 	if (check(w, hwt_rec_pt_round(w)))
 		goto fail;
