@@ -96,8 +96,10 @@ enum hwt_bc_exit {
 struct hwt_bc_node {
 	uint64_t ip;		/* key */
 	uint64_t end_ip;	/* the block's last instruction */
-	uint64_t target;	/* HWT_BCX_COND: taken */
-	uint64_t next;		/* HWT_BCX_COND: not taken; _NONE: go on */
+	uint64_t target;	/* HWT_BCX_COND: taken; returns and indirect
+				 * branches: @succ[0]'s IP (graph.c) */
+	uint64_t next;		/* HWT_BCX_COND: not taken; _NONE: go on;
+				 * returns, indirect: @succ[1]'s IP */
 	uint32_t ninsn;
 	uint32_t push;		/* return addresses: hwt_bcache.pushes[push..] */
 	uint32_t succ[2];	/* the next node last time (not taken, taken),
@@ -172,9 +174,10 @@ struct hwt_bcache {
 	uint32_t nmask;
 	uint64_t *pushes;
 	/* A link (above) to the node at each return address in @pushes,
-	 * where known: a return's target found once per call site
-	 * (graph.c), not looked up each time (HWT_BC_NO_NODE, or stale
-	 * after the graph starts over: check the node's IP). */
+	 * where known (else HWT_BC_NO_NODE): a return's target found once
+	 * per call site (graph.c), not looked up each time. A return
+	 * stack entry's push index may be from before the graph started
+	 * over: graph.c checks the address in @pushes first. */
 	uint32_t *pushnode;
 	uint32_t npushes, pushes_cap;
 

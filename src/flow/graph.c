@@ -147,12 +147,28 @@ static inline int exit_guessed(unsigned op)
 	return (op & HWT_BCO_EXIT) >= HWT_BCX_RETURN;
 }
 
-/* A new last target @link of the return or indirect branch at @nd: the
- * one before is kept as the other guess (succ[1]). */
-static inline void node_guess_new(struct hwt_bc_node *nd, uint32_t link)
+/* A new last target @link, at @ip, of the return or indirect branch at
+ * @nd: the one before is kept as the other guess (succ[1]). */
+static inline void node_guess_new(struct hwt_bc_node *nd, uint32_t link,
+				  uint64_t ip)
 {
 	nd->succ[1] = nd->succ[0];
+	nd->next = nd->target;
 	nd->succ[0] = link;
+	nd->target = ip;
+}
+
+/*
+ * Is the return address @ip, popped with push index @from, the one that
+ * push made in this graph (not one from before the graph started over, or
+ * from another image's)? Then bc->pushnode[@from] is the node at @ip, if
+ * known: it is only set so. Checked against the push's address, a load
+ * beside the link's, not the node's, which waits for it.
+ */
+static inline int ret_site(const struct hwt_bcache *bc, uint32_t from,
+			   uint64_t ip)
+{
+	return from < bc->npushes && bc->pushes[from] == ip;
 }
 
 /* What run_step() did. */
@@ -244,11 +260,10 @@ run_step(struct run *r, int *status)
 		    r->x.kind == HWT_QRY_DX_OTHER)
 			break;
 		/* The node at the call site's return address. */
-		if (from < r->d->bcache.npushes) {
-			k = HWT_BC_LINK_NODE(r->d->bcache.pushnode[from]);
-			if (k < r->d->bcache.nnodes &&
-			    r->nodes[k].ip == r->ip) {
-				r->nd = &r->nodes[k];
+		if (ret_site(&r->d->bcache, from, r->ip)) {
+			k = r->d->bcache.pushnode[from];
+			if (k != HWT_BC_NO_NODE) {
+				r->nd = hwt_bc_link_to(r->nodes, k);
 				return STEP_TURN;
 			}
 		}
@@ -289,8 +304,7 @@ general:
 link:
 	k = nd->succ[r->slot];
 	if (k != HWT_BC_NO_NODE &&
-	    (!exit_guessed(op) ||
-	     hwt_bc_link_to(r->nodes, k)->ip == r->ip)) {
+	    (!exit_guessed(op) || nd->target == r->ip)) {
 		r->nd = hwt_bc_link_to(r->nodes, k);
 		return STEP_TURN;
 	}
@@ -298,9 +312,8 @@ link:
 	 * succ[1] keeps the one before). */
 	if (exit_guessed(op)) {
 		k = nd->succ[1];
-		if (k != HWT_BC_NO_NODE &&
-		    hwt_bc_link_to(r->nodes, k)->ip == r->ip) {
-			node_guess_new(nd, k);
+		if (k != HWT_BC_NO_NODE && nd->next == r->ip) {
+			node_guess_new(nd, k, r->ip);
 			r->nd = hwt_bc_link_to(r->nodes, k);
 			return STEP_TURN;
 		}
@@ -309,10 +322,10 @@ find:
 	k = hwt_bcache_node_find(&r->d->bcache, r->ip);
 	if (k == HWT_BC_NO_NODE)
 		return STEP_END;
-	if (from < r->d->bcache.npushes)
+	if (ret_site(&r->d->bcache, from, r->ip))
 		r->d->bcache.pushnode[from] = hwt_bc_link(r->nodes, k);
 	if (exit_guessed(op))
-		node_guess_new(nd, hwt_bc_link(r->nodes, k));
+		node_guess_new(nd, hwt_bc_link(r->nodes, k), r->ip);
 	else
 		nd->succ[r->slot] = hwt_bc_link(r->nodes, k);
 	r->nd = &r->nodes[k];

@@ -301,19 +301,18 @@ h_return:
 	index >>= 1;
 	(void) retstack_pop(rs, &r.ip);
 	from = rs->from[rs->top];
-	if (from < bc->npushes) {
+	if (ret_site(bc, from, r.ip)) {
 		link = bc->pushnode[from];
-		if (HWT_BC_LINK_NODE(link) < bc->nnodes &&
-		    hwt_bc_link_to(r.nodes, link)->ip == r.ip)
+		if (link != HWT_BC_NO_NODE)
 			FOLD_TURN(link, 0, 0);
 	}
 	k = hwt_bcache_node_find(bc, r.ip);
 	if (k == HWT_BC_NO_NODE)
 		goto done;
 	link = hwt_bc_link(r.nodes, k);
-	if (from < bc->npushes)
+	if (ret_site(bc, from, r.ip))
 		bc->pushnode[from] = link;
-	node_guess_new(nd, link);
+	node_guess_new(nd, link, r.ip);
 	FOLD_TURN(link, 0, 0);
 
 h_indirect:
@@ -337,20 +336,18 @@ h_tip:
 	}
 	/* The last targets, a guess to check. */
 	link = nd->succ[0];
-	if (link != HWT_BC_NO_NODE &&
-	    hwt_bc_link_to(r.nodes, link)->ip == r.ip)
+	if (link != HWT_BC_NO_NODE && nd->target == r.ip)
 		FOLD_TURN(link, 0, 0);
 	link = nd->succ[1];
-	if (link != HWT_BC_NO_NODE &&
-	    hwt_bc_link_to(r.nodes, link)->ip == r.ip) {
-		node_guess_new(nd, link);
+	if (link != HWT_BC_NO_NODE && nd->next == r.ip) {
+		node_guess_new(nd, link, r.ip);
 		FOLD_TURN(link, 0, 0);
 	}
 	k = hwt_bcache_node_find(bc, r.ip);
 	if (k == HWT_BC_NO_NODE)
 		goto done;
 	link = hwt_bc_link(r.nodes, k);
-	node_guess_new(nd, link);
+	node_guess_new(nd, link, r.ip);
 	FOLD_TURN(link, 0, 0);
 
 h_slow:
