@@ -140,6 +140,17 @@ const char *cli_disasm_text(const struct cli_disasm *d,
 			    struct cli_disasm_memo *m, unsigned mode,
 			    const uint8_t *raw, size_t size, uint64_t ip,
 			    size_t *tlen);
+/*
+ * The same for the @size-byte instruction at @ip in @image, kept by the
+ * image (its id and generation: within one the bytes at an address do not
+ * change) instead of the bytes, so that a text kept costs no read of the
+ * image. NULL if it does not decode or its bytes are not in one piece of
+ * the image (the caller reads them itself then).
+ */
+const char *cli_disasm_text_at(const struct cli_disasm *d,
+			       struct cli_disasm_memo *m,
+			       const struct hwt_image *image, unsigned mode,
+			       uint64_t ip, size_t size, size_t *tlen);
 /* Classify by mnemonic (enum hwt_insn_class), or -1 if undecodable. */
 int cli_disasm_class(const struct cli_disasm *d, unsigned mode,
 		     const uint8_t *raw, size_t size, const char **mnemonic);

@@ -12,6 +12,7 @@
 #include <Zydis/Zydis.h>
 
 #include <hwt/flow.h>
+#include <hwt/image.h>
 #include <hwt/query.h>
 
 #include "cli/cli.h"
@@ -79,9 +80,11 @@ int cli_disasm_format(const struct cli_disasm *d, unsigned mode,
 	return insn.length;
 }
 
-/* A formatted instruction: the key (address, mode, bytes) and its text. */
+/* A formatted instruction: the key (address, mode, bytes) and its text;
+ * where it was read from an image (cli_disasm_text_at()), that image's id
+ * and generation (0: by the bytes alone). */
 struct dis_slot {
-	uint64_t ip;
+	uint64_t ip, image, gen;
 	uint8_t mode, size, tlen;	/* mode 0: empty */
 	uint8_t raw[15];
 	char text[DIS_TEXT_MAX];
@@ -116,20 +119,21 @@ void cli_disasm_memo_delete(struct cli_disasm_memo *m)
 	free(m);
 }
 
-const char *cli_disasm_text(const struct cli_disasm *d,
-			    struct cli_disasm_memo *m, unsigned mode,
-			    const uint8_t *raw, size_t size, uint64_t ip,
-			    size_t *tlen)
+static struct dis_slot *slot_of(struct cli_disasm_memo *m, uint64_t ip)
 {
-	uint64_t h = ip * 0x9e3779b97f4a7c15ull;
-	struct dis_slot *sl = &m->slots[h >> (64 - DIS_SLOT_BITS)];
+	return &m->slots[(ip * 0x9e3779b97f4a7c15ull) >> (64 - DIS_SLOT_BITS)];
+}
+
+/* Format @raw into @m's scratch, and keep it in @sl under the key given
+ * (the text and the key, or nothing if either does not fit). */
+static const char *format_keep(const struct cli_disasm *d,
+			       struct cli_disasm_memo *m, struct dis_slot *sl,
+			       unsigned mode, const uint8_t *raw, size_t size,
+			       uint64_t ip, uint64_t image, uint64_t gen,
+			       size_t *tlen)
+{
 	size_t n;
 
-	if (sl->mode == mode && sl->ip == ip && sl->size == size &&
-	    size <= sizeof(sl->raw) && !memcmp(sl->raw, raw, size)) {
-		*tlen = sl->tlen;
-		return sl->text;
-	}
 	if (cli_disasm_format(d, mode, raw, size, ip, m->scratch,
 			      sizeof(m->scratch)) < 0)
 		return NULL;
@@ -138,12 +142,49 @@ const char *cli_disasm_text(const struct cli_disasm *d,
 	if (n >= sizeof(sl->text) || size > sizeof(sl->raw) || !mode)
 		return m->scratch;
 	sl->ip = ip;
+	sl->image = image;
+	sl->gen = gen;
 	sl->mode = (uint8_t)mode;
 	sl->size = (uint8_t)size;
 	sl->tlen = (uint8_t)n;
 	memcpy(sl->raw, raw, size);
 	memcpy(sl->text, m->scratch, n + 1);
 	return sl->text;
+}
+
+const char *cli_disasm_text(const struct cli_disasm *d,
+			    struct cli_disasm_memo *m, unsigned mode,
+			    const uint8_t *raw, size_t size, uint64_t ip,
+			    size_t *tlen)
+{
+	struct dis_slot *sl = slot_of(m, ip);
+
+	if (sl->mode == mode && sl->ip == ip && sl->size == size &&
+	    size <= sizeof(sl->raw) && !memcmp(sl->raw, raw, size)) {
+		*tlen = sl->tlen;
+		return sl->text;
+	}
+	return format_keep(d, m, sl, mode, raw, size, ip, 0, 0, tlen);
+}
+
+const char *cli_disasm_text_at(const struct cli_disasm *d,
+			       struct cli_disasm_memo *m,
+			       const struct hwt_image *image, unsigned mode,
+			       uint64_t ip, size_t size, size_t *tlen)
+{
+	uint64_t id = hwt_image_id(image), gen = hwt_image_generation(image);
+	struct dis_slot *sl = slot_of(m, ip);
+	const uint8_t *code;
+	size_t avail;
+
+	if (sl->image == id && sl->gen == gen && sl->ip == ip &&
+	    sl->mode == mode && sl->size == size && id) {
+		*tlen = sl->tlen;
+		return sl->text;
+	}
+	if (hwt_image_read(image, ip, &code, &avail) < 0 || avail < size)
+		return NULL;
+	return format_keep(d, m, sl, mode, code, size, ip, id, gen, tlen);
 }
 
 /* The class of a mnemonic, as libipt's ptxed derives it from XED's. */

@@ -179,6 +179,9 @@ struct flow {
 	size_t size;
 	uint64_t base;			/* trace offset of @trace[0] */
 	struct cli_disasm *dis;
+	/* Instruction lines from a walk of every instruction, not the
+	 * kept walks (HWT_WALK_EACH=1: the tests' reference). */
+	int walk_each;
 	struct calls_names *names;	/* calls */
 	/* perf.data input (perfdata_input.c): NULL for a raw trace */
 	const struct cli_flow_hook *hook;
@@ -321,8 +324,35 @@ static void resolve(struct seg *s, uint64_t next, int print)
 /* A line's most: TSC, '?', IP, symbol (200) and offset, disassembly (255). */
 #define LINE_MAX_LEN 640
 
+/*
+ * The text of instruction @insn: from its bytes if @raw, else (a kept
+ * walk gives only where it starts, its size and mode) from the memo by
+ * the image, which reads them only the first time; where that cannot
+ * (the bytes are not in one piece), they are read here. NULL if it does
+ * not decode.
+ */
+static const char *disasm_text(struct flow *fl, struct seg *s,
+			       const struct hwt_insn *insn, int raw,
+			       size_t *tlen)
+{
+	struct hwt_insn again;
+	const char *text;
+	uint64_t ip = insn->ip;
+
+	if (raw)
+		return cli_disasm_text(fl->dis, s->dmemo, insn->mode,
+				       insn->raw, insn->size, ip, tlen);
+	text = cli_disasm_text_at(fl->dis, s->dmemo, s->image, insn->mode,
+				  ip, insn->size, tlen);
+	if (text || hwt_blk_insn_walk(s->image, insn->mode, &ip, &again) < 0)
+		return text;
+	return cli_disasm_text(fl->dis, s->dmemo, again.mode, again.raw,
+			       again.size, again.ip, tlen);
+}
+
+/* The line of @insn (with its bytes if @raw, for --disasm). */
 static void insn_line(struct flow *fl, struct seg *s,
-		      const struct hwt_insn *insn, int have_time,
+		      const struct hwt_insn *insn, int raw, int have_time,
 		      uint64_t tsc)
 {
 	const struct flow_options *opt = fl->opt;
@@ -347,9 +377,7 @@ static void insn_line(struct flow *fl, struct seg *s,
 		size_t tlen = 0;
 
 		if (s->dmemo || (s->dmemo = cli_disasm_memo_new()))
-			text = cli_disasm_text(fl->dis, s->dmemo, insn->mode,
-					       insn->raw, insn->size, insn->ip,
-					       &tlen);
+			text = disasm_text(fl, s, insn, raw, &tlen);
 		*p++ = ' ';
 		*p++ = ' ';
 		if (text) {
@@ -427,7 +455,8 @@ static int walk_branches(struct seg *s, const struct hwt_block *b)
 static int walk_insns(struct flow *fl, struct seg *s,
 		      const struct hwt_block *b, const struct cli_blk_time *t)
 {
-	struct hwt_insn insn = { .ip = b->ip, .speculative = b->speculative };
+	struct hwt_insn insn = { .ip = b->ip, .speculative = b->speculative,
+				 .mode = b->mode };
 	struct hwt_an_walk w;
 	uint32_t k = 0;
 	uint64_t tsc;
@@ -436,7 +465,8 @@ static int walk_insns(struct flow *fl, struct seg *s,
 	for (uint32_t i = 0; i < w.ninsn; i++) {
 		int have_time = cli_blk_time_of(t, i + 1 == b->ninsn, &tsc);
 
-		insn_line(fl, s, &insn, have_time, tsc);
+		insn.size = w.sizes[i];
+		insn_line(fl, s, &insn, 0, have_time, tsc);
 		if (k < w.ninner && w.inner[k].from == insn.ip)
 			insn.ip = w.inner[k++].to;
 		else
@@ -461,7 +491,7 @@ static int walk_block(struct flow *fl, struct seg *s,
 
 	if (opt->mode == MODE_BRANCHES)
 		return walk_branches(s, b);
-	if (opt->mode == MODE_INSN && !opt->disasm)
+	if (opt->mode == MODE_INSN && !fl->walk_each)
 		return walk_insns(fl, s, b, t);
 
 	for (uint32_t n = b->ninsn; n > 0; n--) {
@@ -471,7 +501,7 @@ static int walk_block(struct flow *fl, struct seg *s,
 		insn.speculative = b->speculative;
 		if (opt->mode == MODE_INSN) {
 			have_time = cli_blk_time_of(t, n == 1, &tsc);
-			insn_line(fl, s, &insn, have_time, tsc);
+			insn_line(fl, s, &insn, 1, have_time, tsc);
 		}
 		s->ninsn++;
 
@@ -2295,12 +2325,15 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	struct totals t;
 	struct flow fl;
 	struct cli_pd *pd = NULL;
+	const char *env;
 	uint32_t errata = 0;
 	int ret;
 
 	memset(&in, 0, sizeof(in));
 	memset(&opt, 0, sizeof(opt));
 	memset(&fl, 0, sizeof(fl));
+	env = getenv("HWT_WALK_EACH");
+	fl.walk_each = env && *env && strcmp(env, "0");
 	memset(&t, 0, sizeof(t));
 	hwt_blk_config_init(&opt.config);
 	opt.prog = prog;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hwt/analysis.h>
 #include <hwt/flow.h>
 #include <hwt/image.h>
 #include <hwt/pt.h>
@@ -55,6 +56,7 @@ struct ptxed {
 	struct hwt_blk_decoder *dec;
 	struct cli_disasm *dis;
 	struct cli_disasm_memo *memo;	/* the instructions' texts */
+	struct hwt_an_walks *walks;	/* the blocks' walks, or NULL */
 	struct cli_sb *sb;		/* --pevent sideband, or NULL */
 	struct cli_out out;
 	uint64_t ninsn, nblocks;
@@ -167,6 +169,24 @@ static char *insn_prefix(const struct ptxed *px, char *p, uint64_t ip,
 /* Room for one instruction line: columns plus disassembly. */
 #define INSN_LINE_MAX 512
 
+/* An instruction's line from its text (--no-inst: none), without its
+ * bytes (print_insn() prints them where asked). */
+static void print_text(struct ptxed *px, uint64_t ip, int speculative,
+		       const char *text, size_t tlen)
+{
+	char *p = cli_out_reserve(&px->out, INSN_LINE_MAX);
+
+	p = insn_prefix(px, p, ip, speculative);
+	if (text) {
+		*p++ = ' ';
+		*p++ = ' ';
+		memcpy(p, text, tlen);
+		p += tlen;
+	}
+	*p++ = '\n';
+	cli_out_commit(&px->out, p);
+}
+
 static void print_insn(struct ptxed *px, const struct hwt_insn *insn)
 {
 	const struct ptxed_options *opt = px->opt;
@@ -275,6 +295,78 @@ static int block_insn(const struct ptxed *px, const struct hwt_block *block,
 				 insn);
 }
 
+/* The fetch error at @ip, as ptxed prints it. */
+static void fetch_error(struct ptxed *px, uint64_t ip, int speculative,
+			int err)
+{
+	char *p = cli_out_reserve(&px->out, 64);
+
+	cli_out_commit(&px->out, insn_prefix(px, p, ip, speculative));
+	cli_out_printf(&px->out, " [fetch error: %s]\n", cli_ipt_errstr(err));
+}
+
+/*
+ * print_block() from @block's kept walk (hwt_an_walks_get()): where each
+ * instruction starts is the one before's end, or after a direct call or
+ * jump inside the block its target, and its text comes from the memo by
+ * the image, so hot code is neither walked nor read again (walking each
+ * instruction was half of hwt ptxed's time). An instruction whose text
+ * the memo cannot give (it does not decode, or its bytes are not in one
+ * piece) is walked and printed the general way. 0: not done here (the
+ * caller walks the block), else 1.
+ */
+static int print_walked(struct ptxed *px, const struct hwt_block *block)
+{
+	struct hwt_image *image = hwt_blk_image(px->dec);
+	struct hwt_an_walk w;
+	struct hwt_insn insn;
+	uint64_t ip = block->ip, cur = ip, next;
+	const char *text = NULL;
+	size_t tlen = 0;
+	uint32_t i, k = 0;
+	int err;
+
+	if (!px->walks || block->truncated || px->opt->raw_insn)
+		return 0;
+	err = hwt_an_walks_get(px->walks, image, block, &w);
+	if (err == -HWT_ERR_NOMEM)
+		return 0;
+	for (i = 0; i < w.ninsn; i++) {
+		cur = ip;
+		if (!px->opt->no_inst) {
+			text = cli_disasm_text_at(px->dis, px->memo, image,
+						  block->mode, cur, w.sizes[i],
+						  &tlen);
+			if (!text) {
+				next = cur;
+				err = hwt_blk_insn_walk(image, block->mode,
+							&next, &insn);
+				if (err < 0)
+					break;
+				insn.speculative = block->speculative;
+				print_insn(px, &insn);
+			}
+		}
+		if (text || px->opt->no_inst)
+			print_text(px, cur, block->speculative, text, tlen);
+		if (k < w.ninner && w.inner[k].from == cur)
+			ip = w.inner[k++].to;
+		else
+			ip += w.sizes[i];
+	}
+	if (err < 0) {
+		/* At the instruction that could not be read: the walk's
+		 * next one, or the one read again here. */
+		if (i == w.ninsn)
+			cur = ip;
+		fetch_error(px, cur, block->speculative, err);
+	}
+	/* Walking the block must end at its last instruction. */
+	if (cur != block->end_ip)
+		diagnose(px, cur, "reconstruct error", -HWT_ERR_NOSYNC);
+	return 1;
+}
+
 static void print_block(struct ptxed *px, const struct hwt_block *block)
 {
 	const struct ptxed_options *opt = px->opt;
@@ -290,7 +382,7 @@ static void print_block(struct ptxed *px, const struct hwt_block *block)
 		else
 			cli_out_printf(&px->out, "[block]\n");
 	}
-	if (!block->ninsn)
+	if (!block->ninsn || print_walked(px, block))
 		return;
 
 	ip = block->ip;
@@ -298,12 +390,7 @@ static void print_block(struct ptxed *px, const struct hwt_block *block)
 		cur = ip;
 		err = block_insn(px, block, &ip, &insn);
 		if (err < 0) {
-			char *p = cli_out_reserve(&px->out, 64);
-
-			cli_out_commit(&px->out, insn_prefix(px, p, cur,
-							     block->speculative));
-			cli_out_printf(&px->out, " [fetch error: %s]\n",
-				       cli_ipt_errstr(err));
+			fetch_error(px, cur, block->speculative, err);
 			break;
 		}
 		insn.speculative = block->speculative;
@@ -887,6 +974,10 @@ int cmd_ptxed(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* (Without it, blocks are walked an instruction at a time: what
+	 * HWT_WALK_EACH=1 asks, the tests' reference.) */
+	if (!opt.quiet && !getenv("HWT_WALK_EACH"))
+		px.walks = hwt_an_walks_new();
 	if (px.sb)
 		cli_sb_start(px.sb);
 	px.dec = hwt_blk_new(&opt.config, px.image);
@@ -914,6 +1005,7 @@ out:
 	cli_sb_delete(px.sb);
 	cli_disasm_delete(px.dis);
 	cli_disasm_memo_delete(px.memo);
+	hwt_an_walks_delete(px.walks);
 	hwt_image_delete(px.image);
 	cli_input_close(&in);
 	return ret;

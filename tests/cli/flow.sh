@@ -625,10 +625,11 @@ done
 
 # Instruction lines come from the blocks' kept walks (hwt_an_walks_get():
 # where each instruction starts, direct calls and jumps inside a block
-# followed); --disasm's from a walk of every instruction: the same
-# addresses and times, on bench/gen_flow's program (calls, jumps,
-# indirect branches, thousands of blocks), whole and with a corrupted
-# byte, in one thread and in 16 KiB segments on two.
+# followed), --disasm's texts from the disassembly memo by image;
+# HWT_WALK_EACH=1 walks and reads every instruction (the reference): the
+# same lines, on bench/gen_flow's program (calls, jumps, indirect
+# branches, thousands of blocks), whole and with a corrupted byte, in one
+# thread and in 16 KiB segments on two.
 gen=$build/gen_flow
 built "$gen"
 "$gen" -s 256K -S 3 "$tmp/g" >/dev/null || fail "gen_flow"
@@ -636,21 +637,70 @@ cp "$tmp/g.pt" "$tmp/gbad.pt"
 printf '\xd9' | dd of="$tmp/gbad.pt" bs=1 seek=100000 conv=notrunc 2>/dev/null
 for t in g gbad; do
 	for j in 1 2; do
-		"$hwt" flow -j$j --time --raw "$tmp/g.bin:0x400000" \
-			"$tmp/$t.pt" | awk '{ print $1, $2 }' >"$tmp/walks"
-		"$hwt" flow -j$j --time --disasm --raw "$tmp/g.bin:0x400000" \
-			"$tmp/$t.pt" | awk '{ print $1, $2 }' >"$tmp/each"
-		check
-		if [ "$(wc -l <"$tmp/walks")" -lt 100000 ]; then
-			fail "$t.pt -j$j: fewer than 100000 instruction lines"
-		elif ! cmp -s "$tmp/walks" "$tmp/each"; then
-			fail "$t.pt -j$j: instruction lines from the kept walks" \
-				"are not those of --disasm's walk"
-			diff "$tmp/each" "$tmp/walks" | head -n 5 >&2
-		fi
+		for o in --time "--time --disasm"; do
+			# shellcheck disable=SC2086
+			"$hwt" flow -j$j $o --raw "$tmp/g.bin:0x400000" \
+				"$tmp/$t.pt" >"$tmp/walks"
+			# shellcheck disable=SC2086
+			HWT_WALK_EACH=1 "$hwt" flow -j$j $o \
+				--raw "$tmp/g.bin:0x400000" "$tmp/$t.pt" \
+				>"$tmp/each"
+			check
+			if [ "$(wc -l <"$tmp/walks")" -lt 100000 ]; then
+				fail "$t.pt -j$j $o: fewer than 100000 lines"
+			elif ! cmp -s "$tmp/walks" "$tmp/each"; then
+				fail "$t.pt -j$j $o: instruction lines from the" \
+					"kept walks are not those of a walk of" \
+					"every instruction"
+				diff "$tmp/each" "$tmp/walks" | head -n 5 >&2
+			fi
+		done
 	done
 done
 check
 grep -q '^\[error' "$tmp/walks" || fail "gbad.pt: no error reported"
+
+# hwt ptxed's lines come from the kept walks too, the texts from the
+# disassembly memo by image; HWT_WALK_EACH=1 walks and reads every
+# instruction (the reference). The same output with each of ptxed's
+# printing options, also with the image in two files cut inside an
+# instruction (0x1001 is one: its bytes are in two sections, and what
+# follows the first file's end in memory is not its rest).
+g=$tmp/g.bin
+head -c $((0x1001)) "$g" >"$tmp/g.lo"
+tail -c +$((0x1002)) "$g" >"$tmp/g.hi"
+halves=(--raw "$tmp/g.lo:0x400000" --raw "$tmp/g.hi:0x401001")
+for t in g gbad; do
+	for o in "" --no-inst --att "--offset --time" --block:show-blocks \
+		--insn-decoder halves; do
+		if [ "$o" = halves ]; then
+			set -- "${halves[@]}"
+		else
+			# shellcheck disable=SC2086
+			set -- $o --raw "$g:0x400000"
+		fi
+		"$hwt" ptxed "$@" --pt "$tmp/$t.pt" >"$tmp/px.walks" 2>&1
+		HWT_WALK_EACH=1 "$hwt" ptxed "$@" --pt "$tmp/$t.pt" \
+			>"$tmp/px.each" 2>&1
+		if [ "$(wc -l <"$tmp/px.walks")" -lt 100000 ]; then
+			fail "ptxed $o $t.pt: fewer than 100000 lines"
+		elif ! cmp -s "$tmp/px.walks" "$tmp/px.each"; then
+			fail "ptxed $o $t.pt: lines from the kept walks are not" \
+				"those of a walk of every instruction"
+			diff "$tmp/px.each" "$tmp/px.walks" | head -n 5 >&2
+		fi
+	done
+	# And hwt flow --disasm on the two files.
+	"$hwt" flow --disasm "${halves[@]}" "$tmp/$t.pt" >"$tmp/walks"
+	HWT_WALK_EACH=1 "$hwt" flow --disasm "${halves[@]}" "$tmp/$t.pt" \
+		>"$tmp/each"
+	check
+	cmp -s "$tmp/walks" "$tmp/each" ||
+		fail "flow --disasm $t.pt, two files: the kept walks' lines" \
+			"are not those of a walk of every instruction"
+	grep -q '^0000000000400fff  *mov rax, rbx$' "$tmp/walks" ||
+		fail "flow --disasm $t.pt, two files: not the instruction" \
+			"across them"
+done
 
 finish

@@ -210,12 +210,84 @@ static void test_disasm_memo(void **state)
 	cli_disasm_delete(d);
 }
 
+/* The memo by image (cli_disasm_text_at()): *@want, or NULL. */
+static void check_at(struct cli_disasm *d, struct cli_disasm_memo *m,
+		     const struct hwt_image *image, unsigned mode,
+		     uint64_t ip, size_t size, const char *want)
+{
+	size_t tlen = 0;
+
+	/* (Twice: made, then kept.) */
+	for (int k = 0; k < 2; k++) {
+		const char *got = cli_disasm_text_at(d, m, image, mode, ip,
+						     size, &tlen);
+
+		if (!want) {
+			assert_null(got);
+			continue;
+		}
+		assert_non_null(got);
+		assert_int_equal(tlen, strlen(want));
+		assert_string_equal(got, want);
+	}
+}
+
+static void test_disasm_at(void **state)
+{
+	static const uint8_t nop[] = { 0x90 }, ret[] = { 0xc3 };
+	static const uint8_t rex[] = { 0x40 }, ud[] = { 0x0f, 0xff };
+	/* mov rax, rbx, its last byte in a section of its own */
+	static const uint8_t mov_lo[] = { 0x48, 0x89 }, mov_hi[] = { 0xd8 };
+	struct cli_disasm *d = cli_disasm_new(0);
+	struct cli_disasm_memo *m = cli_disasm_memo_new();
+	struct hwt_image *a = hwt_image_new(), *b = hwt_image_new();
+	char tmp[256];
+
+	(void)state;
+	assert_non_null(d);
+	assert_non_null(m);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(hwt_image_add_buffer(a, nop, 1, 0x1000), 0);
+	assert_int_equal(hwt_image_add_buffer(b, ret, 1, 0x1000), 0);
+	check_at(d, m, a, HWT_MODE_64, 0x1000, 1, "nop");
+	/* Another image, other code at the same address; and back. */
+	check_at(d, m, b, HWT_MODE_64, 0x1000, 1, "ret");
+	check_at(d, m, a, HWT_MODE_64, 0x1000, 1, "nop");
+	/* Another mode: inc eax, then a prefix alone. */
+	assert_int_equal(hwt_image_add_buffer(a, rex, 1, 0x3000), 0);
+	assert_true(cli_disasm_format(d, HWT_MODE_32, rex, 1, 0x3000, tmp,
+				      sizeof(tmp)) == 1);
+	check_at(d, m, a, HWT_MODE_32, 0x3000, 1, tmp);
+	check_at(d, m, a, HWT_MODE_64, 0x3000, 1, NULL);
+	check_at(d, m, a, HWT_MODE_32, 0x3000, 1, tmp);
+	/* The image changed (a new generation): a section over the nop. */
+	check_at(d, m, a, HWT_MODE_64, 0x1000, 1, "nop");
+	assert_int_equal(hwt_image_add_buffer(a, ret, 1, 0x1000), 0);
+	check_at(d, m, a, HWT_MODE_64, 0x1000, 1, "ret");
+	/* Bytes in two sections; bytes that do not decode; none. */
+	assert_int_equal(hwt_image_add_buffer(a, mov_lo, 2, 0x2000), 0);
+	assert_int_equal(hwt_image_add_buffer(a, mov_hi, 1, 0x2002), 0);
+	check_at(d, m, a, HWT_MODE_64, 0x2000, 3, NULL);
+	assert_int_equal(hwt_image_add_buffer(a, ud, 2, 0x4000), 0);
+	check_at(d, m, a, HWT_MODE_64, 0x4000, 2, NULL);
+	check_at(d, m, a, HWT_MODE_64, 0x5000, 1, NULL);
+	/* The bytes' memo still tells them apart from the image's. */
+	check_text(d, m, HWT_MODE_64, nop, 1, 0x1000);
+	check_at(d, m, a, HWT_MODE_64, 0x1000, 1, "ret");
+	hwt_image_delete(a);
+	hwt_image_delete(b);
+	cli_disasm_memo_delete(m);
+	cli_disasm_delete(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_out),
 		cmocka_unit_test(test_disasm_memo),
+		cmocka_unit_test(test_disasm_at),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
