@@ -20,7 +20,10 @@
  * hwt calls --time, flow --branches and flow --time (instructions;
  * blocks in batches that end where the time may move or a lost-data note
  * comes due) must print what they print with the blocks one at a time
- * (HWT_ONE_BLOCK).
+ * (HWT_ONE_BLOCK), and flow --disasm (instructions from the kept walks,
+ * texts kept by image) and calls --time (calls' last instructions from
+ * the kept walks) what they print with every instruction walked and read
+ * (HWT_WALK_EACH).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -99,17 +102,24 @@ static void same_with_jobs(int (*cmd)(int, char **), const char *a0,
 	same_fds(one, output(cmd, a0, a1, path, "-j2"));
 }
 
-/* What hwt A0 A1 prints (blocks in batches) is what it prints with the
- * blocks one at a time (HWT_ONE_BLOCK). */
+/* What hwt A0 A1 prints is what it prints with @env set to 1: the
+ * reference way (HWT_ONE_BLOCK: blocks one at a time, not in batches;
+ * HWT_WALK_EACH: every instruction walked, not the kept walks). */
+static void same_as_env(int (*cmd)(int, char **), const char *a0,
+			const char *a1, const char *path, const char *env)
+{
+	int fast = output(cmd, a0, a1, path, "-j1"), ref;
+
+	setenv(env, "1", 1);
+	ref = output(cmd, a0, a1, path, "-j1");
+	unsetenv(env);
+	same_fds(fast, ref);
+}
+
 static void same_one_block(int (*cmd)(int, char **), const char *a0,
 			   const char *a1, const char *path)
 {
-	int many = output(cmd, a0, a1, path, "-j1"), one;
-
-	setenv("HWT_ONE_BLOCK", "1", 1);
-	one = output(cmd, a0, a1, path, "-j1");
-	unsetenv("HWT_ONE_BLOCK");
-	same_fds(many, one);
+	same_as_env(cmd, a0, a1, path, "HWT_ONE_BLOCK");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -146,6 +156,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_with_jobs(cmd_flow, "flow", "--branches", path);
 	same_one_block(cmd_flow, "flow", "--branches", path);
 	same_one_block(cmd_flow, "flow", "--time", path);
+	same_as_env(cmd_flow, "flow", "--disasm", path, "HWT_WALK_EACH");
+	same_as_env(cmd_calls, "calls", "--time", path, "HWT_WALK_EACH");
 	run(cmd_last, "last", "--time", path);
 
 	fuzz_loud();

@@ -92,7 +92,7 @@ void hwt_an_walks_delete(struct hwt_an_walks *w);
  * 0, or a negative HWT_ERR_* if an instruction cannot be read (then *@out
  * has the instructions before it, not kept) or there is no memory.
  */
-int hwt_an_walks_get(struct hwt_an_walks *w, struct hwt_image *image,
+int hwt_an_walks_get(struct hwt_an_walks *w, const struct hwt_image *image,
 		     const struct hwt_block *b, struct hwt_an_walk *out);
 
 struct hwt_an_last_config {

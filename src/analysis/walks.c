@@ -82,7 +82,7 @@ static struct walk_slot *slot_of(struct hwt_an_walks *w,
  * cannot be read: the ones before it are in *@sm, the last of them at
  * *@last.
  */
-static int walk(struct hwt_an_walks *w, struct hwt_image *image,
+static int walk(struct hwt_an_walks *w, const struct hwt_image *image,
 		const struct hwt_block *b, struct walk_slot *sm, uint64_t *last)
 {
 	uint64_t ip = b->ip, next;
@@ -140,7 +140,7 @@ static void out_of(const struct hwt_an_walks *w, const struct walk_slot *sm,
 	out->sizes = w->sizes ? &w->sizes[sm->sizes] : NULL;
 }
 
-int hwt_an_walks_get(struct hwt_an_walks *w, struct hwt_image *image,
+int hwt_an_walks_get(struct hwt_an_walks *w, const struct hwt_image *image,
 		     const struct hwt_block *b, struct hwt_an_walk *out)
 {
 	uint64_t id = hwt_image_id(image), gen = hwt_image_generation(image);

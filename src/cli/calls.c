@@ -261,8 +261,34 @@ static void enter(struct calls_seg *c, uint64_t ip, int have_time,
 	c->start_pending = 0;
 }
 
+/*
+ * The last instruction of @b (not truncated): its size and class from its
+ * kept walk if there are @walks (a call's return address, and what an
+ * indirect branch is, are asked at every call: walking that instruction
+ * again each time was a tenth of hwt calls' time on python3's trace),
+ * else walked here.
+ */
+static int last_insn(const struct calls_seg *c, const struct hwt_block *b,
+		     struct hwt_an_walks *walks, struct hwt_insn *insn)
+{
+	uint64_t ip = b->end_ip;
+	struct hwt_an_walk w;
+
+	if (walks && hwt_an_walks_get(walks, c->image, b, &w) >= 0 &&
+	    w.ninsn == b->ninsn) {
+		memset(insn, 0, sizeof(*insn));
+		insn->ip = b->end_ip;
+		insn->size = w.last_size;
+		insn->iclass = w.last_iclass;
+		insn->mode = b->mode;
+		return 0;
+	}
+	return hwt_blk_insn_walk(c->image, b->mode, &ip, insn);
+}
+
 int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
-		    const struct cli_blk_time *t, size_t text_at)
+		    const struct cli_blk_time *t, size_t text_at,
+		    struct hwt_an_walks *walks)
 {
 	const struct hwt_image *image = c->image;
 	struct hwt_insn insn;
@@ -313,21 +339,17 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
 	 * system call, say. The instruction tells.
 	 */
 	iclass = b->iclass;
-	if (iclass == HWT_IC_INDIRECT && !b->truncated) {
-		ip = b->end_ip;
-		if (hwt_blk_insn_walk(image, b->mode, &ip, &insn) >= 0)
-			iclass = insn.iclass;
-	}
+	if (iclass == HWT_IC_INDIRECT && !b->truncated &&
+	    last_insn(c, b, walks, &insn) >= 0)
+		iclass = insn.iclass;
 	switch (iclass) {
 	case HWT_IC_CALL:
 	case HWT_IC_FAR_CALL:
 		if (b->truncated) {
 			add_op(c, OP_PUSH, b->end_ip + b->size);
 		} else {
-			int e;
+			int e = last_insn(c, b, walks, &insn);
 
-			ip = b->end_ip;
-			e = hwt_blk_insn_walk(image, b->mode, &ip, &insn);
 			if (e >= 0)
 				add_op(c, OP_PUSH, insn.ip + insn.size);
 			else if (!err)

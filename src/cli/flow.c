@@ -592,7 +592,12 @@ static int do_block(struct flow *fl, struct seg *s,
 		s->time.have_before = t.have_after;
 	}
 	if (opt->mode == MODE_CALLS) {
-		int err = calls_seg_block(&s->calls, b, &t, s->out.len);
+		int err;
+
+		if (!s->walks && !fl->walk_each)
+			s->walks = hwt_an_walks_new();
+		err = calls_seg_block(&s->calls, b, &t, s->out.len,
+				      fl->walk_each ? NULL : s->walks);
 
 		s->ninsn += b->ninsn;
 		if (s->calls_hist && s->calls.nrecs >= CALLS_DRAIN)

@@ -655,6 +655,20 @@ for t in g gbad; do
 				diff "$tmp/each" "$tmp/walks" | head -n 5 >&2
 			fi
 		done
+		# hwt calls: a call's return address and what an indirect
+		# branch is come from the kept walks too.
+		"$hwt" calls -j$j --time --raw "$tmp/g.bin:0x400000" \
+			"$tmp/$t.pt" >"$tmp/walks"
+		HWT_WALK_EACH=1 "$hwt" calls -j$j --time \
+			--raw "$tmp/g.bin:0x400000" "$tmp/$t.pt" >"$tmp/each"
+		check
+		if [ "$(wc -l <"$tmp/walks")" -lt 10000 ]; then
+			fail "calls $t.pt -j$j: fewer than 10000 lines"
+		elif ! cmp -s "$tmp/walks" "$tmp/each"; then
+			fail "calls $t.pt -j$j: lines with the kept walks are" \
+				"not those with every last instruction walked"
+			diff "$tmp/each" "$tmp/walks" | head -n 5 >&2
+		fi
 	done
 done
 check

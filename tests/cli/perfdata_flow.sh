@@ -338,6 +338,13 @@ if per_cpu "$tmp/cpu2.data"; then
 	run_as cpu2j env HWT_SEGMENT_SIZE=512 "$hwt" flow -j2 "$tmp/cpu2.data"
 	same "two processes: flow -j2 vs -j1, thread lines" "$tmp/cpu2i.out" \
 		"$tmp/cpu2j.out"
+	# --disasm's texts kept by image (two processes' images), against
+	# a walk and a read of every instruction.
+	run_as cpu2d "$hwt" flow --disasm "$tmp/cpu2.data"
+	run_as cpu2e env HWT_WALK_EACH=1 "$hwt" flow --disasm "$tmp/cpu2.data"
+	same "two processes: flow --disasm from kept walks vs each walked" \
+		"$tmp/cpu2e.out" "$tmp/cpu2d.out"
+	contains "two processes: flow --disasm" "$tmp/cpu2d.out" '  (dec|jnz|jne) '
 	run_as cpu2s "$hwt" flow --stat "$tmp/cpu2.data"
 	"$hwt" flow --stat --elf "$tmp/loop" "$tmp/loop.pt" >"$tmp/loop.stat" \
 		2>/dev/null

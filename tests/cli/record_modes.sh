@@ -84,6 +84,14 @@ if rec plain -- ./prog; then
 	elif [ "$l" -ne $((w + 2)) ] || [ "$m" -ne $((w - 2)) ]; then
 		fail "hwt calls: main at $m, work at $w, leaf at $l: want one level apart"
 	fi
+	# Calls' return addresses from the kept walks (the last
+	# instruction's size), as when each is walked again: a return
+	# address off by one byte changes this program's lines.
+	HWT_WALK_EACH=1 "$hwt" calls "$tmp/plain.data" >"$tmp/plain.each" \
+		2>/dev/null
+	cmp -s "$tmp/plain.calls" "$tmp/plain.each" ||
+		fail "hwt calls: the kept walks' lines are not those with each" \
+			"last instruction walked"
 fi
 
 # ---- (2) --filter ---------------------------------------------------------
