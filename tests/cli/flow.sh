@@ -635,48 +635,44 @@ built "$gen"
 "$gen" -s 256K -S 3 "$tmp/g" >/dev/null || fail "gen_flow"
 cp "$tmp/g.pt" "$tmp/gbad.pt"
 printf '\xd9' | dd of="$tmp/gbad.pt" bs=1 seek=100000 conv=notrunc 2>/dev/null
+
+# same_walks DESC MIN ARGS...: hwt ARGS prints MIN lines or more, and
+# what it prints with HWT_WALK_EACH=1 (every instruction walked and read).
+same_walks() {
+	local desc=$1 min=$2
+
+	shift 2
+	"$hwt" "$@" >"$tmp/walks" 2>&1
+	HWT_WALK_EACH=1 "$hwt" "$@" >"$tmp/each" 2>&1
+	check
+	if [ "$(wc -l <"$tmp/walks")" -lt "$min" ]; then
+		fail "$desc: fewer than $min lines"
+	elif ! cmp -s "$tmp/walks" "$tmp/each"; then
+		fail "$desc: the kept walks' lines are not those of a walk" \
+			"of every instruction"
+		diff "$tmp/each" "$tmp/walks" | head -n 5 >&2
+	fi
+}
+
 for t in g gbad; do
 	for j in 1 2; do
 		for o in --time "--time --disasm"; do
 			# shellcheck disable=SC2086
-			"$hwt" flow -j$j $o --raw "$tmp/g.bin:0x400000" \
-				"$tmp/$t.pt" >"$tmp/walks"
-			# shellcheck disable=SC2086
-			HWT_WALK_EACH=1 "$hwt" flow -j$j $o \
-				--raw "$tmp/g.bin:0x400000" "$tmp/$t.pt" \
-				>"$tmp/each"
-			check
-			if [ "$(wc -l <"$tmp/walks")" -lt 100000 ]; then
-				fail "$t.pt -j$j $o: fewer than 100000 lines"
-			elif ! cmp -s "$tmp/walks" "$tmp/each"; then
-				fail "$t.pt -j$j $o: instruction lines from the" \
-					"kept walks are not those of a walk of" \
-					"every instruction"
-				diff "$tmp/each" "$tmp/walks" | head -n 5 >&2
-			fi
+			same_walks "flow -j$j $o $t.pt" 100000 flow -j$j $o \
+				--raw "$tmp/g.bin:0x400000" "$tmp/$t.pt"
 		done
+		check
+		[ $t = g ] || grep -q '^\[error' "$tmp/walks" ||
+			fail "gbad.pt -j$j: no error reported"
 		# hwt calls: a call's return address and what an indirect
 		# branch is come from the kept walks too.
-		"$hwt" calls -j$j --time --raw "$tmp/g.bin:0x400000" \
-			"$tmp/$t.pt" >"$tmp/walks"
-		HWT_WALK_EACH=1 "$hwt" calls -j$j --time \
-			--raw "$tmp/g.bin:0x400000" "$tmp/$t.pt" >"$tmp/each"
-		check
-		if [ "$(wc -l <"$tmp/walks")" -lt 10000 ]; then
-			fail "calls $t.pt -j$j: fewer than 10000 lines"
-		elif ! cmp -s "$tmp/walks" "$tmp/each"; then
-			fail "calls $t.pt -j$j: lines with the kept walks are" \
-				"not those with every last instruction walked"
-			diff "$tmp/each" "$tmp/walks" | head -n 5 >&2
-		fi
+		same_walks "calls -j$j $t.pt" 10000 calls -j$j --time \
+			--raw "$tmp/g.bin:0x400000" "$tmp/$t.pt"
 	done
 done
-check
-grep -q '^\[error' "$tmp/walks" || fail "gbad.pt: no error reported"
 
 # hwt ptxed's lines come from the kept walks too, the texts from the
-# disassembly memo by image; HWT_WALK_EACH=1 walks and reads every
-# instruction (the reference). The same output with each of ptxed's
+# disassembly memo by image. The same output with each of ptxed's
 # printing options, also with the image in two files cut inside an
 # instruction (0x1001 is one: its bytes are in two sections, and what
 # follows the first file's end in memory is not its rest).
@@ -686,32 +682,16 @@ tail -c +$((0x1002)) "$g" >"$tmp/g.hi"
 halves=(--raw "$tmp/g.lo:0x400000" --raw "$tmp/g.hi:0x401001")
 for t in g gbad; do
 	for o in "" --no-inst --att "--offset --time" --block:show-blocks \
-		--insn-decoder halves; do
-		if [ "$o" = halves ]; then
-			set -- "${halves[@]}"
-		else
-			# shellcheck disable=SC2086
-			set -- $o --raw "$g:0x400000"
-		fi
-		"$hwt" ptxed "$@" --pt "$tmp/$t.pt" >"$tmp/px.walks" 2>&1
-		HWT_WALK_EACH=1 "$hwt" ptxed "$@" --pt "$tmp/$t.pt" \
-			>"$tmp/px.each" 2>&1
-		if [ "$(wc -l <"$tmp/px.walks")" -lt 100000 ]; then
-			fail "ptxed $o $t.pt: fewer than 100000 lines"
-		elif ! cmp -s "$tmp/px.walks" "$tmp/px.each"; then
-			fail "ptxed $o $t.pt: lines from the kept walks are not" \
-				"those of a walk of every instruction"
-			diff "$tmp/px.each" "$tmp/px.walks" | head -n 5 >&2
-		fi
+		--insn-decoder; do
+		# shellcheck disable=SC2086
+		same_walks "ptxed $o $t.pt" 100000 ptxed $o \
+			--raw "$g:0x400000" --pt "$tmp/$t.pt"
 	done
-	# And hwt flow --disasm on the two files.
-	"$hwt" flow --disasm "${halves[@]}" "$tmp/$t.pt" >"$tmp/walks"
-	HWT_WALK_EACH=1 "$hwt" flow --disasm "${halves[@]}" "$tmp/$t.pt" \
-		>"$tmp/each"
+	same_walks "ptxed $t.pt, two files" 100000 ptxed "${halves[@]}" \
+		--pt "$tmp/$t.pt"
+	same_walks "flow --disasm $t.pt, two files" 100000 flow --disasm \
+		"${halves[@]}" "$tmp/$t.pt"
 	check
-	cmp -s "$tmp/walks" "$tmp/each" ||
-		fail "flow --disasm $t.pt, two files: the kept walks' lines" \
-			"are not those of a walk of every instruction"
 	grep -q '^0000000000400fff  *mov rax, rbx$' "$tmp/walks" ||
 		fail "flow --disasm $t.pt, two files: not the instruction" \
 			"across them"
