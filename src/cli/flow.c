@@ -179,8 +179,9 @@ struct flow {
 	size_t size;
 	uint64_t base;			/* trace offset of @trace[0] */
 	struct cli_disasm *dis;
-	/* Instruction lines from a walk of every instruction, not the
-	 * kept walks (HWT_WALK_EACH=1: the tests' reference). */
+	/* Blocks' instructions walked each time, not taken from the kept
+	 * walks (instruction lines, calls' last instructions):
+	 * HWT_WALK_EACH=1, the tests' reference. */
 	int walk_each;
 	struct calls_names *names;	/* calls */
 	/* perf.data input (perfdata_input.c): NULL for a raw trace */
@@ -447,10 +448,11 @@ static int walk_branches(struct seg *s, const struct hwt_block *b)
 }
 
 /*
- * The instruction lines of @b from its kept walk (without --disasm, which
- * needs each instruction's bytes): where each starts is the one before's
- * end, or, after a direct call or jump inside the block, its target. (The
- * walk of every instruction was 35% of hwt flow's time on gzip's trace.)
+ * The instruction lines of @b from its kept walk: where each starts is the
+ * one before's end, or, after a direct call or jump inside the block, its
+ * target; --disasm's texts by address and size (disasm_text()). (The walk
+ * of every instruction was 35% of hwt flow's time on gzip's trace, and
+ * with --disasm 40%.)
  */
 static int walk_insns(struct flow *fl, struct seg *s,
 		      const struct hwt_block *b, const struct cli_blk_time *t)

@@ -324,7 +324,7 @@ static int print_walked(struct ptxed *px, const struct hwt_block *block)
 	const char *text = NULL;
 	size_t tlen = 0;
 	uint32_t i, k = 0;
-	int err;
+	int err, again;
 
 	if (!px->walks || block->truncated || px->opt->raw_insn)
 		return 0;
@@ -339,10 +339,12 @@ static int print_walked(struct ptxed *px, const struct hwt_block *block)
 						  &tlen);
 			if (!text) {
 				next = cur;
-				err = hwt_blk_insn_walk(image, block->mode,
-							&next, &insn);
-				if (err < 0)
+				again = hwt_blk_insn_walk(image, block->mode,
+							  &next, &insn);
+				if (again < 0) {
+					err = again;
 					break;
+				}
 				insn.speculative = block->speculative;
 				print_insn(px, &insn);
 			}
@@ -903,6 +905,7 @@ static void sb_write(void *ctx, const char *text, size_t len)
 int cmd_ptxed(int argc, char **argv)
 {
 	const char *prog = argv[0];
+	const char *env;
 	struct ptxed_options opt;
 	struct cli_input in;
 	struct ptxed px;
@@ -976,7 +979,8 @@ int cmd_ptxed(int argc, char **argv)
 	}
 	/* (Without it, blocks are walked an instruction at a time: what
 	 * HWT_WALK_EACH=1 asks, the tests' reference.) */
-	if (!opt.quiet && !getenv("HWT_WALK_EACH"))
+	env = getenv("HWT_WALK_EACH");
+	if (!opt.quiet && !(env && *env && strcmp(env, "0")))
 		px.walks = hwt_an_walks_new();
 	if (px.sb)
 		cli_sb_start(px.sb);
