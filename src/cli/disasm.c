@@ -169,22 +169,23 @@ const char *cli_disasm_text(const struct cli_disasm *d,
 
 const char *cli_disasm_text_at(const struct cli_disasm *d,
 			       struct cli_disasm_memo *m,
-			       const struct hwt_image *image, unsigned mode,
+			       const struct cli_image_key *img, unsigned mode,
 			       uint64_t ip, size_t size, size_t *tlen)
 {
-	uint64_t id = hwt_image_id(image), gen = hwt_image_generation(image);
 	struct dis_slot *sl = slot_of(m, ip);
 	const uint8_t *code;
 	size_t avail;
 
-	if (sl->image == id && sl->gen == gen && sl->ip == ip &&
-	    sl->mode == mode && sl->size == size && id) {
+	if (sl->image == img->id && sl->gen == img->gen && sl->ip == ip &&
+	    sl->mode == mode && sl->size == size && img->id) {
 		*tlen = sl->tlen;
 		return sl->text;
 	}
-	if (hwt_image_read(image, ip, &code, &avail) < 0 || avail < size)
+	if (hwt_image_read(img->image, ip, &code, &avail) < 0 ||
+	    avail < size)
 		return NULL;
-	return format_keep(d, m, sl, mode, code, size, ip, id, gen, tlen);
+	return format_keep(d, m, sl, mode, code, size, ip, img->id, img->gen,
+			   tlen);
 }
 
 /* The class of a mnemonic, as libipt's ptxed derives it from XED's. */

@@ -326,34 +326,35 @@ static void resolve(struct seg *s, uint64_t next, int print)
 #define LINE_MAX_LEN 640
 
 /*
- * The text of instruction @insn: from its bytes if @raw, else (a kept
- * walk gives only where it starts, its size and mode) from the memo by
- * the image, which reads them only the first time; where that cannot
- * (the bytes are not in one piece), they are read here. NULL if it does
- * not decode.
+ * The text of instruction @insn: from its bytes, or if @img (a kept walk
+ * gives only where it starts, its size and mode) from the memo by @img's
+ * image, which reads them only the first time; where that cannot (the
+ * bytes are not in one piece), they are read here. NULL if it does not
+ * decode.
  */
 static const char *disasm_text(struct flow *fl, struct seg *s,
-			       const struct hwt_insn *insn, int raw,
-			       size_t *tlen)
+			       const struct hwt_insn *insn,
+			       const struct cli_image_key *img, size_t *tlen)
 {
 	struct hwt_insn again;
 	const char *text;
 	uint64_t ip = insn->ip;
 
-	if (raw)
+	if (!img)
 		return cli_disasm_text(fl->dis, s->dmemo, insn->mode,
 				       insn->raw, insn->size, ip, tlen);
-	text = cli_disasm_text_at(fl->dis, s->dmemo, s->image, insn->mode,
-				  ip, insn->size, tlen);
+	text = cli_disasm_text_at(fl->dis, s->dmemo, img, insn->mode, ip,
+				  insn->size, tlen);
 	if (text || hwt_blk_insn_walk(s->image, insn->mode, &ip, &again) < 0)
 		return text;
 	return cli_disasm_text(fl->dis, s->dmemo, again.mode, again.raw,
 			       again.size, again.ip, tlen);
 }
 
-/* The line of @insn (with its bytes if @raw, for --disasm). */
+/* The line of @insn (--disasm: its bytes, or without @img's image). */
 static void insn_line(struct flow *fl, struct seg *s,
-		      const struct hwt_insn *insn, int raw, int have_time,
+		      const struct hwt_insn *insn,
+		      const struct cli_image_key *img, int have_time,
 		      uint64_t tsc)
 {
 	const struct flow_options *opt = fl->opt;
@@ -378,7 +379,7 @@ static void insn_line(struct flow *fl, struct seg *s,
 		size_t tlen = 0;
 
 		if (s->dmemo || (s->dmemo = cli_disasm_memo_new()))
-			text = disasm_text(fl, s, insn, raw, &tlen);
+			text = disasm_text(fl, s, insn, img, &tlen);
 		*p++ = ' ';
 		*p++ = ' ';
 		if (text) {
@@ -459,16 +460,19 @@ static int walk_insns(struct flow *fl, struct seg *s,
 {
 	struct hwt_insn insn = { .ip = b->ip, .speculative = b->speculative,
 				 .mode = b->mode };
+	struct cli_image_key img = { 0 };
 	struct hwt_an_walk w;
 	uint32_t k = 0;
 	uint64_t tsc;
 	int err = seg_walk(s, b, &w);
 
+	if (fl->opt->disasm)
+		img = cli_image_key(s->image);
 	for (uint32_t i = 0; i < w.ninsn; i++) {
 		int have_time = cli_blk_time_of(t, i + 1 == b->ninsn, &tsc);
 
 		insn.size = w.sizes[i];
-		insn_line(fl, s, &insn, 0, have_time, tsc);
+		insn_line(fl, s, &insn, &img, have_time, tsc);
 		if (k < w.ninner && w.inner[k].from == insn.ip)
 			insn.ip = w.inner[k++].to;
 		else
@@ -503,7 +507,7 @@ static int walk_block(struct flow *fl, struct seg *s,
 		insn.speculative = b->speculative;
 		if (opt->mode == MODE_INSN) {
 			have_time = cli_blk_time_of(t, n == 1, &tsc);
-			insn_line(fl, s, &insn, 1, have_time, tsc);
+			insn_line(fl, s, &insn, NULL, have_time, tsc);
 		}
 		s->ninsn++;
 

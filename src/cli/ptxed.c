@@ -318,6 +318,7 @@ static void fetch_error(struct ptxed *px, uint64_t ip, int speculative,
 static int print_walked(struct ptxed *px, const struct hwt_block *block)
 {
 	struct hwt_image *image = hwt_blk_image(px->dec);
+	struct cli_image_key key = cli_image_key(image);
 	struct hwt_an_walk w;
 	struct hwt_insn insn;
 	uint64_t ip = block->ip, cur = ip, next;
@@ -334,7 +335,7 @@ static int print_walked(struct ptxed *px, const struct hwt_block *block)
 	for (i = 0; i < w.ninsn; i++) {
 		cur = ip;
 		if (!px->opt->no_inst) {
-			text = cli_disasm_text_at(px->dis, px->memo, image,
+			text = cli_disasm_text_at(px->dis, px->memo, &key,
 						  block->mode, cur, w.sizes[i],
 						  &tlen);
 			if (!text) {

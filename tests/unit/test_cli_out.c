@@ -219,7 +219,8 @@ static void check_at(struct cli_disasm *d, struct cli_disasm_memo *m,
 
 	/* (Twice: made, then kept.) */
 	for (int k = 0; k < 2; k++) {
-		const char *got = cli_disasm_text_at(d, m, image, mode, ip,
+		struct cli_image_key img = cli_image_key(image);
+		const char *got = cli_disasm_text_at(d, m, &img, mode, ip,
 						     size, &tlen);
 
 		if (!want) {
