@@ -77,10 +77,23 @@ struct hwt_an_walk {
 	uint64_t last;		/* the last instruction walked */
 	uint8_t last_size;	/* the block's last instruction's size and */
 	uint8_t last_iclass;	/* class (enum hwt_insn_class), if walked */
-	/* Each instruction's size, @ninsn of them (hwt flow's instruction
-	 * lines): valid until the next call. */
+	/* Each instruction's size, @ninsn of them (instruction lines):
+	 * valid until the next call. */
 	const uint8_t *sizes;
 };
+
+/*
+ * Where the instruction after the @i-th of walk @w starts, the @i-th
+ * starting at @ip: at its end, or, if it is the next of the walk's direct
+ * calls and jumps (*@k, from 0 at the block's first), at its target.
+ */
+static inline uint64_t hwt_an_walk_next(const struct hwt_an_walk *w,
+					uint32_t i, uint64_t ip, uint32_t *k)
+{
+	if (*k < w->ninner && w->inner[*k].from == ip)
+		return w->inner[(*k)++].to;
+	return ip + w->sizes[i];
+}
 
 struct hwt_an_walks;
 

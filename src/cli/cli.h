@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <hwt/flow.h>
@@ -35,6 +36,15 @@ void help_info(void);
 void help_sideband(void);
 void help_record(void);
 void help_last(void);
+
+/* Is the switch @name on in the environment (set, not empty, not "0")?
+ * The tests' reference paths (HWT_ONE_BLOCK, HWT_WALK_EACH). */
+static inline int cli_env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
 
 /*
  * A read-only view of (part of) a file, mmap'd. Named as FILE[:from[-to]]

@@ -411,12 +411,20 @@ static void block_line(struct flow *fl, struct seg *s,
 	cli_out_commit(&s->out, p);
 }
 
+/* @s's table of kept walks, made the first time (NULL: no memory). */
+static struct hwt_an_walks *seg_walks(struct seg *s)
+{
+	if (!s->walks)
+		s->walks = hwt_an_walks_new();
+	return s->walks;
+}
+
 /* The walk of @b, kept (hwt_an_walks_get()): hot blocks are walked once,
  * not an instruction at a time each time. */
 static int seg_walk(struct seg *s, const struct hwt_block *b,
 		    struct hwt_an_walk *w)
 {
-	if (!s->walks && !(s->walks = hwt_an_walks_new())) {
+	if (!seg_walks(s)) {
 		memset(w, 0, sizeof(*w));
 		return -HWT_ERR_NOMEM;
 	}
@@ -473,10 +481,7 @@ static int walk_insns(struct flow *fl, struct seg *s,
 
 		insn.size = w.sizes[i];
 		insn_line(fl, s, &insn, &img, have_time, tsc);
-		if (k < w.ninner && w.inner[k].from == insn.ip)
-			insn.ip = w.inner[k++].to;
-		else
-			insn.ip += w.sizes[i];
+		insn.ip = hwt_an_walk_next(&w, i, insn.ip, &k);
 	}
 	s->ninsn += w.ninsn;
 	s->nbranches += w.ninner;
@@ -598,12 +603,8 @@ static int do_block(struct flow *fl, struct seg *s,
 		s->time.have_before = t.have_after;
 	}
 	if (opt->mode == MODE_CALLS) {
-		int err;
-
-		if (!s->walks && !fl->walk_each)
-			s->walks = hwt_an_walks_new();
-		err = calls_seg_block(&s->calls, b, &t, s->out.len,
-				      fl->walk_each ? NULL : s->walks);
+		int err = calls_seg_block(&s->calls, b, &t, s->out.len,
+					  fl->walk_each ? NULL : seg_walks(s));
 
 		s->ninsn += b->ninsn;
 		if (s->calls_hist && s->calls.nrecs >= CALLS_DRAIN)
@@ -696,9 +697,7 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 static int use_batch(const struct flow *fl)
 {
 	/* (For tests: the blocks one at a time, the reference.) */
-	const char *env = getenv("HWT_ONE_BLOCK");
-
-	if (env && *env && strcmp(env, "0"))
+	if (cli_env_on("HWT_ONE_BLOCK"))
 		return 0;
 	return fl->opt->mode != MODE_STAT && fl->opt->mode != MODE_COVERAGE;
 }
@@ -2336,15 +2335,13 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	struct totals t;
 	struct flow fl;
 	struct cli_pd *pd = NULL;
-	const char *env;
 	uint32_t errata = 0;
 	int ret;
 
 	memset(&in, 0, sizeof(in));
 	memset(&opt, 0, sizeof(opt));
 	memset(&fl, 0, sizeof(fl));
-	env = getenv("HWT_WALK_EACH");
-	fl.walk_each = env && *env && strcmp(env, "0");
+	fl.walk_each = cli_env_on("HWT_WALK_EACH");
 	memset(&t, 0, sizeof(t));
 	hwt_blk_config_init(&opt.config);
 	opt.prog = prog;

@@ -352,10 +352,7 @@ static int print_walked(struct ptxed *px, const struct hwt_block *block)
 		}
 		if (text || px->opt->no_inst)
 			print_text(px, cur, block->speculative, text, tlen);
-		if (k < w.ninner && w.inner[k].from == cur)
-			ip = w.inner[k++].to;
-		else
-			ip += w.sizes[i];
+		ip = hwt_an_walk_next(&w, i, cur, &k);
 	}
 	if (err < 0) {
 		/* At the instruction that could not be read: the walk's
@@ -906,7 +903,6 @@ static void sb_write(void *ctx, const char *text, size_t len)
 int cmd_ptxed(int argc, char **argv)
 {
 	const char *prog = argv[0];
-	const char *env;
 	struct ptxed_options opt;
 	struct cli_input in;
 	struct ptxed px;
@@ -980,8 +976,7 @@ int cmd_ptxed(int argc, char **argv)
 	}
 	/* (Without it, blocks are walked an instruction at a time: what
 	 * HWT_WALK_EACH=1 asks, the tests' reference.) */
-	env = getenv("HWT_WALK_EACH");
-	if (!opt.quiet && !(env && *env && strcmp(env, "0")))
+	if (!opt.quiet && !cli_env_on("HWT_WALK_EACH"))
 		px.walks = hwt_an_walks_new();
 	if (px.sb)
 		cli_sb_start(px.sb);
