@@ -178,7 +178,10 @@ crash_run() {
 	(cd "$tmp" && timeout 120 "$hwt" record -q -o "$name.data" -- ./crash "$@") \
 		>"$tmp/$name.out" 2>"$tmp/$name.err"
 	rc=$?
-	[ "$rc" -eq "$want" ] || fail "$name: hwt record exit $rc, expected $want"
+	if [ "$rc" -ne "$want" ]; then
+		fail "$name: hwt record exit $rc, expected $want; it said:"
+		head -n 5 "$tmp/$name.err" | sed 's/^/    /' >&2
+	fi
 	check
 	if ! "$hwt" last "$tmp/$name.data" >"$tmp/$name.last" 2>"$tmp/$name.lerr"; then
 		fail "$name: hwt last exit $?: $(head -n 2 "$tmp/$name.lerr")"
