@@ -11,17 +11,6 @@
 #include "cli/calls.h"
 #include "common/grow.h"
 
-enum calls_op_kind {
-	OP_PUSH,	/* a call or an interrupt: a frame that returns to @ip */
-	OP_RETURN,	/* a return, to @ip */
-	OP_GAP,		/* code that ran untraced; traced again at @ip */
-	/* As OP_RETURN and OP_GAP, if the decode before ended in a return
-	 * whose target was still to come. */
-	OP_RETURN_IF,
-	OP_GAP_IF,
-	OP_TASK,	/* another thread's frames from here: @ip's */
-};
-
 /* A return taken, its target (the next block's IP) not yet seen. */
 enum calls_ret {
 	RET_NONE,
@@ -192,7 +181,9 @@ static void mark_new(struct calls_seg *c)
 static void add_op(struct calls_seg *c, enum calls_op_kind kind, uint64_t ip)
 {
 	c->ops = grow(c->ops, &c->ops_cap, c->nops + 1, sizeof(*c->ops));
-	c->ops[c->nops++] = (struct calls_op){ ip, c->nrecs, (uint8_t)kind };
+	c->ops[c->nops++] = (struct calls_op){
+		.ip = ip, .before = c->nrecs, .kind = (uint8_t)kind
+	};
 }
 
 /* An enable's resume IP, once the thread it resumes in is known. */
@@ -368,7 +359,8 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
 	return err < 0 ? err : 0;
 }
 
-void calls_seg_task(struct calls_seg *c, uint32_t pid, uint32_t tid)
+void calls_seg_task(struct calls_seg *c, uint32_t pid, uint32_t tid,
+		    int have_tsc, uint64_t tsc)
 {
 	uint64_t task = (uint64_t)pid << 32 | tid;
 
@@ -378,6 +370,8 @@ void calls_seg_task(struct calls_seg *c, uint32_t pid, uint32_t tid)
 		if (c->have_task)
 			mark_new(c);
 		add_op(c, OP_TASK, task);
+		c->ops[c->nops - 1].tsc = tsc;
+		c->ops[c->nops - 1].has_tsc = (uint8_t)(have_tsc != 0);
 		c->task = task;
 		c->have_task = 1;
 	}
@@ -494,7 +488,18 @@ struct calls_hist {
 	/* --stream: lines print there (@pr.out) as they come. */
 	struct cli_out *stream;
 	struct printer pr;
+	/* calls_hist_new_log(): what it is given goes to @log. */
+	struct calls_merge *log;
+	/* The CPU of the lines now, and of the last line; whether the line
+	 * before a slice says it (calls_merge_replay()). */
+	uint32_t cpu, last_cpu;
+	uint8_t show_cpu;
 };
+
+static void log_op(struct calls_hist *h, const struct calls_op *op);
+static void log_rec(struct calls_hist *h, const struct calls_rec *r);
+static void log_end(struct calls_hist *h, int new_seg, int ret_pending);
+static void log_cut(struct calls_hist *h);
 
 struct calls_hist *calls_hist_new(struct cli_out *stream, int time)
 {
@@ -610,6 +615,10 @@ static void task_switch(struct calls_hist *h, uint64_t key)
 
 static void apply(struct calls_hist *h, const struct calls_op *op)
 {
+	if (h->log) {
+		log_op(h, op);
+		return;
+	}
 	switch (op->kind) {
 	case OP_TASK:
 		task_switch(h, op->ip);
@@ -686,13 +695,19 @@ static int spill(struct calls_hist *h)
 static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 {
 	struct hist_rec *o;
+	int other;
 
+	if (h->log) {
+		log_rec(h, r);
+		return;
+	}
 	/*
 	 * The first of a decode that goes on from the one before: one
 	 * thread would have looked at the function here (at the PSB+'s
 	 * IP), with what that one left.
 	 */
 	if (r->joinable && h->n && !h->new_seg && r->task == h->last_task &&
+	    h->cpu == h->last_cpu &&
 	    same_fn(r->name, r->start, h->last_name, h->last_start)) {
 		h->recs[h->n - 1].ninsn += r->ninsn;
 		return;
@@ -704,11 +719,18 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 		h->failed = 1;
 		return;
 	}
-	/* A line of another thread than the line before (cpu mode). */
-	if (h->have_line && r->task != h->last_task)
+	/* A line of another thread than the line before (cpu mode), or,
+	 * merged, of another CPU, or the first. */
+	other = r->task != h->last_task || h->cpu != h->last_cpu;
+	if (h->show_cpu && (!h->have_line || other))
+		cli_out_printf(&h->text, "[pid %" PRIu32 " tid %" PRIu32
+			       " cpu %" PRIu32 "]\n", (uint32_t)(r->task >> 32),
+			       (uint32_t)r->task, h->cpu);
+	else if (h->have_line && other)
 		cli_out_printf(&h->text, "[pid %" PRIu32 " tid %" PRIu32 "]\n",
 			       (uint32_t)(r->task >> 32), (uint32_t)r->task);
 	h->have_line = 1;
+	h->last_cpu = h->cpu;
 	h->recs = grow(h->recs, &h->cap, h->n + 1, sizeof(*h->recs));
 	o = &h->recs[h->n++];
 	*o = (struct hist_rec){
@@ -771,6 +793,12 @@ int calls_take(struct calls_hist *h, struct calls_seg *c, const char *text,
 
 void calls_take_end(struct calls_hist *h, struct calls_seg *c)
 {
+	if (h->log) {
+		log_end(h, c->start_pending ? -1 : c->new_seg,
+			c->ret_pending == RET_UNKNOWN ? -1 :
+			c->ret_pending == RET_PENDING);
+		return;
+	}
 	/* A decode where nothing happened leaves things as they were. */
 	if (!c->start_pending)
 		h->new_seg = c->new_seg;
@@ -867,6 +895,11 @@ int calls_print(struct calls_hist *h, struct cli_out *out)
 	uint64_t hdr[2];
 	int ret = h->failed ? -1 : 0;
 
+	if (h->log) {
+		log_cut(h);
+		return 0;
+	}
+
 	if (h->spill && !ret) {
 		if (fflush(h->spill) || fseek(h->spill, 0, SEEK_SET))
 			ret = -1;
@@ -904,4 +937,310 @@ int calls_print(struct calls_hist *h, struct cli_out *out)
 	free(recs);
 	free(text);
 	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* The CPUs' streams as one history                                    */
+/* ------------------------------------------------------------------ */
+
+enum { LOG_OP, LOG_REC, LOG_END };
+
+/* What a stream's history was given, in order, to give another. */
+struct log_item {
+	uint64_t text_end;	/* the piece's text before it */
+	uint8_t kind;		/* LOG_* */
+	union {
+		struct calls_op op;
+		struct calls_rec rec;
+		struct {
+			int8_t new_seg, ret_pending;	/* -1: as it was */
+		} end;
+	} u;
+};
+
+/* Items written at most this many at a time, with their text. */
+#define LOG_PIECE 4096
+
+/* One thread's run in one stream: pieces [@from, @to) of the file. */
+struct merge_slice {
+	uint64_t key;		/* its time, or its stream's time before */
+	uint64_t from, to;
+	uint64_t seq;		/* in the order the streams gave them */
+	uint32_t stream, cpu;
+	uint8_t timed;
+};
+
+struct calls_merge {
+	FILE *f;
+	uint64_t size;		/* of the file */
+	struct merge_slice *slices;
+	size_t nslices, cap;
+	uint32_t nstreams;
+	int failed;
+	/* The stream being given: the items not yet written, the key of
+	 * its last slice, whether one is open (the last), and whose. */
+	struct log_item *items;
+	size_t nitems, items_cap;
+	uint64_t key, task;
+	uint8_t open, have_task;
+};
+
+struct calls_merge *calls_merge_new(void)
+{
+	return calloc(1, sizeof(struct calls_merge));
+}
+
+void calls_merge_delete(struct calls_merge *m)
+{
+	if (!m)
+		return;
+	if (m->f)
+		fclose(m->f);
+	free(m->slices);
+	free(m->items);
+	free(m);
+}
+
+struct calls_hist *calls_hist_new_log(struct calls_merge *m, uint32_t cpu)
+{
+	struct calls_hist *h = calls_hist_new(NULL, 0);
+
+	if (!h)
+		return NULL;
+	h->log = m;
+	h->cpu = cpu;
+	m->nstreams++;
+	m->key = 0;
+	m->open = 0;
+	m->have_task = 0;
+	m->nitems = 0;
+	return h;
+}
+
+/* The items and text so far to the file, as a piece of the open slice. */
+static void log_flush(struct calls_hist *h)
+{
+	struct calls_merge *m = h->log;
+	uint64_t hdr[2] = { m->nitems, h->text.len };
+
+	if (!m->failed && !m->f) {
+		m->f = tmp_open();
+		if (!m->f)
+			m->failed = 1;
+	}
+	if (!m->failed &&
+	    (fwrite(hdr, sizeof(hdr), 1, m->f) != 1 ||
+	     fwrite(m->items, sizeof(*m->items), m->nitems, m->f) !=
+		     m->nitems ||
+	     fwrite(h->text.buf, 1, h->text.len, m->f) != h->text.len)) {
+		fprintf(stderr, "hwt calls: cannot write the temporary file: "
+			"%s\n", strerror(errno));
+		m->failed = 1;
+	}
+	m->size += sizeof(hdr) + m->nitems * sizeof(*m->items) + h->text.len;
+	m->nitems = 0;
+	h->text.len = 0;
+}
+
+/* A slice from here, with the stream's key. */
+static void slice_new(struct calls_hist *h, int timed)
+{
+	struct calls_merge *m = h->log;
+	struct merge_slice *s;
+
+	m->slices = grow(m->slices, &m->cap, m->nslices + 1,
+			 sizeof(*m->slices));
+	s = &m->slices[m->nslices];
+	*s = (struct merge_slice){
+		.key = m->key, .from = m->size, .seq = m->nslices,
+		.stream = m->nstreams - 1, .cpu = h->cpu,
+		.timed = (uint8_t)(timed != 0),
+	};
+	m->nslices++;
+	m->open = 1;
+}
+
+/* The open slice ends here (the stream's end, or another thread). */
+static void log_cut(struct calls_hist *h)
+{
+	struct calls_merge *m = h->log;
+
+	if (!m->open && h->text.len)
+		slice_new(h, 1);	/* text before anything */
+	if (!m->open)
+		return;
+	log_flush(h);
+	m->slices[m->nslices - 1].to = m->size;
+	m->open = 0;
+}
+
+/*
+ * A slice starts: its key is its time, if known, made no earlier than the
+ * stream's slices before (a damaged trace's time may jump back; a stream's
+ * own slices stay in its order). Before the first thread is named, the
+ * stream's time so far.
+ */
+static void log_open(struct calls_hist *h, int timed, uint64_t tsc)
+{
+	struct calls_merge *m = h->log;
+
+	log_cut(h);
+	if (timed && tsc > m->key)
+		m->key = tsc;
+	slice_new(h, timed);
+}
+
+static void log_put(struct calls_hist *h, struct log_item *it)
+{
+	struct calls_merge *m = h->log;
+
+	/* A slice is a thread's run, wherever the decodes start (-j, the
+	 * pieces), so that -j cuts none. */
+	if (it->kind == LOG_OP && it->u.op.kind == OP_TASK &&
+	    (!m->have_task || it->u.op.ip != m->task)) {
+		log_open(h, it->u.op.has_tsc, it->u.op.tsc);
+		m->task = it->u.op.ip;
+		m->have_task = 1;
+	} else if (!m->open) {
+		log_open(h, 1, m->key);
+	}
+	it->text_end = h->text.len;
+	m->items = grow(m->items, &m->items_cap, m->nitems + 1,
+			sizeof(*m->items));
+	m->items[m->nitems++] = *it;
+	if (m->nitems == LOG_PIECE || h->text.len > HIST_TEXT)
+		log_flush(h);
+}
+
+static void log_op(struct calls_hist *h, const struct calls_op *op)
+{
+	struct log_item it = { .kind = LOG_OP, .u.op = *op };
+
+	log_put(h, &it);
+}
+
+static void log_rec(struct calls_hist *h, const struct calls_rec *r)
+{
+	struct log_item it = { .kind = LOG_REC, .u.rec = *r };
+
+	log_put(h, &it);
+}
+
+static void log_end(struct calls_hist *h, int new_seg, int ret_pending)
+{
+	struct log_item it = { .kind = LOG_END };
+
+	it.u.end.new_seg = (int8_t)new_seg;
+	it.u.end.ret_pending = (int8_t)ret_pending;
+	log_put(h, &it);
+}
+
+static int slice_cmp(const void *a, const void *b)
+{
+	const struct merge_slice *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A stream's threads start again with nothing (streams without time). */
+static void forget_frames(struct calls_hist *h)
+{
+	for (size_t i = 0; i < h->nparked; i++)
+		free(h->parked[i].rets);
+	h->nparked = 0;
+	free(h->fr.rets);
+	memset(&h->fr, 0, sizeof(h->fr));
+	h->have_task = 0;
+	h->new_seg = 1;
+	h->ret_pending = 0;
+}
+
+/* Slice @s's pieces to @h, as its stream's history was given them. */
+static int replay_slice(struct calls_merge *m, const struct merge_slice *s,
+			struct calls_hist *h, struct log_item **items,
+			size_t *icap, char **text, size_t *tcap)
+{
+	uint64_t pos = s->from, hdr[2];
+
+	if (fseeko(m->f, (off_t)pos, SEEK_SET))
+		return -1;
+	while (pos < s->to) {
+		size_t at = 0;
+
+		if (fread(hdr, sizeof(hdr), 1, m->f) != 1 ||
+		    hdr[0] > LOG_PIECE || hdr[1] > s->to - pos)
+			return -1;
+		*items = grow(*items, icap, hdr[0] ? hdr[0] : 1,
+			      sizeof(**items));
+		*text = grow(*text, tcap, hdr[1] ? hdr[1] : 1, 1);
+		if (fread(*items, sizeof(**items), hdr[0], m->f) != hdr[0] ||
+		    fread(*text, 1, hdr[1], m->f) != hdr[1])
+			return -1;
+		pos += sizeof(hdr) + hdr[0] * sizeof(**items) + hdr[1];
+		for (size_t k = 0; k < hdr[0]; k++) {
+			const struct log_item *it = &(*items)[k];
+
+			if (it->text_end > hdr[1])
+				return -1;
+			if (it->text_end > at) {
+				cli_out_write(&h->text, *text + at,
+					      it->text_end - at);
+				at = it->text_end;
+			}
+			if (it->kind == LOG_OP) {
+				apply(h, &it->u.op);
+			} else if (it->kind == LOG_REC) {
+				take_rec(h, &it->u.rec);
+			} else {
+				if (it->u.end.new_seg >= 0)
+					h->new_seg = (uint8_t)it->u.end.new_seg;
+				if (it->u.end.ret_pending >= 0)
+					h->ret_pending =
+						(uint8_t)it->u.end.ret_pending;
+			}
+		}
+		if (hdr[1] > at)
+			cli_out_write(&h->text, *text + at, hdr[1] - at);
+	}
+	return 0;
+}
+
+int calls_merge_replay(struct calls_merge *m, struct calls_hist *h)
+{
+	struct log_item *items = NULL;
+	char *text = NULL;
+	size_t icap = 0, tcap = 0;
+	int timed = 1, ret = 0;
+
+	if (m->failed)
+		return -1;
+	for (size_t i = 0; i < m->nslices; i++)
+		if (!m->slices[i].timed)
+			timed = 0;
+	/* (Without time, in the order they came: stream after stream.) */
+	if (timed)
+		qsort(m->slices, m->nslices, sizeof(*m->slices), slice_cmp);
+	if (m->f && fflush(m->f))
+		ret = -1;
+	h->show_cpu = 1;
+	for (size_t i = 0; !ret && i < m->nslices; i++) {
+		const struct merge_slice *s = &m->slices[i];
+
+		if (!timed && i && s->stream != m->slices[i - 1].stream)
+			forget_frames(h);
+		h->cpu = s->cpu;
+		if (s->to > s->from &&
+		    replay_slice(m, s, h, &items, &icap, &text, &tcap) < 0)
+			ret = -1;
+	}
+	if (ret)
+		fprintf(stderr, "hwt calls: cannot read the temporary file "
+			"back\n");
+	free(items);
+	free(text);
+	return ret || h->failed ? -1 : 0;
 }

@@ -53,11 +53,24 @@ struct calls_rec {
 	uint8_t joinable;	/* made only because the decode started */
 };
 
+enum calls_op_kind {
+	OP_PUSH,	/* a call or an interrupt: a frame that returns to @ip */
+	OP_RETURN,	/* a return, to @ip */
+	OP_GAP,		/* code that ran untraced; traced again at @ip */
+	/* As OP_RETURN and OP_GAP, if the decode before ended in a return
+	 * whose target was still to come. */
+	OP_RETURN_IF,
+	OP_GAP_IF,
+	OP_TASK,	/* another thread's frames from here: @ip's */
+};
+
 /* A frame operation, applied before record @before of the decode. */
 struct calls_op {
 	uint64_t ip;
 	size_t before;
-	uint8_t kind;		/* enum calls_op_kind (calls.c) */
+	uint64_t tsc;		/* another thread's: when (if @has_tsc) */
+	uint8_t kind;		/* enum calls_op_kind */
+	uint8_t has_tsc;
 };
 
 struct calls_sym {
@@ -122,10 +135,12 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
 		    struct hwt_an_walks *walks);
 /*
  * The thread the next blocks run in (perf.data: a decode says so at each
- * of its syncs, after the events there): another starts a function
- * segment, and has a stack of its own.
+ * of its syncs, after the events there), the decoder's time there if
+ * @have_tsc: another starts a function segment, and has a stack of its
+ * own.
  */
-void calls_seg_task(struct calls_seg *c, uint32_t pid, uint32_t tid);
+void calls_seg_task(struct calls_seg *c, uint32_t pid, uint32_t tid,
+		    int have_tsc, uint64_t tsc);
 /* An event that breaks the flow (an interrupt, a disable, an enable...). */
 void calls_seg_event(struct calls_seg *c, const struct hwt_event *ev);
 
@@ -159,7 +174,29 @@ void calls_take_end(struct calls_hist *h, struct calls_seg *c);
 int calls_drain(struct calls_hist *h, struct calls_seg *c,
 		struct cli_out *text);
 /* Print the history (what is left of it, streamed): numbered lines, and
- * the text between. */
+ * the text between. A history of calls_hist_new_log() ends its stream. */
 int calls_print(struct calls_hist *h, struct cli_out *out);
+
+/*
+ * The CPUs' streams of a perf.data as one history (perf record -a): a
+ * thread that runs on several CPUs has one stack across them. Each
+ * stream is decoded into a history of calls_hist_new_log(), which keeps
+ * what it is given (in an unlinked temporary file) cut into slices where
+ * the thread changes, each with the decoder's time there; then
+ * calls_merge_replay() gives the slices of all streams, in time order, to
+ * one history, which prints a line [pid P tid T cpu C] before the lines
+ * of each slice whose thread or CPU is not the line before's. Without a
+ * time for every slice (a trace without TSC), the streams one after the
+ * other, each thread's stack starting again with each stream.
+ */
+struct calls_merge;
+
+struct calls_merge *calls_merge_new(void);
+void calls_merge_delete(struct calls_merge *m);
+/* The history of the next stream, CPU @cpu's. */
+struct calls_hist *calls_hist_new_log(struct calls_merge *m, uint32_t cpu);
+/* All streams' slices to @h (a history of calls_hist_new()). Returns 0,
+ * or -1 after a message (the temporary file). */
+int calls_merge_replay(struct calls_merge *m, struct calls_hist *h);
 
 #endif /* HWT_CLI_CALLS_H */

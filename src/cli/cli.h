@@ -508,8 +508,10 @@ struct cli_seg_notes {
  */
 struct cli_flow_hook {
 	void *ctx;
-	/* A CPU's stream (threads take turns in it), not a thread's. */
+	/* A CPU's stream (threads take turns in it), not a thread's: CPU
+	 * @cpu's. */
 	uint8_t on_cpu;
+	uint32_t cpu;
 	int (*sync)(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
 		    uint64_t *quiet);
 	void (*notes)(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,

@@ -184,6 +184,8 @@ struct flow {
 	 * HWT_WALK_EACH=1, the tests' reference. */
 	int walk_each;
 	struct calls_names *names;	/* calls */
+	/* calls of a perf.data whose streams are CPUs': one history */
+	struct calls_merge *merge;
 	/* perf.data input (perfdata_input.c): NULL for a raw trace */
 	const struct cli_flow_hook *hook;
 	struct totals *all;		/* of all streams */
@@ -781,9 +783,11 @@ static void sync_hook(struct flow *fl, struct seg *s,
 	s->image = hwt_blk_image(dec);
 	if (fl->opt->mode == MODE_CALLS) {
 		uint32_t pid, tid;
+		uint64_t tsc;
+		int have_tsc = hwt_blk_time(dec, &tsc, NULL, NULL) >= 0;
 
 		fl->hook->task(s->hctx, &pid, &tid);
-		calls_seg_task(&s->calls, pid, tid);
+		calls_seg_task(&s->calls, pid, tid, have_tsc, tsc);
 	}
 	if (due && inline_notes(fl)) {
 		flush_block(fl, s);
@@ -1674,7 +1678,11 @@ static int totals_init(const struct flow *fl, struct totals *t,
 		if (!t->map)
 			goto oom;
 	}
-	if (fl->opt->mode == MODE_CALLS) {
+	if (fl->opt->mode == MODE_CALLS && fl->merge && fl->hook) {
+		t->calls = calls_hist_new_log(fl->merge, fl->hook->cpu);
+		if (!t->calls)
+			goto oom;
+	} else if (fl->opt->mode == MODE_CALLS) {
 		t->calls = calls_hist_new(fl->opt->stream ? out : NULL,
 					  fl->opt->time);
 		if (!t->calls)
@@ -2086,7 +2094,11 @@ void help_calls(void)
 	       "interrupt or a gap in the trace, and where the cpu goes to\n"
 	       "another thread (cpu-mode perf.data): each thread has a stack\n"
 	       "of its own, and its lines follow a line [pid P tid T]\n"
-	       "where the thread changes. Instructions are numbered from 1.\n"
+	       "where the thread changes. The streams of several cpus\n"
+	       "(perf record -a) are one history: the runs of threads on\n"
+	       "cpus in time order, each after a line [pid P tid T cpu C],\n"
+	       "a thread's stack going on on the cpu it moved to.\n"
+	       "Instructions are numbered from 1.\n"
 	       "Errors and notes of lost data print between the lines, where\n"
 	       "they happened. Lines are held to the end, beyond 64 Ki in a\n"
 	       "file under $TMPDIR. -j N prints what -j1 prints.\n"
@@ -2095,6 +2107,7 @@ void help_calls(void)
 	       "                  from the first line's level (a return\n"
 	       "                  above it stays at 0, as in perf script's\n"
 	       "                  call trace); nothing held to the end\n"
+	       "                  (each cpu's stream a history of its own)\n"
 	       "\n%s\n", common_help);
 }
 
@@ -2325,6 +2338,25 @@ static int parse_args(int argc, char **argv, struct flow_options *opt,
 	return ret;
 }
 
+/*
+ * hwt calls on a perf.data of CPUs' streams (perf record -a): one history
+ * of them all (calls.h), so that a thread's calls go on where it moves to
+ * another CPU. Not with --stream, which prints before the later streams
+ * are decoded.
+ */
+static int merge_cpus(struct cli_pd *pd, const struct flow_options *opt)
+{
+	size_t n = cli_pd_nstreams(pd);
+	uint32_t cpu;
+
+	if (opt->mode != MODE_CALLS || opt->stream || n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (cli_pd_stream_cpu(pd, i, &cpu) < 0)
+			return 0;
+	return 1;
+}
+
 static int flow_main(int argc, char **argv, enum flow_mode mode,
 		     void (*help)(void))
 {
@@ -2426,9 +2458,14 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	}
 	if (pd) {
 		fl.all = &t;
-		if (cli_pd_flow(pd, &fl, &out) == 0) {
+		fl.merge = merge_cpus(pd, &opt) ? calls_merge_new() : NULL;
+		if (cli_pd_flow(pd, &fl, &out) == 0 &&
+		    (!fl.merge || calls_merge_replay(fl.merge, t.calls) == 0)) {
 			if (opt.mode == MODE_STAT || opt.mode == MODE_COVERAGE)
 				cli_out_printf(&out, "# all streams\n");
+			if (fl.merge)
+				cli_out_printf(&out, "# all streams, each "
+					       "thread's calls across cpus\n");
 			if (finish(&fl, &t, &out) == 0)
 				ret = 0;
 		}
@@ -2451,6 +2488,7 @@ out:
 	}
 	free(t.map);
 	calls_hist_delete(t.calls);
+	calls_merge_delete(fl.merge);
 	calls_names_delete(fl.names);
 	cli_disasm_delete(fl.dis);
 	hwt_image_delete(fl.image);

@@ -1618,6 +1618,7 @@ int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx)
 		hook = pd_hook;
 		hook.ctx = &d;
 		hook.on_cpu = (uint8_t)stream_on_cpu(pd, st);
+		hook.cpu = st->cpu;
 		cli_pd_stream_pieces(pd, i, &trace);
 		if (fn(ctx, i, &trace, hwt_proc_view_image(d.view), &hook) < 0)
 			ret = -1;

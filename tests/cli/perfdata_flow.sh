@@ -359,6 +359,82 @@ if per_cpu "$tmp/cpu2.data"; then
 		"^$(grep -m1 '^hash: ' "$tmp/loop.cov")\$"
 fi
 
+# ---- cpu mode: a thread that moves from cpu to cpu -----------------
+
+# The loop program with a PSB+ in each call of f1 from f3, two calls deep
+# (perfdata_loop deep), its trace cut at PSBs into 3 parts, each in the
+# buffer of another cpu (mkptdata --move: the sideband switches the thread
+# out of one cpu and into the next). hwt calls follows the thread across
+# the cpus, one history: its lines are those of the trace as one cpu's
+# (mkptdata without --move), but for the lines where it moved (a function
+# that goes on after the move starts a line again, as after a switch) and
+# the [pid tid cpu] line before each cpu's. -j2 with small segments,
+# --time and a history that goes to the temporary file every 3 lines print
+# the same.
+perfdata_loop "$tmp" deep 200 "$build" deep || fail "perfdata_loop deep"
+"$mkptdata" --cpu 0 --pt "$tmp/deep.pt" --elf "$tmp/deep" \
+	"$tmp/deep1.data" || fail "mkptdata deep"
+"$mkptdata" --cpu 0 --move 3 --pt "$tmp/deep.pt" --elf "$tmp/deep" \
+	"$tmp/deep3.data" || fail "mkptdata --move 3"
+# hwt calls output: the lines of one function that follow each other
+# joined, and numbered again.
+join_lines() {
+	awk '/^#/ || /^\[pid / { next }
+	     { split($0, f, "\t"); split(f[3], r, /[ ,]/)
+	       if (f[2] == last) { hi = r[3]; next }
+	       if (last != "") print ++n "\t" last "\tinst " lo "," hi
+	       last = f[2]; lo = r[2]; hi = r[3] }
+	     END { if (last != "") print ++n "\t" last "\tinst " lo "," hi }' "$1"
+}
+if per_cpu "$tmp/deep3.data"; then
+	run_as deep1c "$hwt" calls "$tmp/deep1.data"
+	run_as deep3c "$hwt" calls "$tmp/deep3.data"
+	join_lines "$tmp/deep1c.out" >"$tmp/deep1.j"
+	join_lines "$tmp/deep3c.out" >"$tmp/deep3.j"
+	same "a thread moved to 3 cpus: its calls as on one" "$tmp/deep1.j" \
+		"$tmp/deep3.j"
+	contains "moved: two calls deep where it moved" "$tmp/deep3c.out" \
+		'^\[pid 1234 tid 1234 cpu 1\]$'
+	check
+	awk '/^\[pid 1234 tid 1234 cpu 1\]$/ { getline; print; exit }' \
+		"$tmp/deep3c.out" | grep -Eq $'^[0-9]+\t    f1_loop\t' ||
+		fail "moved: the first line on cpu 1 is not f1_loop two deep"
+	check
+	[ "$(grep -c '^\[pid ' "$tmp/deep3c.out")" = 3 ] ||
+		fail "moved: $(grep -c '^\[pid ' "$tmp/deep3c.out") thread lines, want 3"
+	check
+	[ "$(grep -c '^# stream idx' "$tmp/deep3c.out")" = 3 ] ||
+		fail "moved: not 3 streams"
+	run_as deep3j env HWT_SEGMENT_SIZE=256 "$hwt" calls -j2 \
+		"$tmp/deep3.data"
+	same "moved: calls -j2 vs -j1" "$tmp/deep3c.out" "$tmp/deep3j.out"
+	run_as deep3s env HWT_CALLS_CHUNK=3 "$hwt" calls "$tmp/deep3.data"
+	same "moved: calls through the temporary file" "$tmp/deep3c.out" \
+		"$tmp/deep3s.out"
+	run_as deep3t "$hwt" calls --time "$tmp/deep3.data"
+	check
+	sed 's/\ttsc [0-9a-f]*$//' "$tmp/deep3t.out" >"$tmp/deep3t.cut"
+	same "moved: calls --time, but the times" "$tmp/deep3c.out" \
+		"$tmp/deep3t.cut"
+	# Two threads, each on its cpu all the time: one after the other.
+	"$mkptdata" --cpu 0 --cpu2 "1:1234:1235:$tmp/deep.pt" \
+		--pt "$tmp/deep.pt" --elf "$tmp/deep" "$tmp/two.data" ||
+		fail "mkptdata --cpu2 deep"
+	run_as twoc "$hwt" calls "$tmp/two.data"
+	run_as twoj env HWT_SEGMENT_SIZE=256 "$hwt" calls -j2 "$tmp/two.data"
+	same "two threads on two cpus: calls -j2 vs -j1" "$tmp/twoc.out" \
+		"$tmp/twoj.out"
+	check
+	[ "$(grep '^\[pid ' "$tmp/twoc.out" | tr '\n' ' ')" = \
+	  "[pid 1234 tid 1234 cpu 0] [pid 1234 tid 1235 cpu 1] " ] ||
+		fail "two threads: $(grep '^\[pid ' "$tmp/twoc.out" | tr '\n' ' ')"
+	# --stream prints each stream as it comes, as before.
+	run_as deep3r "$hwt" calls --stream "$tmp/deep3.data"
+	check
+	[ "$(grep -c $'^1\t' "$tmp/deep3r.out")" = 3 ] ||
+		fail "--stream: not 3 histories"
+fi
+
 # ---- -j: a stream cut at PSBs, the segments decoded on threads -----
 
 # The loop program at 60,000 iterations (a 600 KB trace: 10 and more

@@ -3,7 +3,10 @@
 # Variables: iter (the ITER it was assembled with), tsc (first TSC), and
 # the symbol addresses top f0 f1 f2 f2b f3 (from nm, with 0x).
 # A PSB+ every 8 iterations at `top', where no call is outstanding, so
-# every return is compressed (one taken TNT bit).
+# every return is compressed (one taken TNT bit). With deep=1 (and f1_loop,
+# f3ret: the address after f3's call, topret: after top's), the PSB+ is in
+# f1 called from f3 instead, two calls deep, in each of f3's iterations:
+# those two returns are TIPs (the processor forgets its calls at a PSB).
 function bit(b) {
 	bits = bits b
 	if (length(bits) == 6)
@@ -42,7 +45,7 @@ BEGIN {
 	print "psbend"
 	print "tip.pge 0x401000"
 	for (n = iter; n > 0; n--) {
-		if ((iter - n) % 8 == 0 && n != iter)
+		if (!deep && (iter - n) % 8 == 0 && n != iter)
 			psb(top)
 		k = n % 4
 		tip(k == 0 ? f0 : k == 1 ? f1 : k == 2 ? f2 : f3)
@@ -53,6 +56,12 @@ BEGIN {
 		} else if (k == 2) {
 			tip(f2b)
 			bit("!")
+		} else if (deep) {
+			bit("!")		# f1: jnz f1_loop taken
+			psb(f1_loop)
+			bit("!"); bit(".")
+			tip(f3ret)		# f1's return
+			tip(topret)		# f3's
 		} else {
 			f1_body()
 			bit("!")

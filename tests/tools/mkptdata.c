@@ -26,6 +26,11 @@
  *                     run by thread TID of PID (PID the first's: a thread
  *                     of its process; else a process running PROG, mapped
  *                     as PROG is), all the trace's time
+ *     --move K        with --cpu N: the thread moves from CPU to CPU: the
+ *                     trace cut at K - 1 PSBs (the first at or after each
+ *                     K-th of it) into K parts, part i in the buffer of
+ *                     CPU N + i, with the switches out of the CPU before
+ *                     and into this one just before the part's first TSC
  *     --exit PID:SIG:X  how process PID ended (hwt's HWT_EXIT feature):
  *                     SIG 0: exited with status X; else killed by signal
  *                     SIG at instruction X (up to two of them)
@@ -80,6 +85,7 @@ struct opts {
 	uint32_t c2_cpu, c2_pid, c2_tid;
 	int have_c2;
 	uint64_t losses;	/* --losses */
+	uint32_t move;		/* --move: parts */
 	struct hwt_pd_exit exits[2];	/* --exit */
 	size_t nexits;
 	FILE *show;	/* where the records go as perf must show them */
@@ -311,6 +317,70 @@ static int put_cpu2(struct hwt_rec_pt *w, const struct opts *o,
 	return ret;
 }
 
+/* --move: at most this many parts. */
+#define MOVE_MAX 16
+
+/*
+ * --move: where the parts start (@parts[0] 0, @parts[n] @tlen): cut at the
+ * first PSB at or after each @k-th of the trace, past the cut before.
+ * Returns the number of parts (fewer if the PSBs are too few).
+ */
+static size_t cut_parts(const uint8_t *trace, size_t tlen, uint32_t k,
+			size_t *parts)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82 };
+	size_t n = 0, at;
+
+	parts[n++] = 0;
+	for (uint32_t i = 1; i < k; i++) {
+		at = tlen / k * i;
+		if (at <= parts[n - 1])
+			at = parts[n - 1] + 1;
+		while (at + sizeof(psb) <= tlen &&
+		       memcmp(trace + at, psb, sizeof(psb)))
+			at++;
+		if (at + sizeof(psb) > tlen)
+			break;
+		parts[n++] = at;
+	}
+	parts[n] = tlen;
+	return n;
+}
+
+/* --move: the thread leaves CPU cpu + k - 1 for CPU cpu + k just before
+ * part k's first TSC. */
+static int put_moves(struct hwt_rec_pt *w, const struct opts *o,
+		     const struct hwt_pd_time_conv *tc, const uint8_t *trace,
+		     const size_t *parts, size_t nparts)
+{
+	for (size_t k = 1; k < nparts; k++) {
+		struct hwt_rec_pt_scan ti;
+		struct opts c = *o;
+		uint64_t t;
+
+		hwt_rec_pt_scan(trace + parts[k], parts[k + 1] - parts[k], &ti);
+		if (!ti.have_tsc)
+			return die("%s: --move: a part without a TSC", o->pt);
+		t = hwt_pd_tsc_to_perf_time(tc, ti.first_tsc) - 1;
+		c.cpu = o->cpu + (int32_t)k - 1;
+		hwt_rec_pt_set_cpu(w, (uint32_t)c.cpu);
+		if (check(w, hwt_rec_pt_switch(w, t, o->pid, o->tid, 1)))
+			return -1;
+		show_pt(&c, PERF_RECORD_SWITCH, t);
+		fprintf(o->show, "	SWITCH OUT\n");
+		c.cpu++;
+		hwt_rec_pt_set_cpu(w, (uint32_t)c.cpu);
+		if (check(w, hwt_rec_pt_switch(w, t, o->pid, o->tid, 0)))
+			return -1;
+		show_pt(&c, PERF_RECORD_SWITCH, t);
+		fprintf(o->show, "	SWITCH IN\n");
+	}
+	hwt_rec_pt_set_cpu(w, (uint32_t)o->cpu);
+	return 0;
+}
+
 /* The AUX and AUXTRACE records of buffer @idx, in @nchunks pieces. */
 static int put_aux(struct hwt_rec_pt *w, const struct opts *o,
 		   uint32_t idx, const uint8_t *trace, size_t tlen,
@@ -371,6 +441,7 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 	const uint64_t *priv;
 	uint64_t t_start, t_end;
 	struct opts b = *o;	/* --cpu2's thread */
+	size_t parts[MOVE_MAX + 1], nparts = 0;
 	char err[512];
 	uint8_t *trace, *trace2 = NULL;
 	size_t tlen, tlen2 = 0;
@@ -380,6 +451,8 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 	if (!trace)
 		return die("%s: cannot read (or empty)", o->pt);
 	hwt_rec_pt_scan(trace, tlen, &ti);
+	if (o->move)
+		nparts = cut_parts(trace, tlen, o->move, parts);
 	if (o->have_c2) {
 		trace2 = load_file(o->c2_pt, &tlen2);
 		if (!trace2) {
@@ -464,6 +537,8 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 
 	if (trace2 && put_cpu2(w, o, &b, t_start))
 		goto fail;
+	if (nparts > 1 && put_moves(w, o, &tc, trace, parts, nparts))
+		goto fail;
 	if (o->sw_n && put_switches(w, o, t_start, &tc, &ti))
 		goto fail;
 	for (uint64_t k = 1; k <= o->losses; k++) {
@@ -481,9 +556,18 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 		goto fail;
 	show_pt(o, 0, 0);
 
-	if (put_aux(w, o, 0, trace, tlen, o->losses + 1, t_end) ||
-	    (trace2 && put_aux(w, &b, 1, trace2, tlen2, 1, t_end)) ||
-	    put_exit(w, o, t_end) || (trace2 && put_exit(w, &b, t_end)))
+	if (nparts > 1) {
+		for (size_t k = 0; k < nparts; k++) {
+			b.cpu = o->cpu + (int32_t)k;
+			if (put_aux(w, &b, (uint32_t)k, trace + parts[k],
+				    parts[k + 1] - parts[k], 1, t_end))
+				goto fail;
+		}
+	} else if (put_aux(w, o, 0, trace, tlen, o->losses + 1, t_end) ||
+		   (trace2 && put_aux(w, &b, 1, trace2, tlen2, 1, t_end))) {
+		goto fail;
+	}
+	if (put_exit(w, o, t_end) || (trace2 && put_exit(w, &b, t_end)))
 		goto fail;
 
 	if (check(w, hwt_rec_pt_round(w)))
@@ -889,6 +973,8 @@ int main(int argc, char **argv)
 			o.pmu_type = (uint32_t)v;
 		} else if (!strcmp(a, "--losses")) {
 			o.losses = v;
+		} else if (!strcmp(a, "--move") && v >= 2 && v <= MOVE_MAX) {
+			o.move = (uint32_t)v;
 		} else {
 			return die("%s: unknown option", a);
 		}
@@ -908,6 +994,9 @@ int main(int argc, char **argv)
 			  o.c2_tid == o.tid))
 		return die("%s", "--cpu2: with --cpu, another CPU and another "
 			   "thread");
+	if (o.move && (o.cpu < 0 || o.have_c2 || o.sw_n || o.losses))
+		return die("%s", "--move: with --cpu, not with --cpu2, "
+			   "--switch, --thread or --losses");
 	if (o.sw_tid && (o.sw_pid || o.sw_tid == o.tid))
 		return die("%s", "--thread: not with --switch, nor the "
 			   "first thread's tid");

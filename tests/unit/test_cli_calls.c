@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt calls' history of CPUs' streams (src/cli/calls.c, calls_merge_*):
+ * decodes given as their function segments and frame operations, two
+ * CPUs' streams in which two threads change places, replayed into one
+ * history. Each thread's frames go on across the CPUs only if the slices
+ * come in time order and each thread's frames are put by while the other
+ * runs; without time, the streams come one after the other, each
+ * thread's frames starting again with each. The printed history is
+ * compared whole.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cli/calls.h"
+
+#define TASK(pid) ((uint64_t)(pid) << 32 | (pid))
+
+/* A decode's output, as calls_seg_block() and calls_seg_task() make it. */
+struct build {
+	struct calls_seg c;
+	uint64_t task;
+};
+
+static void b_task(struct build *b, uint32_t pid, int timed, uint64_t tsc)
+{
+	calls_seg_task(&b->c, pid, pid, timed, tsc);
+	b->task = TASK(pid);
+}
+
+static void b_op(struct build *b, enum calls_op_kind kind, uint64_t ip)
+{
+	struct calls_seg *c = &b->c;
+
+	c->ops = realloc(c->ops, (c->nops + 1) * sizeof(*c->ops));
+	assert_non_null(c->ops);
+	c->ops[c->nops++] = (struct calls_op){
+		.ip = ip, .before = c->nrecs, .kind = (uint8_t)kind
+	};
+	c->ops_cap = c->nops;
+}
+
+static void b_rec(struct build *b, const char *name, uint64_t ip)
+{
+	struct calls_seg *c = &b->c;
+
+	c->recs = realloc(c->recs, (c->nrecs + 1) * sizeof(*c->recs));
+	assert_non_null(c->recs);
+	c->recs[c->nrecs++] = (struct calls_rec){
+		.name = name, .start = ip, .ip = ip, .ninsn = 1,
+		.task = b->task,
+	};
+	c->recs_cap = c->nrecs;
+	c->new_seg = 1;
+}
+
+/* Give @b's decode to a stream's history, end the stream. */
+static void stream(struct calls_merge *m, uint32_t cpu, struct build *b)
+{
+	struct calls_hist *h = calls_hist_new_log(m, cpu);
+
+	assert_non_null(h);
+	assert_int_equal(calls_take(h, &b->c, "", 0, 0, 1), 0);
+	calls_take_end(h, &b->c);
+	assert_int_equal(calls_print(h, NULL), 0);
+	calls_hist_delete(h);
+	calls_seg_free(&b->c);
+}
+
+/* The streams' slices replayed into one history, printed; @m deleted. */
+static char *replay(struct calls_merge *m)
+{
+	struct calls_hist *h = calls_hist_new(NULL, 0);
+	struct cli_out out;
+	char *text;
+
+	assert_non_null(h);
+	assert_int_equal(calls_merge_replay(m, h), 0);
+	assert_int_equal(cli_out_init(&out, NULL), 0);
+	assert_int_equal(calls_print(h, &out), 0);
+	text = strndup(out.buf, out.len);
+	assert_non_null(text);
+	free(out.buf);
+	calls_hist_delete(h);
+	calls_merge_delete(m);
+	return text;
+}
+
+/*
+ * CPU 0: thread 1 runs main, calls f (returning to 0x105); thread 2 then
+ * runs g. CPU 1: thread 2 runs h, calls k (returning to 0x205); thread 1
+ * then returns to 0x105 and runs main. Times (@timed): 10, 30 on CPU 0,
+ * 20, 40 on CPU 1.
+ */
+static char *run(struct calls_names *names, int timed)
+{
+	struct calls_merge *m = calls_merge_new();
+	struct build b;
+
+	assert_non_null(m);
+	memset(&b, 0, sizeof(b));
+	calls_seg_start(&b.c, names, 1);
+	b_task(&b, 1, timed, 10);
+	b_rec(&b, "main", 0x100);
+	b_op(&b, OP_PUSH, 0x105);
+	b_rec(&b, "f", 0x300);
+	b_task(&b, 2, timed, 30);
+	b_rec(&b, "g", 0x400);
+	stream(m, 0, &b);
+
+	memset(&b, 0, sizeof(b));
+	calls_seg_start(&b.c, names, 1);
+	b_task(&b, 2, timed, 20);
+	b_rec(&b, "h", 0x200);
+	b_op(&b, OP_PUSH, 0x205);
+	b_rec(&b, "k", 0x500);
+	b_task(&b, 1, timed, 40);
+	b_op(&b, OP_RETURN, 0x105);
+	b_rec(&b, "main", 0x105);
+	stream(m, 1, &b);
+	return replay(m);
+}
+
+static void test_timed(void **state)
+{
+	char *text = run(*state, 1);
+
+	/* Thread 2's k frame is still open when it runs g on CPU 0, and
+	 * thread 1's return on CPU 1 closes the frame of its call on CPU 0. */
+	assert_string_equal(text,
+			    "[pid 1 tid 1 cpu 0]\n"
+			    "1\tmain\tinst 1,1\n"
+			    "2\t  f\tinst 2,2\n"
+			    "[pid 2 tid 2 cpu 1]\n"
+			    "3\th\tinst 3,3\n"
+			    "4\t  k\tinst 4,4\n"
+			    "[pid 2 tid 2 cpu 0]\n"
+			    "5\t  g\tinst 5,5\n"
+			    "[pid 1 tid 1 cpu 1]\n"
+			    "6\tmain\tinst 6,6\n");
+	free(text);
+}
+
+static void test_untimed(void **state)
+{
+	char *text = run(*state, 0);
+
+	/* Stream after stream, frames forgotten between: thread 1's return
+	 * on CPU 1 finds no frame and goes a level up. */
+	assert_string_equal(text,
+			    "[pid 1 tid 1 cpu 0]\n"
+			    "1\t  main\tinst 1,1\n"
+			    "2\t    f\tinst 2,2\n"
+			    "[pid 2 tid 2 cpu 0]\n"
+			    "3\t  g\tinst 3,3\n"
+			    "[pid 2 tid 2 cpu 1]\n"
+			    "4\t  h\tinst 4,4\n"
+			    "5\t    k\tinst 5,5\n"
+			    "[pid 1 tid 1 cpu 1]\n"
+			    "6\tmain\tinst 6,6\n");
+	free(text);
+}
+
+/*
+ * A stream whose time goes back (a damaged TSC) keeps its slices' order:
+ * CPU 0's thread 2 (time 20) comes after its thread 1 (time 50), CPU 1's
+ * thread 3 (time 30) before both.
+ */
+static void test_time_back(void **state)
+{
+	struct calls_merge *m = calls_merge_new();
+	struct build b;
+	char *text;
+
+	assert_non_null(m);
+	memset(&b, 0, sizeof(b));
+	calls_seg_start(&b.c, *state, 1);
+	b_task(&b, 1, 1, 50);
+	b_rec(&b, "one", 0x100);
+	b_task(&b, 2, 1, 20);
+	b_rec(&b, "two", 0x200);
+	stream(m, 0, &b);
+	memset(&b, 0, sizeof(b));
+	calls_seg_start(&b.c, *state, 1);
+	b_task(&b, 3, 1, 30);
+	b_rec(&b, "three", 0x300);
+	stream(m, 1, &b);
+	text = replay(m);
+	assert_string_equal(text,
+			    "[pid 3 tid 3 cpu 1]\n"
+			    "1\tthree\tinst 1,1\n"
+			    "[pid 1 tid 1 cpu 0]\n"
+			    "2\tone\tinst 2,2\n"
+			    "[pid 2 tid 2 cpu 0]\n"
+			    "3\ttwo\tinst 3,3\n");
+	free(text);
+}
+
+static int setup(void **state)
+{
+	*state = calls_names_new();
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	calls_names_delete(*state);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_timed),
+		cmocka_unit_test(test_untimed),
+		cmocka_unit_test(test_time_back),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
