@@ -46,7 +46,8 @@ void help_last(void)
 "\n"
 "A CPU's trace (perf record -a) shows the call stack of the thread that\n"
 "ran last on it and the last branches of all that ran, each thread's\n"
-"named where its branches start.\n");
+"named where its branches start; a thread that went on on another CPU\n"
+"is said to, its end is that CPU's.\n");
 }
 
 struct last_opts {
@@ -134,6 +135,26 @@ static int ran_last(const struct last_ctx *c, size_t i)
 }
 
 /*
+ * A CPU's stream whose last thread ran on afterwards on another CPU (it
+ * moved there): the stream of the CPU where it ran last, or -1.
+ */
+static long moved_to(const struct last_ctx *c, size_t i)
+{
+	const struct stream_end *e = c->ends;
+	uint32_t cpu;
+	long to = -1;
+
+	if (!e[i].have_task || cli_pd_stream_cpu(c->pd, i, &cpu) < 0)
+		return -1;
+	for (size_t k = 0; k < cli_pd_nstreams(c->pd); k++)
+		if (k != i && e[k].have_task && e[k].pid == e[i].pid &&
+		    e[k].tid == e[i].tid && e[k].tsc > e[i].tsc &&
+		    (to < 0 || e[k].tsc > e[to].tsc))
+			to = (long)k;
+	return to;
+}
+
+/*
  * The images that name addresses: a thread's stream, its process's at
  * the end (@own); a CPU's, each process's as mapped at the stream's end,
  * by the pid of the branch.
@@ -198,6 +219,8 @@ static void header(struct last_ctx *c, size_t i, const struct whose *w,
 	const char *comm = w->known ? cli_pd_task_comm(c->pd, i, w->tid) :
 				      NULL;
 	char sig[32], at[512];
+	long to = w->on_cpu && w->known ? moved_to(c, i) : -1;
+	uint32_t cpu;
 
 	if (!w->on_cpu)
 		fprintf(f, "# thread %" PRIu32 "/%" PRIu32 " %s: ", w->pid,
@@ -209,6 +232,12 @@ static void header(struct last_ctx *c, size_t i, const struct whose *w,
 	else
 		fprintf(f, "# cpu %" PRIu32 " (no thread known to run on "
 			"it): ", w->cpu);
+	if (to >= 0 && cli_pd_stream_cpu(c->pd, (size_t)to, &cpu) >= 0) {
+		/* Its end is another stream's. */
+		fprintf(f, "it went on on cpu %" PRIu32 ", where its trace "
+			"ends\n", cpu);
+		return;
+	}
 	if (!e) {
 		fprintf(f, "the trace ends (how the process ended is not "
 			"recorded)\n");

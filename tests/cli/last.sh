@@ -305,4 +305,17 @@ grep -Eq "^# cpu 0, thread 1234/1234 loop at the end: $killed" \
 	"$tmp/cpus2other.heads" ||
 	fail "two CPUs, two processes: $(cat "$tmp/cpus2other.heads")"
 
+# The thread moves from cpu to cpu (mkptdata --move 3: its trace in three
+# parts, in three CPUs' buffers): its end, and the crash, are cpu 2's; the
+# CPUs it left say where it went on.
+mk moved loop --cpu 0 --move 3 --exit 1234:11:0x401042
+last moved moved -n 5
+grep '^# ' "$tmp/moved" >"$tmp/moved.heads"
+check
+[ "$(grep -c '^# cpu [01], thread 1234/1234 loop at the end: it went on on cpu 2, where its trace ends$' \
+	"$tmp/moved.heads")" = 2 ] &&
+	grep -Eq "^# cpu 2, thread 1234/1234 loop at the end: $killed" \
+		"$tmp/moved.heads" ||
+	fail "moved thread: $(cat "$tmp/moved.heads")"
+
 finish
