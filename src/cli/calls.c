@@ -360,7 +360,7 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
 }
 
 void calls_seg_task(struct calls_seg *c, uint32_t pid, uint32_t tid,
-		    int have_tsc, uint64_t tsc)
+		    int have_tsc, uint64_t tsc, size_t text_at)
 {
 	uint64_t task = (uint64_t)pid << 32 | tid;
 
@@ -372,6 +372,7 @@ void calls_seg_task(struct calls_seg *c, uint32_t pid, uint32_t tid,
 		add_op(c, OP_TASK, task);
 		c->ops[c->nops - 1].tsc = tsc;
 		c->ops[c->nops - 1].has_tsc = (uint8_t)(have_tsc != 0);
+		c->ops[c->nops - 1].text_at = text_at;
 		c->task = task;
 		c->have_task = 1;
 	}
@@ -751,6 +752,30 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 }
 
 /* Records [c->taken, @end) of @c, with their text, and text up to @to. */
+/*
+ * Apply @c's operations due before record @rec, with @text (from @pos) up
+ * to where each OP_TASK was made, if that is before @to: text goes with
+ * the thread it was made in, wherever the decode was cut (a merged
+ * history's slices take it). Returns the text's position.
+ */
+static size_t apply_ops(struct calls_hist *h, struct calls_seg *c,
+			const char *text, size_t pos, size_t to, size_t rec)
+{
+	for (; c->ops_taken < c->nops; c->ops_taken++) {
+		const struct calls_op *op = &c->ops[c->ops_taken];
+
+		if (op->before > rec ||
+		    (op->kind == OP_TASK && op->text_at > to))
+			break;
+		if (op->kind == OP_TASK && op->text_at > pos) {
+			cli_out_write(&h->text, text + pos, op->text_at - pos);
+			pos = op->text_at;
+		}
+		apply(h, op);
+	}
+	return pos;
+}
+
 static void take_range(struct calls_hist *h, struct calls_seg *c,
 		       const char *text, size_t from, size_t to, size_t end)
 {
@@ -759,15 +784,14 @@ static void take_range(struct calls_hist *h, struct calls_seg *c,
 	for (; c->taken < end; c->taken++) {
 		const struct calls_rec *r = &c->recs[c->taken];
 
-		while (c->ops_taken < c->nops &&
-		       c->ops[c->ops_taken].before <= c->taken)
-			apply(h, &c->ops[c->ops_taken++]);
+		pos = apply_ops(h, c, text, pos, to, c->taken);
 		if (r->text_at > pos) {
 			cli_out_write(&h->text, text + pos, r->text_at - pos);
 			pos = r->text_at;
 		}
 		take_rec(h, r);
 	}
+	pos = apply_ops(h, c, text, pos, to, end);
 	if (to > pos)
 		cli_out_write(&h->text, text + pos, to - pos);
 }
@@ -824,8 +848,11 @@ int calls_drain(struct calls_hist *h, struct calls_seg *c,
 		(c->nops - c->ops_taken) * sizeof(*c->ops));
 	c->nops -= c->ops_taken;
 	c->ops_taken = 0;
-	for (size_t i = 0; i < c->nops; i++)
+	for (size_t i = 0; i < c->nops; i++) {
 		c->ops[i].before -= keep;
+		if (c->ops[i].kind == OP_TASK)
+			c->ops[i].text_at -= cut;
+	}
 	memmove(text->buf, text->buf + cut, text->len - cut);
 	text->len -= cut;
 	return h->failed ? -1 : 0;

@@ -68,7 +68,8 @@ enum calls_op_kind {
 struct calls_op {
 	uint64_t ip;
 	size_t before;
-	uint64_t tsc;		/* another thread's: when (if @has_tsc) */
+	uint64_t tsc;		/* OP_TASK: when (if @has_tsc) */
+	size_t text_at;		/* OP_TASK: the decode's text before it */
 	uint8_t kind;		/* enum calls_op_kind */
 	uint8_t has_tsc;
 };
@@ -136,11 +137,11 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
 /*
  * The thread the next blocks run in (perf.data: a decode says so at each
  * of its syncs, after the events there), the decoder's time there if
- * @have_tsc: another starts a function segment, and has a stack of its
- * own.
+ * @have_tsc, after @text_at bytes of the decode's text: another starts a
+ * function segment, and has a stack of its own.
  */
 void calls_seg_task(struct calls_seg *c, uint32_t pid, uint32_t tid,
-		    int have_tsc, uint64_t tsc);
+		    int have_tsc, uint64_t tsc, size_t text_at);
 /* An event that breaks the flow (an interrupt, a disable, an enable...). */
 void calls_seg_event(struct calls_seg *c, const struct hwt_event *ev);
 

@@ -787,7 +787,8 @@ static void sync_hook(struct flow *fl, struct seg *s,
 		int have_tsc = hwt_blk_time(dec, &tsc, NULL, NULL) >= 0;
 
 		fl->hook->task(s->hctx, &pid, &tid);
-		calls_seg_task(&s->calls, pid, tid, have_tsc, tsc);
+		calls_seg_task(&s->calls, pid, tid, have_tsc, tsc,
+			       s->out.len);
 	}
 	if (due && inline_notes(fl)) {
 		flush_block(fl, s);

@@ -25,12 +25,23 @@
 struct build {
 	struct calls_seg c;
 	uint64_t task;
+	char text[256];		/* the decode's text (an error line, say) */
+	size_t len;
 };
 
 static void b_task(struct build *b, uint32_t pid, int timed, uint64_t tsc)
 {
-	calls_seg_task(&b->c, pid, pid, timed, tsc);
+	calls_seg_task(&b->c, pid, pid, timed, tsc, b->len);
 	b->task = TASK(pid);
+}
+
+static void b_text(struct build *b, const char *t)
+{
+	size_t n = strlen(t);
+
+	assert_true(b->len + n <= sizeof(b->text));
+	memcpy(b->text + b->len, t, n);
+	b->len += n;
 }
 
 static void b_op(struct build *b, enum calls_op_kind kind, uint64_t ip)
@@ -53,20 +64,31 @@ static void b_rec(struct build *b, const char *name, uint64_t ip)
 	assert_non_null(c->recs);
 	c->recs[c->nrecs++] = (struct calls_rec){
 		.name = name, .start = ip, .ip = ip, .ninsn = 1,
-		.task = b->task,
+		.task = b->task, .text_at = b->len,
 	};
 	c->recs_cap = c->nrecs;
 	c->new_seg = 1;
 }
 
-/* Give @b's decode to a stream's history, end the stream. */
+/* Give @b's decode to a stream's history; another one starts in @b. */
+static void take(struct calls_hist *h, struct build *b)
+{
+	struct calls_names *names = b->c.names;
+
+	assert_int_equal(calls_take(h, &b->c, b->text, 0, b->len, 1), 0);
+	calls_take_end(h, &b->c);
+	calls_seg_free(&b->c);
+	memset(b, 0, sizeof(*b));
+	calls_seg_start(&b->c, names, 0);
+}
+
+/* ... and end the stream. */
 static void stream(struct calls_merge *m, uint32_t cpu, struct build *b)
 {
 	struct calls_hist *h = calls_hist_new_log(m, cpu);
 
 	assert_non_null(h);
-	assert_int_equal(calls_take(h, &b->c, "", 0, 0, 1), 0);
-	calls_take_end(h, &b->c);
+	take(h, b);
 	assert_int_equal(calls_print(h, NULL), 0);
 	calls_hist_delete(h);
 	calls_seg_free(&b->c);
@@ -201,6 +223,52 @@ static void test_time_back(void **state)
 	free(text);
 }
 
+/*
+ * Text made after a thread change goes with the new thread's slice, also
+ * where the decode ends before that thread's first line (a -j cut, a
+ * piece): CPU 0's thread 1 (time 10) then thread 2 (time 30), whose error
+ * line comes before a cut and its line after; CPU 1's thread 3 at 20.
+ */
+static void test_text_after_task(void **state)
+{
+	struct calls_merge *m = calls_merge_new();
+	struct calls_hist *h;
+	struct build b;
+	char *text;
+
+	assert_non_null(m);
+	h = calls_hist_new_log(m, 0);
+	assert_non_null(h);
+	memset(&b, 0, sizeof(b));
+	calls_seg_start(&b.c, *state, 1);
+	b_task(&b, 1, 1, 10);
+	b_rec(&b, "one", 0x100);
+	b_task(&b, 2, 1, 30);
+	b_text(&b, "[error in 2]\n");
+	take(h, &b);
+	b_task(&b, 2, 1, 31);
+	b_rec(&b, "two", 0x200);
+	take(h, &b);
+	assert_int_equal(calls_print(h, NULL), 0);
+	calls_hist_delete(h);
+	calls_seg_free(&b.c);
+	memset(&b, 0, sizeof(b));
+	calls_seg_start(&b.c, *state, 1);
+	b_task(&b, 3, 1, 20);
+	b_rec(&b, "three", 0x300);
+	stream(m, 1, &b);
+	text = replay(m);
+	assert_string_equal(text,
+			    "[pid 1 tid 1 cpu 0]\n"
+			    "1\tone\tinst 1,1\n"
+			    "[pid 3 tid 3 cpu 1]\n"
+			    "2\tthree\tinst 2,2\n"
+			    "[error in 2]\n"
+			    "[pid 2 tid 2 cpu 0]\n"
+			    "3\ttwo\tinst 3,3\n");
+	free(text);
+}
+
 static int setup(void **state)
 {
 	*state = calls_names_new();
@@ -219,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_timed),
 		cmocka_unit_test(test_untimed),
 		cmocka_unit_test(test_time_back),
+		cmocka_unit_test(test_text_after_task),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
