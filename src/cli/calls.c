@@ -751,7 +751,6 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 		(void)spill(h);
 }
 
-/* Records [c->taken, @end) of @c, with their text, and text up to @to. */
 /*
  * Apply @c's operations due before record @rec, with @text (from @pos) up
  * to where each OP_TASK was made, if that is before @to: text goes with
@@ -776,6 +775,7 @@ static size_t apply_ops(struct calls_hist *h, struct calls_seg *c,
 	return pos;
 }
 
+/* Records [c->taken, @end) of @c, with their text, and text up to @to. */
 static void take_range(struct calls_hist *h, struct calls_seg *c,
 		       const char *text, size_t from, size_t to, size_t end)
 {
