@@ -13,7 +13,8 @@
 # --elf; -j N prints what -j1 prints; lost data (an AUX record patched to
 # TRUNCATED) is a warning where it happened and counted by --stat; cpu
 # mode (a patched PER_CPU_MMAPS word) and pipe mode (perf inject -o -)
-# decode the same; a file without AUX data, an AUX type hwt cannot decode
+# decode the same; a thread whose trace is in three CPUs' buffers (it
+# moved) is one function-call history in hwt calls; a file without AUX data, an AUX type hwt cannot decode
 # yet and a mapped ELF that is gone give clear messages and no crash.
 #
 # Only the parts that run perf (the cross-check, pipe mode, a file
