@@ -567,7 +567,11 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 		   (trace2 && put_aux(w, &b, 1, trace2, tlen2, 1, t_end))) {
 		goto fail;
 	}
-	if (put_exit(w, o, t_end) || (trace2 && put_exit(w, &b, t_end)))
+	/* (A thread that moved ends on the last CPU: b is --move's there.) */
+	if (nparts > 1)
+		b.cpu = o->cpu + (int32_t)nparts - 1;
+	if (put_exit(w, nparts > 1 ? &b : o, t_end) ||
+	    (trace2 && put_exit(w, &b, t_end)))
 		goto fail;
 
 	if (check(w, hwt_rec_pt_round(w)))
@@ -973,7 +977,9 @@ int main(int argc, char **argv)
 			o.pmu_type = (uint32_t)v;
 		} else if (!strcmp(a, "--losses")) {
 			o.losses = v;
-		} else if (!strcmp(a, "--move") && v >= 2 && v <= MOVE_MAX) {
+		} else if (!strcmp(a, "--move")) {
+			if (v < 2 || v > MOVE_MAX)
+				return die("--move %s: want 2 to 16 parts", val);
 			o.move = (uint32_t)v;
 		} else {
 			return die("%s: unknown option", a);
