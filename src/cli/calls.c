@@ -662,28 +662,68 @@ static FILE *tmp_open(void)
 	return f;
 }
 
+/*
+ * The temporary files (a history's lines, a merge's slices) hold pieces:
+ * a count and a text length, that many @elem-byte items, the text.
+ * Returns 0, or -1 after a message.
+ */
+static int piece_write(FILE *f, const void *items, size_t n, size_t elem,
+		       const char *text, size_t ntext)
+{
+	uint64_t hdr[2] = { n, ntext };
+
+	if (fwrite(hdr, sizeof(hdr), 1, f) == 1 &&
+	    fwrite(items, elem, n, f) == n &&
+	    fwrite(text, 1, ntext, f) == ntext)
+		return 0;
+	fprintf(stderr, "hwt calls: cannot write the temporary file: %s\n",
+		strerror(errno));
+	return -1;
+}
+
+/* The bytes piece_write() writes. */
+static uint64_t piece_size(size_t n, size_t elem, size_t ntext)
+{
+	return 2 * sizeof(uint64_t) + (uint64_t)n * elem + ntext;
+}
+
+/*
+ * The next piece of @f into *@items and *@text (grown as needed), its
+ * count and text length in @hdr: 0, 1 if there is none (the end), or -1
+ * if it is not whole or says more than @max items or @max_text bytes.
+ */
+static int piece_read(FILE *f, size_t elem, uint64_t max, uint64_t max_text,
+		      void **items, size_t *icap, char **text, size_t *tcap,
+		      uint64_t hdr[2])
+{
+	if (fread(hdr, 2 * sizeof(uint64_t), 1, f) != 1)
+		return 1;
+	if (hdr[0] > max || hdr[1] > max_text)
+		return -1;
+	*items = grow(*items, icap, hdr[0] ? hdr[0] : 1, elem);
+	*text = grow(*text, tcap, hdr[1] ? hdr[1] : 1, 1);
+	if (fread(*items, elem, hdr[0], f) != hdr[0] ||
+	    fread(*text, 1, hdr[1], f) != hdr[1])
+		return -1;
+	return 0;
+}
+
 /* All lines but the last (a cut decode's first may join it) to the file,
  * or printed (--stream). */
 static int spill(struct calls_hist *h)
 {
 	size_t keep = h->n - 1;
 	uint64_t cut = h->recs[keep].text_end;
-	uint64_t hdr[2] = { keep, cut };
 
 	if (h->stream) {
 		print_recs(&h->pr, h->recs, keep, h->text.buf, cut);
 	} else {
 		if (!h->spill)
 			h->spill = tmp_open();
-		if (!h->spill)
+		if (!h->spill ||
+		    piece_write(h->spill, h->recs, keep, sizeof(*h->recs),
+				h->text.buf, cut) < 0)
 			return -1;
-		if (fwrite(hdr, sizeof(hdr), 1, h->spill) != 1 ||
-		    fwrite(h->recs, sizeof(*h->recs), keep, h->spill) != keep ||
-		    fwrite(h->text.buf, 1, cut, h->spill) != cut) {
-			fprintf(stderr, "hwt calls: cannot write the "
-				"temporary file: %s\n", strerror(errno));
-			return -1;
-		}
 	}
 	h->recs[0] = h->recs[keep];
 	h->recs[0].text_end = 0;
@@ -919,8 +959,9 @@ int calls_print(struct calls_hist *h, struct cli_out *out)
 	struct printer pr = { out, 0, 0, h->min, h->pr.time };
 	struct hist_rec *recs = NULL;
 	char *text = NULL;
+	size_t rcap = 0, tcap = 0;
 	uint64_t hdr[2];
-	int ret = h->failed ? -1 : 0;
+	int ret = h->failed ? -1 : 0, more;
 
 	if (h->log) {
 		log_cut(h);
@@ -930,30 +971,13 @@ int calls_print(struct calls_hist *h, struct cli_out *out)
 	if (h->spill && !ret) {
 		if (fflush(h->spill) || fseek(h->spill, 0, SEEK_SET))
 			ret = -1;
-		while (!ret && fread(hdr, sizeof(hdr), 1, h->spill) == 1) {
-			struct hist_rec *nr;
-			char *nt;
-
-			if (hdr[0] > HIST_CHUNK || hdr[1] > SIZE_MAX / 2) {
-				ret = -1;
-				break;
-			}
-			nr = realloc(recs, (hdr[0] + 1) * sizeof(*recs));
-			nt = realloc(text, hdr[1] + 1);
-			if (nr)
-				recs = nr;
-			if (nt)
-				text = nt;
-			if (!nr || !nt)
-				oom();
-			if (fread(recs, sizeof(*recs), hdr[0], h->spill) !=
-				    hdr[0] ||
-			    fread(text, 1, hdr[1], h->spill) != hdr[1]) {
-				ret = -1;
-				break;
-			}
+		while (!ret &&
+		       !(more = piece_read(h->spill, sizeof(*recs), HIST_CHUNK,
+					   SIZE_MAX / 2, (void **)&recs, &rcap,
+					   &text, &tcap, hdr)))
 			print_recs(&pr, recs, hdr[0], text, hdr[1]);
-		}
+		if (!ret && more < 0)
+			ret = -1;
 		if (ret)
 			fprintf(stderr, "hwt calls: cannot read the temporary "
 				"file back\n");
@@ -1048,7 +1072,6 @@ struct calls_hist *calls_hist_new_log(struct calls_merge *m, uint32_t cpu)
 static void log_flush(struct calls_hist *h)
 {
 	struct calls_merge *m = h->log;
-	uint64_t hdr[2] = { m->nitems, h->text.len };
 
 	if (!m->failed && !m->f) {
 		m->f = tmp_open();
@@ -1056,15 +1079,10 @@ static void log_flush(struct calls_hist *h)
 			m->failed = 1;
 	}
 	if (!m->failed &&
-	    (fwrite(hdr, sizeof(hdr), 1, m->f) != 1 ||
-	     fwrite(m->items, sizeof(*m->items), m->nitems, m->f) !=
-		     m->nitems ||
-	     fwrite(h->text.buf, 1, h->text.len, m->f) != h->text.len)) {
-		fprintf(stderr, "hwt calls: cannot write the temporary file: "
-			"%s\n", strerror(errno));
+	    piece_write(m->f, m->items, m->nitems, sizeof(*m->items),
+			h->text.buf, h->text.len) < 0)
 		m->failed = 1;
-	}
-	m->size += sizeof(hdr) + m->nitems * sizeof(*m->items) + h->text.len;
+	m->size += piece_size(m->nitems, sizeof(*m->items), h->text.len);
 	m->nitems = 0;
 	h->text.len = 0;
 }
@@ -1198,16 +1216,10 @@ static int replay_slice(struct calls_merge *m, const struct merge_slice *s,
 	while (pos < s->to) {
 		size_t at = 0;
 
-		if (fread(hdr, sizeof(hdr), 1, m->f) != 1 ||
-		    hdr[0] > LOG_PIECE || hdr[1] > s->to - pos)
+		if (piece_read(m->f, sizeof(**items), LOG_PIECE, s->to - pos,
+			       (void **)items, icap, text, tcap, hdr) != 0)
 			return -1;
-		*items = grow(*items, icap, hdr[0] ? hdr[0] : 1,
-			      sizeof(**items));
-		*text = grow(*text, tcap, hdr[1] ? hdr[1] : 1, 1);
-		if (fread(*items, sizeof(**items), hdr[0], m->f) != hdr[0] ||
-		    fread(*text, 1, hdr[1], m->f) != hdr[1])
-			return -1;
-		pos += sizeof(hdr) + hdr[0] * sizeof(**items) + hdr[1];
+		pos += piece_size(hdr[0], sizeof(**items), hdr[1]);
 		for (size_t k = 0; k < hdr[0]; k++) {
 			const struct log_item *it = &(*items)[k];
 
