@@ -783,8 +783,10 @@ static void sync_hook(struct flow *fl, struct seg *s,
 	s->image = hwt_blk_image(dec);
 	if (fl->opt->mode == MODE_CALLS) {
 		uint32_t pid, tid;
-		uint64_t tsc;
-		int have_tsc = hwt_blk_time(dec, &tsc, NULL, NULL) >= 0;
+		uint64_t tsc = 0;
+		/* (The time orders the CPUs' slices: only merged.) */
+		int have_tsc = fl->merge &&
+			       hwt_blk_time(dec, &tsc, NULL, NULL) >= 0;
 
 		fl->hook->task(s->hctx, &pid, &tid);
 		calls_seg_task(&s->calls, pid, tid, have_tsc, tsc,
