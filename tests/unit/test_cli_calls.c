@@ -29,6 +29,13 @@ struct build {
 	size_t len;
 };
 
+/* A stream's first decode. */
+static void b_start(struct build *b, struct calls_names *names)
+{
+	memset(b, 0, sizeof(*b));
+	calls_seg_start(&b->c, names, 1);
+}
+
 static void b_task(struct build *b, uint32_t pid, int timed, uint64_t tsc)
 {
 	calls_seg_task(&b->c, pid, pid, timed, tsc, b->len);
@@ -125,8 +132,7 @@ static char *run(struct calls_names *names, int timed)
 	struct build b;
 
 	assert_non_null(m);
-	memset(&b, 0, sizeof(b));
-	calls_seg_start(&b.c, names, 1);
+	b_start(&b, names);
 	b_task(&b, 1, timed, 10);
 	b_rec(&b, "main", 0x100);
 	b_op(&b, OP_PUSH, 0x105);
@@ -135,8 +141,7 @@ static char *run(struct calls_names *names, int timed)
 	b_rec(&b, "g", 0x400);
 	stream(m, 0, &b);
 
-	memset(&b, 0, sizeof(b));
-	calls_seg_start(&b.c, names, 1);
+	b_start(&b, names);
 	b_task(&b, 2, timed, 20);
 	b_rec(&b, "h", 0x200);
 	b_op(&b, OP_PUSH, 0x205);
@@ -200,15 +205,13 @@ static void test_time_back(void **state)
 	char *text;
 
 	assert_non_null(m);
-	memset(&b, 0, sizeof(b));
-	calls_seg_start(&b.c, *state, 1);
+	b_start(&b, *state);
 	b_task(&b, 1, 1, 50);
 	b_rec(&b, "one", 0x100);
 	b_task(&b, 2, 1, 20);
 	b_rec(&b, "two", 0x200);
 	stream(m, 0, &b);
-	memset(&b, 0, sizeof(b));
-	calls_seg_start(&b.c, *state, 1);
+	b_start(&b, *state);
 	b_task(&b, 3, 1, 30);
 	b_rec(&b, "three", 0x300);
 	stream(m, 1, &b);
@@ -239,8 +242,7 @@ static void test_text_after_task(void **state)
 	assert_non_null(m);
 	h = calls_hist_new_log(m, 0);
 	assert_non_null(h);
-	memset(&b, 0, sizeof(b));
-	calls_seg_start(&b.c, *state, 1);
+	b_start(&b, *state);
 	b_task(&b, 1, 1, 10);
 	b_rec(&b, "one", 0x100);
 	b_task(&b, 2, 1, 30);
@@ -252,8 +254,7 @@ static void test_text_after_task(void **state)
 	assert_int_equal(calls_print(h, NULL), 0);
 	calls_hist_delete(h);
 	calls_seg_free(&b.c);
-	memset(&b, 0, sizeof(b));
-	calls_seg_start(&b.c, *state, 1);
+	b_start(&b, *state);
 	b_task(&b, 3, 1, 20);
 	b_rec(&b, "three", 0x300);
 	stream(m, 1, &b);
