@@ -639,29 +639,6 @@ static void apply(struct calls_hist *h, const struct calls_op *op)
 	}
 }
 
-static FILE *tmp_open(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	FILE *f;
-	int fd;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	snprintf(path, sizeof(path), "%s/hwt-calls-XXXXXX", dir);
-	fd = mkstemp(path);
-	if (fd < 0) {
-		fprintf(stderr, "hwt calls: cannot make a temporary file in "
-			"%s: %s\n", dir, strerror(errno));
-		return NULL;
-	}
-	unlink(path);
-	f = fdopen(fd, "w+b");
-	if (!f)
-		close(fd);
-	return f;
-}
-
 /*
  * The temporary files (a history's lines, a merge's slices) hold pieces:
  * a count and a text length, that many @elem-byte items, the text.
@@ -719,7 +696,7 @@ static int spill(struct calls_hist *h)
 		print_recs(&h->pr, h->recs, keep, h->text.buf, cut);
 	} else {
 		if (!h->spill)
-			h->spill = tmp_open();
+			h->spill = cli_tmpfile("hwt calls");
 		if (!h->spill ||
 		    piece_write(h->spill, h->recs, keep, sizeof(*h->recs),
 				h->text.buf, cut) < 0)
@@ -1074,7 +1051,7 @@ static void log_flush(struct calls_hist *h)
 	struct calls_merge *m = h->log;
 
 	if (!m->failed && !m->f) {
-		m->f = tmp_open();
+		m->f = cli_tmpfile("hwt calls");
 		if (!m->f)
 			m->failed = 1;
 	}

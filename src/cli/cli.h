@@ -186,6 +186,7 @@ struct cli_out {
 	char *buf;
 	size_t len, cap;
 	FILE *f;		/* NULL: collect in memory */
+	uint64_t flushed;	/* bytes written to @f */
 	int failed;		/* a write failed */
 };
 
@@ -210,6 +211,11 @@ static inline void cli_out_commit(struct cli_out *o, const char *end)
 {
 	if (end >= o->buf && end <= o->buf + o->cap)
 		o->len = (size_t)(end - o->buf);
+}
+/* Where the next byte goes: bytes written to @o so far. */
+static inline uint64_t cli_out_pos(const struct cli_out *o)
+{
+	return o->flushed + o->len;
 }
 void cli_out_write(struct cli_out *o, const void *data, size_t n);
 void cli_out_printf(struct cli_out *o, const char *fmt, ...)
@@ -375,6 +381,43 @@ static inline char *cli_put_hex(char *p, uint64_t v)
 		p[i] = digits[v & 0xf];
 	return p + n;
 }
+
+/*
+ * hwt flow on the CPUs' streams of a perf.data (merge.c): their text in
+ * a temporary file, in ranges cut where the time or the thread changes,
+ * printed at the end in time order (by stream where times are equal),
+ * each thread's lines after a line [pid P tid T cpu C]. A stream's
+ * text is cli_merge_stream() .. cli_merge_stream_end(), and its marks
+ * (segments give them in the order of their text) apply where the text
+ * is then (cli_out_pos()); what comes between streams is their
+ * headers, printed first. Without a time in every stream with text, the
+ * streams one after the other.
+ */
+struct cli_mark {
+	uint64_t at;		/* in the text that has it */
+	uint64_t key;		/* the time from here on (a TSC) */
+	uint64_t task;		/* the thread: pid << 32 | tid */
+	uint8_t have_key, have_task;
+};
+
+struct cli_merge;
+
+struct cli_merge *cli_merge_new(void);	/* NULL after a message */
+void cli_merge_delete(struct cli_merge *m);
+/* Where the streams' text goes (with a cli_out). */
+FILE *cli_merge_file(const struct cli_merge *m);
+void cli_merge_stream(struct cli_merge *m, uint64_t pos, uint32_t cpu);
+void cli_merge_mark(struct cli_merge *m, uint64_t pos,
+		   const struct cli_mark *c);
+void cli_merge_stream_end(struct cli_merge *m, uint64_t pos);
+/* The file's text, ordered, to @out. Returns 0, or -1 after a message. */
+int cli_merge_print(struct cli_merge *m, struct cli_out *out);
+
+/*
+ * An unlinked temporary file under $TMPDIR (or /tmp), read and written;
+ * NULL after a message naming @who.
+ */
+FILE *cli_tmpfile(const char *who);
 
 /* ---- work done on threads, printed in order (order.c) ---- */
 
@@ -628,6 +671,8 @@ void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
 /* Stream @i's cpu if it is a CPU's (perf record -a: which thread runs
  * is the sideband's), else -1. */
 int cli_pd_stream_cpu(const struct cli_pd *pd, size_t i, uint32_t *cpu);
+/* The trace has TSC packets, and the file their conversion to time. */
+int cli_pd_has_time(const struct cli_pd *pd);
 /* The thread stream @i ends in: its own, or the one the sideband puts
  * on its CPU last before its end; -1 if none is known. */
 int cli_pd_stream_end_task(const struct cli_pd *pd, size_t i, uint32_t *pid,

@@ -79,6 +79,7 @@ struct flow_options {
 	unsigned disasm:1;
 	unsigned time:1;
 	unsigned stream:1;		/* calls: print as it goes */
+	unsigned by_stream:1;		/* CPUs' streams: not merged */
 	unsigned no_sym:1;
 	unsigned events:1;		/* print events (insn, blocks) */
 };
@@ -170,6 +171,16 @@ struct seg {
 	uint64_t task, first_task;
 	uint8_t have_task;
 	size_t mark_at, mark_len;
+	/* CPUs' streams in time order (fl->by_time): where the time or the
+	 * thread of the lines changes in @out, and the time there. Where
+	 * @out is lent (@lent), the places are the output's own. */
+	struct cli_mark *marks;
+	size_t nmarks, markcap;
+	uint64_t mkey;
+	uint8_t have_mkey, lent;
+	/* --blocks: the time of the next canonical block */
+	uint64_t next_mkey;
+	uint8_t have_next_mkey;
 };
 
 struct flow {
@@ -186,6 +197,8 @@ struct flow {
 	struct calls_names *names;	/* calls */
 	/* calls of a perf.data whose streams are CPUs': one history */
 	struct calls_merge *merge;
+	/* and the lines of flow: in time order */
+	struct cli_merge *by_time;
 	/* perf.data input (perfdata_input.c): NULL for a raw trace */
 	const struct cli_flow_hook *hook;
 	struct totals *all;		/* of all streams */
@@ -354,13 +367,72 @@ static const char *disasm_text(struct flow *fl, struct seg *s,
 }
 
 /* The line of @insn (--disasm: its bytes, or without @img's image). */
+/* Each block's times (struct cli_blk_time): printed, or ordering the
+ * lines of CPUs' streams. */
+static int block_times(const struct flow *fl)
+{
+	return fl->opt->time || fl->by_time;
+}
+
+/*
+ * CPUs' streams in time order: the time and thread of what @s prints from
+ * here on (the last mark's, if nothing was printed since).
+ */
+static void seg_mark(struct seg *s)
+{
+	uint64_t at = cli_out_pos(&s->out);
+	struct cli_mark *m = s->nmarks ? &s->marks[s->nmarks - 1] : NULL;
+
+	if (!m || m->at != at) {
+		if (s->nmarks == s->markcap) {
+			size_t ncap = s->markcap ? 2 * s->markcap : 64;
+			struct cli_mark *nm = realloc(s->marks,
+						      ncap * sizeof(*nm));
+
+			if (!nm) {
+				fprintf(stderr, "hwt: out of memory for "
+					"output\n");
+				exit(1);
+			}
+			s->marks = nm;
+			s->markcap = ncap;
+		}
+		m = &s->marks[s->nmarks++];
+	}
+	*m = (struct cli_mark){ at, s->mkey, s->task, s->have_mkey,
+				s->have_task };
+}
+
+/* ... where the time goes on to @tsc (it never goes back). */
+static inline void seg_time(struct seg *s, uint64_t tsc)
+{
+	if (s->have_mkey && tsc <= s->mkey)
+		return;
+	s->mkey = tsc;
+	s->have_mkey = 1;
+	seg_mark(s);
+}
+
+/* --blocks: the lines from here on have the time of the next block. */
+static void seg_next_time(struct seg *s)
+{
+	if (!s->have_next_mkey)
+		return;
+	s->have_next_mkey = 0;
+	seg_time(s, s->next_mkey);
+}
+
 static void insn_line(struct flow *fl, struct seg *s,
 		      const struct hwt_insn *insn,
 		      const struct cli_image_key *img, int have_time,
 		      uint64_t tsc)
 {
 	const struct flow_options *opt = fl->opt;
-	char *p = cli_out_reserve(&s->out, LINE_MAX_LEN);
+	char *p;
+
+	if (fl->by_time && have_time)
+		seg_time(s, tsc);
+	p = cli_out_reserve(&s->out, LINE_MAX_LEN);
 
 	if (opt->time) {
 		if (have_time)
@@ -550,8 +622,11 @@ flush_block(struct flow *fl, struct seg *s)
 	if (!s->fold.open)
 		return;
 	hwt_blk_fold_end(&s->fold, &b);
-	if (fl->opt->mode == MODE_BLOCKS)
+	if (fl->opt->mode == MODE_BLOCKS) {
 		block_line(fl, s, &b);
+		if (fl->by_time)
+			seg_next_time(s);
+	}
 }
 
 /* A block opened a canonical block: after a PSB+, a cut segment starts
@@ -579,8 +654,11 @@ static int do_block(struct flow *fl, struct seg *s,
 		struct hwt_block ended;
 		int flags = hwt_blk_fold_block(dec, &s->fold, b, &ended);
 
-		if ((flags & HWT_BLK_FOLD_ENDED) && opt->mode == MODE_BLOCKS)
+		if ((flags & HWT_BLK_FOLD_ENDED) && opt->mode == MODE_BLOCKS) {
 			block_line(fl, s, &ended);
+			if (fl->by_time)
+				seg_next_time(s);
+		}
 		if (flags & HWT_BLK_FOLD_NEW) {
 			new_block(s, b);
 			s->block_image = s->image;
@@ -593,7 +671,7 @@ static int do_block(struct flow *fl, struct seg *s,
 	s->nblocks++;
 	if (!b->ninsn)
 		return 0;
-	if (opt->time) {
+	if (block_times(fl)) {
 		if (s->time_held) {
 			t.after = t.before;
 			t.have_after = t.have_before;
@@ -614,6 +692,10 @@ static int do_block(struct flow *fl, struct seg *s,
 		return err;
 	}
 	resolve(s, b->ip, opt->mode == MODE_BRANCHES);
+	/* (The branch into @b goes with the block before, as where a -j
+	 * segment ends at @b.) */
+	if (fl->by_time && opt->mode == MODE_BRANCHES && t.have_before)
+		seg_time(s, t.before);
 	return walk_block(fl, s, b, &t);
 }
 
@@ -752,6 +834,13 @@ static void mark_task(struct flow *fl, struct seg *s)
 		return;
 	/* (A canonical block does not go on in another thread.) */
 	flush_block(fl, s);
+	if (fl->by_time) {
+		/* (The merge names the thread where its lines go on.) */
+		s->task = task;
+		s->have_task = 1;
+		seg_mark(s);
+		return;
+	}
 	at = s->out.len;
 	cli_out_printf(&s->out, "[pid %" PRIu32 " tid %" PRIu32 "]\n", pid,
 		       tid);
@@ -775,6 +864,21 @@ static void sync_hook(struct flow *fl, struct seg *s,
 	if (!s->synced) {
 		s->synced = 1;
 		s->first_sync = s->out.len;
+	}
+	/*
+	 * --blocks print no time: a canonical block has the time of the
+	 * last sync before it opened (so where a -j segment ends in it,
+	 * after a sync at the next one's PSB+, it has the same).
+	 */
+	if (fl->by_time && fl->opt->mode == MODE_BLOCKS) {
+		uint64_t tsc;
+
+		if (hwt_blk_time(dec, &tsc, NULL, NULL) >= 0) {
+			s->next_mkey = tsc;
+			s->have_next_mkey = 1;
+			if (!s->fold.open)
+				seg_next_time(s);
+		}
 	}
 	due = cli_hook_sync(fl->hook, s->hctx, &s->quiet, dec, fl->base);
 	if (due < 0)
@@ -977,7 +1081,7 @@ static void decode_segment(struct flow *fl, struct seg *s,
 			}
 			/* (Each block with its time before: the one after
 			 * the block before, unless events came between.) */
-			if (opt->time && s->time_stale) {
+			if (block_times(fl) && s->time_stale) {
 				s->time.have_before = hwt_blk_time(
 					dec, &s->time.before, NULL, NULL) >= 0;
 				s->time_stale = 0;
@@ -1207,10 +1311,22 @@ static void write_out(struct cli_out *out, const struct seg *s, size_t from,
 		cli_out_write(out, s->out.buf + b, to - b);
 }
 
+/* CPUs' streams in time order: @s's marks before @to, whose text is at
+ * @base in the output. */
+static void give_marks(struct flow *fl, struct seg *s, size_t *i, size_t to,
+		       uint64_t base)
+{
+	for (; *i < s->nmarks && s->marks[*i].at < to; (*i)++)
+		cli_merge_mark(fl->by_time, base + s->marks[*i].at,
+			       &s->marks[*i]);
+}
+
 /* Fold a finished segment into the totals, print its output. */
 static int consume(struct flow *fl, struct seg *s, struct totals *t,
 		   struct cli_out *out)
 {
+	size_t mi = 0;
+
 	/* Its first thread line says again what the segment before said. */
 	int skip = s->mark_len && t->have_task && t->task == s->first_task;
 
@@ -1226,11 +1342,15 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 	} else if (fl->hook && s->hctx != fl->hook->ctx) {
 		size_t at = seg_join_at(s);
 
+		give_marks(fl, s, &mi, at, cli_out_pos(out));
 		write_out(out, s, 0, at, skip);
 		fl->hook->seg_join(fl->hook->ctx, &s->notes,
 				   inline_notes(fl) ? out : NULL);
+		give_marks(fl, s, &mi, SIZE_MAX, cli_out_pos(out) - at);
 		write_out(out, s, at, s->out.len, skip);
 	} else {
+		give_marks(fl, s, &mi, SIZE_MAX,
+			   s->lent ? 0 : cli_out_pos(out));
 		write_out(out, s, 0, s->out.len, skip);
 	}
 	if (s->have_task) {
@@ -1241,6 +1361,9 @@ static int consume(struct flow *fl, struct seg *s, struct totals *t,
 	s->out.buf = NULL;
 	free(s->fold.map);
 	s->fold.map = NULL;
+	free(s->marks);
+	s->marks = NULL;
+	s->nmarks = s->markcap = 0;
 	calls_seg_free(&s->calls);
 	return 0;
 }
@@ -1306,6 +1429,7 @@ static void seg_free(struct seg *s)
 {
 	free(s->out.buf);
 	free(s->fold.map);
+	free(s->marks);
 	calls_seg_free(&s->calls);
 }
 
@@ -1324,6 +1448,7 @@ static void seg_lend(struct seg *s, struct totals *t, struct cli_out *out)
 	}
 	cli_out_fini(&s->out);
 	s->out = *out;
+	s->lent = 1;
 }
 
 /* ... and gives it back, with its counts added to @t. */
@@ -1802,6 +1927,8 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 	fl->hook = hook;
 	if (totals_init(fl, &t, out) < 0)
 		goto out;
+	if (fl->by_time)
+		cli_merge_stream(fl->by_time, cli_out_pos(out), hook->cpu);
 	if (run_pieces(fl, trace, &t, out) == 0) {
 		if (o.mode != MODE_STAT)
 			hook->notes(hook->ctx, NULL, 0,
@@ -1811,6 +1938,8 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 		if (o.mode == MODE_STAT)
 			hook->stat(hook->ctx, out);
 	}
+	if (fl->by_time)
+		cli_merge_stream_end(fl->by_time, cli_out_pos(out));
 	if (fl->all)
 		add_totals(fl->all, &t);
 out:
@@ -2070,9 +2199,16 @@ void help_flow(void)
 	       "  --time          print the estimated TSC per block\n"
 	       "  --no-sym        no symbol lookup\n"
 	       "  --no-events     do not print events ([enabled], ...)\n"
+	       "  --by-stream     several CPUs' streams (perf record -a):\n"
+	       "                  one after the other, not in time order\n"
 	       "  -j N            decode on N threads (same output)\n"
 	       "  -v              say how -j cut the trace (stderr)\n"
 	       "\n%s\n"
+	       "A perf.data of several CPUs' streams prints in time order\n"
+	       "(as perf script): the streams' headers, then the runs of\n"
+	       "lines of each CPU's threads by their time (equal times by\n"
+	       "CPU), each after [pid P tid T cpu C] where the CPU or\n"
+	       "thread changes (the text held in a file under $TMPDIR).\n"
 	       "Events print as ptxed prints them. Errors print as\n"
 	       "[error at offset 0xOFF, ip 0xIP: MESSAGE]; decoding resumes at\n"
 	       "the next PSB. With -j, the trace is cut at PSBs (a perf.data\n"
@@ -2193,6 +2329,9 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 		} else if (opt->mode == MODE_CALLS &&
 			   !strcmp(a, "--stream")) {
 			opt->stream = 1;
+		} else if (opt->mode <= MODE_STAT &&
+			   !strcmp(a, "--by-stream")) {
+			opt->by_stream = 1;
 		} else if (!strcmp(a, "--no-sym")) {
 			opt->no_sym = 1;
 		} else if (!strcmp(a, "--no-events")) {
@@ -2341,6 +2480,18 @@ static int parse_args(int argc, char **argv, struct flow_options *opt,
 	return ret;
 }
 
+/* All @pd's streams are CPUs'. */
+static int on_cpus(struct cli_pd *pd)
+{
+	size_t n = cli_pd_nstreams(pd);
+	uint32_t cpu;
+
+	for (size_t i = 0; i < n; i++)
+		if (cli_pd_stream_cpu(pd, i, &cpu) < 0)
+			return 0;
+	return 1;
+}
+
 /*
  * hwt calls on a perf.data of CPUs' streams (perf record -a): one history
  * of them all (calls.h), so that a thread's calls go on where it moves to
@@ -2349,15 +2500,56 @@ static int parse_args(int argc, char **argv, struct flow_options *opt,
  */
 static int merge_cpus(struct cli_pd *pd, const struct flow_options *opt)
 {
-	size_t n = cli_pd_nstreams(pd);
-	uint32_t cpu;
-
-	if (opt->mode != MODE_CALLS || opt->stream || n < 2)
+	if (opt->mode != MODE_CALLS || opt->stream || cli_pd_nstreams(pd) < 2)
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (cli_pd_stream_cpu(pd, i, &cpu) < 0)
-			return 0;
-	return 1;
+	return on_cpus(pd);
+}
+
+/*
+ * hwt flow's lines on a perf.data of CPUs' streams: in time order (as
+ * perf script prints them), unless --by-stream. Counts are counts.
+ */
+static int order_cpus(struct cli_pd *pd, const struct flow_options *opt)
+{
+	if ((opt->mode != MODE_INSN && opt->mode != MODE_BLOCKS &&
+	     opt->mode != MODE_BRANCHES) || opt->by_stream ||
+	    cli_pd_nstreams(pd) < 2 || !cli_pd_has_time(pd))
+		return 0;
+	return on_cpus(pd);
+}
+
+/*
+ * The CPUs' streams decoded into the merge's file, then printed from it
+ * in time order. Returns the exit code.
+ */
+static int flow_by_time(struct flow *fl, struct cli_pd *pd, struct totals *t,
+			struct cli_out *out)
+{
+	struct cli_out text;
+	int ret = 1;
+
+	fl->all = t;
+	fl->by_time = cli_merge_new();
+	if (!fl->by_time)
+		return 1;
+	if (cli_out_init(&text, cli_merge_file(fl->by_time)) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
+		goto out;
+	}
+	if (cli_pd_flow(pd, fl, &text) == 0) {
+		cli_out_flush(&text);
+		if (text.failed)
+			fprintf(stderr, "%s: cannot write the temporary file: "
+				"%s\n", fl->opt->prog, strerror(errno));
+		else if (cli_merge_print(fl->by_time, out) == 0 &&
+			 finish(fl, t, out) == 0)
+			ret = 0;
+	}
+	cli_out_fini(&text);
+out:
+	cli_merge_delete(fl->by_time);
+	fl->by_time = NULL;
+	return ret;
 }
 
 static int flow_main(int argc, char **argv, enum flow_mode mode,
@@ -2459,7 +2651,9 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		ret = run_traces(&fl, &t, &out) ? 1 : 0;
 		goto out;
 	}
-	if (pd) {
+	if (pd && order_cpus(pd, &opt)) {
+		ret = flow_by_time(&fl, pd, &t, &out);
+	} else if (pd) {
 		fl.all = &t;
 		fl.merge = merge_cpus(pd, &opt) ? calls_merge_new() : NULL;
 		if (cli_pd_flow(pd, &fl, &out) == 0 &&

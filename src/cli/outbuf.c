@@ -4,10 +4,12 @@
  * large blocks (to a FILE), or collected in memory (a segment decoded on a
  * worker thread, printed later in order).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -41,6 +43,7 @@ void cli_out_flush(struct cli_out *o)
 		return;
 	if (fwrite(o->buf, 1, o->len, o->f) != o->len)
 		o->failed = 1;
+	o->flushed += o->len;
 	o->len = 0;
 }
 
@@ -70,7 +73,17 @@ char *cli_out_reserve_more_(struct cli_out *o, size_t n)
 
 void cli_out_write(struct cli_out *o, const void *data, size_t n)
 {
-	char *p = cli_out_reserve(o, n);
+	char *p;
+
+	/* (A file's big block goes straight to it, not through the buffer.) */
+	if (o->f && n >= o->cap) {
+		cli_out_flush(o);
+		if (fwrite(data, 1, n, o->f) != n)
+			o->failed = 1;
+		o->flushed += n;
+		return;
+	}
+	p = cli_out_reserve(o, n);
 
 	memcpy(p, data, n);
 	cli_out_commit(o, p + n);
@@ -107,4 +120,29 @@ void cli_put(struct cli_text *t, const char *fmt, ...)
 	t->len += (size_t)n;
 	if (t->len > sizeof(t->buf) - 1)
 		t->len = sizeof(t->buf) - 1;
+}
+
+FILE *cli_tmpfile(const char *who)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	FILE *f;
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	snprintf(path, sizeof(path), "%s/hwt-XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0) {
+		fprintf(stderr, "%s: cannot make a temporary file in %s: %s\n",
+			who, dir, strerror(errno));
+		return NULL;
+	}
+	unlink(path);
+	f = fdopen(fd, "w+b");
+	if (!f) {
+		fprintf(stderr, "%s: %s\n", who, strerror(errno));
+		close(fd);
+	}
+	return f;
 }

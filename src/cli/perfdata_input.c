@@ -1657,6 +1657,11 @@ void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
 	*tid = pd->streams[i].tid;
 }
 
+int cli_pd_has_time(const struct cli_pd *pd)
+{
+	return pd->tsc_enabled;
+}
+
 int cli_pd_stream_cpu(const struct cli_pd *pd, size_t i, uint32_t *cpu)
 {
 	const struct pd_stream *st = &pd->streams[i];

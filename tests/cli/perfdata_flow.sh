@@ -157,14 +157,33 @@ else
 	# Two CPUs' buffers (mkptdata --cpu2; cpu 1 runs a second thread
 	# of the process, running the same loop): each CPU's branches,
 	# hwt's stream by stream, perf's by -C. And -j2 prints what -j1 does.
+	# Both CPUs' branches in time order (hwt's default), against perf's
+	# ordered by their time, then CPU.
 	check
 	if ! "$mkptdata" --cpu 0 --cpu2 "1:1234:1235:$tmp/loop.pt" \
 		--pt "$tmp/loop.pt" --elf "$tmp/loop" "$tmp/cpus.data" \
 		2>"$tmp/mk.err"; then
 		fail "mkptdata --cpu2: $(cat "$tmp/mk.err")"
 	else
-		run_as cpus "$hwt" flow --branches "$tmp/cpus.data" ||
+		run_as cpus "$hwt" flow --branches --by-stream \
+			"$tmp/cpus.data" ||
 			fail "hwt flow --branches cpus.data: exit $?"
+		run_as cpust "$hwt" flow --branches "$tmp/cpus.data" ||
+			fail "hwt flow --branches cpus.data in time order: exit $?"
+		awk '/^\[pid [0-9]+ tid [0-9]+ cpu [0-9]+\]$/ { c = $6 + 0 }
+		     /^0x/ { print c, $0 }' "$tmp/cpust.out" >"$tmp/cpust.hwt"
+		perf script --itrace=b -F cpu,time,ip,addr --ns --force \
+			-i "$tmp/cpus.data" 2>/dev/null |
+			awk '$4 == "=>" && $3 != "0" && $5 != "0" {
+				gsub(/[\[\]:]/, "")
+				print $2, $1 + 0, NR, "0x" $3, "0x" $5 }' |
+			sort -s -k1,1n -k2,2n -k3,3n |
+			awk '{ print $2, $4, $5 }' >"$tmp/cpust.perf"
+		same "two CPUs: branches in time order, hwt vs perf script" \
+			"$tmp/cpust.perf" "$tmp/cpust.hwt"
+		check
+		[ "$(grep -c '^\[pid ' "$tmp/cpust.out")" -gt 10 ] ||
+			fail "two CPUs in time order: the CPUs do not take turns"
 		for c in 0 1; do
 			awk -v c="$c" '/^# stream idx / { on = ($6 == c ",") }
 				on && /^0x/' "$tmp/cpus.out" >"$tmp/cpus$c.hwt"
@@ -178,10 +197,15 @@ else
 		check
 		[ "$(grep -c '^# stream idx ' "$tmp/cpus.out")" -eq 2 ] ||
 			fail "two CPUs: not two streams in hwt's output"
-		run_as cpusj "$hwt" flow --branches -j2 "$tmp/cpus.data" ||
+		run_as cpusj "$hwt" flow --branches --by-stream -j2 \
+			"$tmp/cpus.data" ||
 			fail "hwt flow --branches -j2 cpus.data: exit $?"
 		same "two CPUs: flow --branches -j2 vs -j1" "$tmp/cpus.out" \
 			"$tmp/cpusj.out"
+		run_as cpustj "$hwt" flow --branches -j2 "$tmp/cpus.data" ||
+			fail "hwt flow --branches -j2 cpus.data in time order: exit $?"
+		same "two CPUs in time order: flow --branches -j2 vs -j1" \
+			"$tmp/cpust.out" "$tmp/cpustj.out"
 	fi
 
 	# Pipe mode, as perf writes to a pipe: from a file and from stdin.
@@ -434,6 +458,85 @@ if per_cpu "$tmp/deep3.data"; then
 	check
 	[ "$(grep -c $'^1\t' "$tmp/deep3r.out")" = 3 ] ||
 		fail "--stream: not 3 histories"
+fi
+
+# ---- cpu mode: hwt flow's lines of the cpus in time order ----------
+
+# hwt flow on CPUs' streams prints their lines in time order (perf
+# script's order), each thread's after a line [pid P tid T cpu C] where
+# the cpu or the thread changes, the streams' headers first. The thread
+# moved across 3 cpus: its lines are those of the trace as one cpu's (its
+# time is the trace's order), in 3 runs, on cpus 0, 1 and 2. Two threads
+# on two cpus at once: each cpu's lines, with their thread, are those
+# --by-stream prints, the cpus take turns, --time's times never go back,
+# and flow prints the lines of flow --time. -j2 and -j3 with small
+# segments print what -j1 prints, in every mode.
+
+# Each line of hwt flow's output with its cpu and thread ("?": none named
+# yet), sorted by cpu (keeping their order): --by-stream's or merged.
+by_cpu() {
+	awk '/^# stream idx [0-9]+: cpu / { cpu = $6 + 0; task = "?"; next }
+	     /^#/ { next }
+	     /^\[pid [0-9]+ tid [0-9]+\]$/ { task = $2 "/" $4 + 0; next }
+	     /^\[pid [0-9]+ tid [0-9]+ cpu [0-9]+\]$/ {
+		cpu = $6 + 0; task = $2 "/" $4; next }
+	     /^\[cpu [0-9]+\]$/ { cpu = $2 + 0; task = "?"; next }
+	     { print cpu "\t" task "\t" $0 }' "$1" | sort -s -t "$tab" -k1,1n
+}
+tab=$'\t'
+if per_cpu "$tmp/deep3.data" && [ -s "$tmp/two.data" ]; then
+	run_as deep1f "$hwt" flow "$tmp/deep1.data"
+	run_as deep3f "$hwt" flow "$tmp/deep3.data"
+	grep -v '^#\|^\[pid ' "$tmp/deep1f.out" >"$tmp/deep1f.lines"
+	grep -v '^#\|^\[pid ' "$tmp/deep3f.out" >"$tmp/deep3f.lines"
+	same "in time order: the moved thread's lines as on one cpu" \
+		"$tmp/deep1f.lines" "$tmp/deep3f.lines"
+	check
+	[ "$(grep '^\[pid ' "$tmp/deep3f.out" | tr '\n' ' ')" = \
+	  "[pid 1234 tid 1234 cpu 0] [pid 1234 tid 1234 cpu 1] [pid 1234 tid 1234 cpu 2] " ] ||
+		fail "in time order: moved: $(grep '^\[pid ' "$tmp/deep3f.out" | tr '\n' ' ')"
+	check
+	[ "$(head -n 4 "$tmp/deep3f.out" | sed 's/,.*//' | tr '\n' '|')" = \
+	  "# stream idx 0: cpu 0|# stream idx 1: cpu 1|# stream idx 2: cpu 2|# all streams in time order|" ] ||
+		fail "in time order: not the headers, then the lines"
+	for m in "--insn --time" "--blocks" "--branches" "--insn --disasm"; do
+		n=${m// /}
+		run_as "twot$n" "$hwt" flow $m "$tmp/two.data"
+		run_as "twos$n" "$hwt" flow --by-stream $m "$tmp/two.data"
+		by_cpu "$tmp/twot$n.out" >"$tmp/twot$n.cpu"
+		by_cpu "$tmp/twos$n.out" >"$tmp/twos$n.cpu"
+		same "in time order, two threads ($m): each cpu's lines" \
+			"$tmp/twos$n.cpu" "$tmp/twot$n.cpu"
+		check
+		[ "$(grep -c '^\[pid ' "$tmp/twot$n.out")" -gt 10 ] ||
+			fail "in time order, two threads ($m): no turns"
+		for f in two deep3; do
+			[ "$f" = two ] || run_as "${f}t$n" "$hwt" flow $m \
+				"$tmp/$f.data"
+			run_as "${f}j$n" env HWT_SEGMENT_SIZE=256 "$hwt" flow \
+				-j2 $m "$tmp/$f.data"
+			same "in time order, $f ($m): -j2 vs -j1" \
+				"$tmp/${f}t$n.out" "$tmp/${f}j$n.out"
+			run_as "${f}k$n" env HWT_SEGMENT_SIZE=300 "$hwt" flow \
+				-j3 $m "$tmp/$f.data"
+			same "in time order, $f ($m): -j3 vs -j1" \
+				"$tmp/${f}t$n.out" "$tmp/${f}k$n.out"
+		done
+	done
+	check
+	awk '/^[0-9a-f]{16}  [0-9a-f]{16}  / {
+		if ($1 < last) back++; last = $1; n++ }
+	     END { if (n < 1000 || back) {
+		printf "%d timed lines, %d going back\n", n, back; exit 1 } }' \
+		"$tmp/twot--insn--time.out" >"$tmp/awk.out" ||
+		fail "in time order, two threads: $(cat "$tmp/awk.out")"
+	run_as twoi "$hwt" flow "$tmp/two.data"
+	sed 's/^[0-9a-f]\{16\}  //' "$tmp/twot--insn--time.out" \
+		>"$tmp/twot.cut"
+	same "in time order, two threads: flow as flow --time" \
+		"$tmp/twot.cut" "$tmp/twoi.out"
+	contains "--by-stream: stream by stream" "$tmp/twos--blocks.out" \
+		'^\[pid 1234 tid 1235\]$'
 fi
 
 # ---- -j: a stream cut at PSBs, the segments decoded on threads -----
