@@ -10,7 +10,9 @@
  *
  * None may crash, hang or leak (ASan/UBSan decide); a broken file is an
  * error message and an exit status. Output goes to /dev/null, but for
- * hwt flow --blocks -j2 and hwt calls -j2 (and --stream, --time), which
+ * hwt flow --blocks, --branches and --time -j2 (several CPUs' streams in
+ * time order: the marks of time and thread made where one thread makes
+ * them) and hwt calls -j2 (and --stream, --time), which
  * must print what -j1 prints (segments decoded on threads, each with its
  * own view of the processes, lost-data notes placed as one thread places
  * them; calls replayed on a stack per traced thread and joined across
@@ -156,6 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_with_jobs(cmd_flow, "flow", "--branches", path);
 	same_one_block(cmd_flow, "flow", "--branches", path);
 	same_one_block(cmd_flow, "flow", "--time", path);
+	same_with_jobs(cmd_flow, "flow", "--time", path);
 	same_as_env(cmd_flow, "flow", "--disasm", path, "HWT_WALK_EACH");
 	same_as_env(cmd_calls, "calls", "--time", path, "HWT_WALK_EACH");
 	run(cmd_last, "last", "--time", path);
