@@ -430,6 +430,7 @@ void calls_seg_event(struct calls_seg *c, const struct hwt_event *ev)
 struct hist_rec {
 	uint64_t key;		/* the name (a pointer), or the IP if none */
 	uint64_t ninsn, tsc;
+	uint64_t task;		/* whose (calls_rec.task) */
 	uint64_t text_end;	/* the text before it ends there */
 	int32_t depth;
 	uint8_t named, has_tsc;
@@ -447,6 +448,8 @@ struct printer {
 	struct cli_out *out;
 	uint64_t index, first;
 	int min, time;
+	/* --folded: the lines go to the tree, only the text to @out */
+	struct calls_tree *tree;
 };
 
 static void print_recs(struct printer *pr, const struct hist_rec *recs,
@@ -495,6 +498,7 @@ struct calls_hist {
 	 * before a slice says it (calls_merge_replay()). */
 	uint32_t cpu, last_cpu;
 	uint8_t show_cpu;
+	struct calls_tree *tree;	/* calls_hist_fold_into() */
 };
 
 static void log_op(struct calls_hist *h, const struct calls_op *op);
@@ -522,6 +526,11 @@ struct calls_hist *calls_hist_new(struct cli_out *stream, int time)
 	if (env && cli_parse_u64(env, &v) == 0 && v >= 2 && v <= HIST_CHUNK)
 		h->chunk = (size_t)v;
 	return h;
+}
+
+void calls_hist_fold_into(struct calls_hist *h, struct calls_tree *t)
+{
+	h->tree = t;
 }
 
 void calls_hist_delete(struct calls_hist *h)
@@ -753,7 +762,8 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 	o = &h->recs[h->n++];
 	*o = (struct hist_rec){
 		.key = r->name ? (uint64_t)(uintptr_t)r->name : r->ip,
-		.ninsn = r->ninsn, .tsc = r->tsc, .text_end = h->text.len,
+		.ninsn = r->ninsn, .tsc = r->tsc, .task = r->task,
+		.text_end = h->text.len,
 		.depth = h->fr.depth, .named = r->name != NULL,
 		.has_tsc = r->has_tsc,
 	};
@@ -895,6 +905,11 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 		pr->index++;
 		if (!r->ninsn)
 			continue;
+		if (pr->tree) {
+			calls_tree_add(pr->tree, r->task, r->depth - pr->min,
+				       r->named, r->key, r->ninsn);
+			continue;
+		}
 		p = cli_out_reserve(pr->out, 1024);
 		p = cli_put_dec(p, pr->index);
 		*p++ = '\t';
@@ -933,7 +948,7 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 
 int calls_print(struct calls_hist *h, struct cli_out *out)
 {
-	struct printer pr = { out, 0, 0, h->min, h->pr.time };
+	struct printer pr = { out, 0, 0, h->min, h->pr.time, h->tree };
 	struct hist_rec *recs = NULL;
 	char *text = NULL;
 	size_t rcap = 0, tcap = 0;

@@ -179,6 +179,25 @@ int calls_drain(struct calls_hist *h, struct calls_seg *c,
 int calls_print(struct calls_hist *h, struct cli_out *out);
 
 /*
+ * hwt calls --folded (calltree.c): the lines as a call tree per thread,
+ * each node's instructions its own, printed as folded stacks
+ * ("f0;f1;f2 COUNT", flamegraph.pl's input): a line's callers are the
+ * thread's lines before it at each shallower depth, "[unknown]" where it
+ * had none. With several threads, each stack starts with "pid P tid T".
+ */
+struct calls_tree;
+
+struct calls_tree *calls_tree_new(void);
+void calls_tree_delete(struct calls_tree *t);
+/* A line of @task's: @depth from the outermost, a name (pointer) if
+ * @named, else an IP, @ninsn instructions. -1 after a message (memory). */
+int calls_tree_add(struct calls_tree *t, uint64_t task, int depth,
+		   int named, uint64_t key, uint64_t ninsn);
+int calls_tree_print_folded(struct calls_tree *t, struct cli_out *out);
+/* calls_print() gives @h's lines to @t (the text between to its @out). */
+void calls_hist_fold_into(struct calls_hist *h, struct calls_tree *t);
+
+/*
  * The CPUs' streams of a perf.data as one history (perf record -a): a
  * thread that runs on several CPUs has one stack across them. Each
  * stream is decoded into a history of calls_hist_new_log(), which keeps

@@ -79,6 +79,7 @@ struct flow_options {
 	unsigned disasm:1;
 	unsigned time:1;
 	unsigned stream:1;		/* calls: print as it goes */
+	unsigned folded:1;		/* calls: folded stacks */
 	unsigned by_stream:1;		/* CPUs' streams: not merged */
 	unsigned no_sym:1;
 	unsigned events:1;		/* print events (insn, blocks) */
@@ -199,6 +200,7 @@ struct flow {
 	struct calls_merge *merge;
 	/* and the lines of flow: in time order */
 	struct cli_merge *by_time;
+	struct calls_tree *tree;	/* calls --folded */
 	/* perf.data input (perfdata_input.c): NULL for a raw trace */
 	const struct cli_flow_hook *hook;
 	struct totals *all;		/* of all streams */
@@ -1816,6 +1818,8 @@ static int totals_init(const struct flow *fl, struct totals *t,
 		if (!t->calls)
 			goto oom;
 	}
+	if (t->calls && fl->tree)
+		calls_hist_fold_into(t->calls, fl->tree);
 	return 0;
 oom:
 	fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
@@ -2247,6 +2251,13 @@ void help_calls(void)
 	       "                  above it stays at 0, as in perf script's\n"
 	       "                  call trace); nothing held to the end\n"
 	       "                  (each cpu's stream a history of its own)\n"
+	       "  --folded        the lines as folded stacks, a flame\n"
+	       "                  graph's input (flamegraph.pl, inferno,\n"
+	       "                  speedscope): CALLER;...;FUNCTION COUNT,\n"
+	       "                  each function's own instructions at that\n"
+	       "                  stack of callers ([unknown]: a caller the\n"
+	       "                  trace started in), \"pid P tid T;\" first\n"
+	       "                  with several threads; all else on stderr\n"
 	       "\n%s\n", common_help);
 }
 
@@ -2329,6 +2340,9 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 		} else if (opt->mode == MODE_CALLS &&
 			   !strcmp(a, "--stream")) {
 			opt->stream = 1;
+		} else if (opt->mode == MODE_CALLS &&
+			   !strcmp(a, "--folded")) {
+			opt->folded = 1;
 		} else if (opt->mode <= MODE_STAT &&
 			   !strcmp(a, "--by-stream")) {
 			opt->by_stream = 1;
@@ -2419,6 +2433,11 @@ unknown:
 	if (!opt->trace) {
 		fprintf(stderr, "%s: no trace file given (see 'hwt help %s').\n",
 			prog, prog);
+		return -1;
+	}
+	if (opt->folded && opt->stream) {
+		fprintf(stderr, "%s: --folded counts the whole history; not "
+			"with --stream.\n", prog);
 		return -1;
 	}
 	for (size_t k = 0; opt->ntraces > 1 && k < opt->ntraces; k++) {
@@ -2552,6 +2571,19 @@ out:
 	return ret;
 }
 
+/* calls --folded: the stacks, to stdout. */
+static int print_folded(struct calls_tree *tree)
+{
+	struct cli_out fo;
+	int ret;
+
+	if (cli_out_init(&fo, stdout) < 0)
+		return -1;
+	ret = calls_tree_print_folded(tree, &fo);
+	cli_out_fini(&fo);
+	return fo.failed ? -1 : ret;
+}
+
 static int flow_main(int argc, char **argv, enum flow_mode mode,
 		     void (*help)(void))
 {
@@ -2621,8 +2653,14 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	fl.trace = in.data;
 	fl.size = in.size;
 	ret = 1;
-	if (cli_out_init(&out, stdout) < 0)
+	/* --folded: the stacks on stdout, all else (headers, notes, errors)
+	 * on stderr. */
+	if (cli_out_init(&out, opt.folded ? stderr : stdout) < 0)
 		goto out;
+	if (opt.folded && !(fl.tree = calls_tree_new())) {
+		fprintf(stderr, "%s: out of memory.\n", prog);
+		goto out;
+	}
 	if (opt.disasm) {
 		fl.dis = cli_disasm_new(0);
 		if (!fl.dis) {
@@ -2675,6 +2713,8 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	}
 	if (not_a_trace(&t, prog, opt.trace))
 		ret = 1;
+	if (!ret && fl.tree)
+		ret = print_folded(fl.tree) < 0;
 
 out:
 	cli_out_fini(&out);
@@ -2686,6 +2726,7 @@ out:
 	free(t.map);
 	calls_hist_delete(t.calls);
 	calls_merge_delete(fl.merge);
+	calls_tree_delete(fl.tree);
 	calls_names_delete(fl.names);
 	cli_disasm_delete(fl.dis);
 	hwt_image_delete(fl.image);

@@ -94,6 +94,30 @@ if ! grep -q ': 3 segments$' "$tmp/err"; then
 	cat "$tmp/err" >&2
 fi
 
+# --folded: each line's instructions at its stack of callers (b runs
+# where a jumped to it, at a's level; d where c fell into it), summed;
+# the lines of a -j2 cut at each PSB and those through the file count
+# the same.
+cat >"$tmp/golden.fold" <<'EOF'
+_start 4
+_start;a 2
+_start;b 2
+_start;c 1
+_start;d 2
+_start;spin 52
+EOF
+golden "calls --folded" "$hwt" calls --folded --elf "$tmp/prog" \
+	"$tmp/t.pt" <"$tmp/golden.fold"
+golden "calls --folded -j2, cut at each PSB" env HWT_SEGMENT_SIZE=16 \
+	HWT_CALLS_CHUNK=2 "$hwt" calls --folded -j2 --elf "$tmp/prog" \
+	"$tmp/t.pt" <"$tmp/golden.fold"
+run "calls --folded --stream" "$hwt" calls --folded --stream \
+	--elf "$tmp/prog" "$tmp/t.pt"
+if [ "$rc" = 0 ] || [ -s "$tmp/out" ] ||
+	! grep -q 'not with --stream' "$tmp/err"; then
+	fail "calls --folded --stream: rc $rc, no message"
+fi
+
 # 210 levels of recursion: lines deeper than 200 levels print at 200.
 #   402000 deep: mov ecx, 210   402005 call r   40200a jmp rax
 #   40200c r: dec ecx   40200e jz .out   402010 call r   402015 .out: ret
@@ -163,6 +187,14 @@ golden "calls, a return above the first line" "$hwt" calls \
 3	  c	inst 4,4
 4	  d	inst 5,6
 EOF
+# Its callers not seen yet when b ran: b's stack is [unknown];b.
+golden "calls --folded, a return above the first line" "$hwt" calls \
+	--folded --elf "$tmp/prog" "$tmp/up.pt" <<'EOF'
+[unknown];b 2
+_start 1
+_start;c 1
+_start;d 2
+EOF
 golden "calls --stream, a return above the first line" "$hwt" calls \
 	--stream --elf "$tmp/prog" "$tmp/up.pt" <<'EOF'
 1	b	inst 1,2
@@ -223,5 +255,26 @@ if ! grep -q ': 2 segments$' "$tmp/err"; then
 fi
 golden "calls --stream, two threads" "$hwt" calls --stream \
 	"$tmp/threads.data" <"$tmp/golden"
+# Each thread its own stacks (b where 1234 resumed in it, under a's
+# caller); the headers and thread lines go to stderr.
+cat >"$tmp/golden.fold" <<'EOF'
+pid 1234 tid 1234;_start 3
+pid 1234 tid 1234;_start;a 2
+pid 1234 tid 1234;_start;b 2
+pid 1234 tid 1234;_start;c 1
+pid 1234 tid 1234;_start;d 2
+pid 1234 tid 1234;_start;spin 17
+pid 1234 tid 1235;_start 2
+pid 1234 tid 1235;_start;c 1
+pid 1234 tid 1235;_start;d 2
+pid 1234 tid 1235;_start;spin 17
+EOF
+golden "calls --folded, two threads" "$hwt" calls --folded \
+	"$tmp/threads.data" <"$tmp/golden.fold"
+golden "calls --folded -j2, two threads" env HWT_SEGMENT_SIZE=16 "$hwt" \
+	calls --folded -j2 "$tmp/threads.data" <"$tmp/golden.fold"
+check
+grep -q '^# stream idx 0: cpu 0' "$tmp/err" ||
+	fail "calls --folded: the stream header not on stderr"
 
 finish

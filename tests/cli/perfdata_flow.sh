@@ -152,6 +152,28 @@ else
 			"$tmp/$p.perf" "$tmp/$p.hwt"
 		cmp -s "$tmp/$p.perf" "$tmp/$p.hwt" &&
 			compared=$((compared + n))
+		# hwt calls --folded: each instruction counted at its call
+		# stack, as perf's instruction samples with their call chains
+		# (--itrace=i1ig) folded: the same stacks and counts.
+		run_as fold "$hwt" calls --folded "$tmp/$p.data" ||
+			fail "hwt calls --folded $p.data: exit $?"
+		sort "$tmp/fold.out" >"$tmp/$p.fold"
+		perf script --itrace=i1ig -F ip,sym --force -i "$tmp/$p.data" \
+			2>/dev/null | awk '
+			function flush() {
+				if (!n) return
+				s = f[n]
+				for (i = n - 1; i >= 1; i--) s = s ";" f[i]
+				c[s]++; n = 0 }
+			NF == 0 { flush(); next }
+			{ f[++n] = NF > 1 ? $2 : "?? 0x" $1 }
+			END { flush(); for (s in c) print s, c[s] }' |
+			sort >"$tmp/$p.pfold"
+		check
+		[ "$(wc -l <"$tmp/$p.pfold")" -ge 4 ] ||
+			fail "perf's call chains of $p.data: too few stacks"
+		same "hwt calls --folded vs perf's call chains ($p)" \
+			"$tmp/$p.pfold" "$tmp/$p.fold"
 	done
 
 	# Two CPUs' buffers (mkptdata --cpu2; cpu 1 runs a second thread
@@ -453,6 +475,16 @@ if per_cpu "$tmp/deep3.data"; then
 	[ "$(grep '^\[pid ' "$tmp/twoc.out" | tr '\n' ' ')" = \
 	  "[pid 1234 tid 1234 cpu 0] [pid 1234 tid 1235 cpu 1] " ] ||
 		fail "two threads: $(grep '^\[pid ' "$tmp/twoc.out" | tr '\n' ' ')"
+	# The folded stacks of the moved thread are those of one cpu's.
+	run_as deep1o "$hwt" calls --folded "$tmp/deep1.data"
+	run_as deep3o "$hwt" calls --folded "$tmp/deep3.data"
+	same "moved: calls --folded as on one cpu" "$tmp/deep1o.out" \
+		"$tmp/deep3o.out"
+	contains "moved: calls --folded" "$tmp/deep3o.out" \
+		'^top;f3;f1_loop [0-9]+$'
+	check
+	! grep -q 'unknown' "$tmp/deep3o.out" ||
+		fail "moved: calls --folded: unknown callers"
 	# --stream prints each stream as it comes, as before.
 	run_as deep3r "$hwt" calls --stream "$tmp/deep3.data"
 	check
