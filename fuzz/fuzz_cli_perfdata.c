@@ -12,7 +12,7 @@
  * error message and an exit status. Output goes to /dev/null, but for
  * hwt flow --blocks, --branches and --time -j2 (several CPUs' streams in
  * time order: the marks of time and thread made where one thread makes
- * them) and hwt calls -j2 (and --stream, --time), which
+ * them) and hwt calls -j2 (and --stream, --time, --folded), which
  * must print what -j1 prints (segments decoded on threads, each with its
  * own view of the processes, lost-data notes placed as one thread places
  * them; calls replayed on a stack per traced thread and joined across
@@ -154,6 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_with_jobs(cmd_calls, "calls", "-v", path);
 	same_with_jobs(cmd_calls, "calls", "--stream", path);
 	same_with_jobs(cmd_calls, "calls", "--time", path);
+	same_with_jobs(cmd_calls, "calls", "--folded", path);
 	same_one_block(cmd_calls, "calls", "--time", path);
 	same_with_jobs(cmd_flow, "flow", "--branches", path);
 	same_one_block(cmd_flow, "flow", "--branches", path);
