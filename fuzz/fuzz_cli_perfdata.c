@@ -12,8 +12,8 @@
  * error message and an exit status. Output goes to /dev/null, but for
  * hwt flow --blocks, --branches and --time -j2 (several CPUs' streams in
  * time order: the marks of time and thread made where one thread makes
- * them) and hwt calls -j2 (and --stream, --time, --folded), which
- * must print what -j1 prints (segments decoded on threads, each with its
+ * them) and hwt calls -j2 (and --stream, --time, --folded, --timeline),
+ * which must print what -j1 prints (segments decoded on threads, each with its
  * own view of the processes, lost-data notes placed as one thread places
  * them; calls replayed on a stack per traced thread and joined across
  * cuts; each segment's time as one thread has it). Streams are cut into
@@ -155,6 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_with_jobs(cmd_calls, "calls", "--stream", path);
 	same_with_jobs(cmd_calls, "calls", "--time", path);
 	same_with_jobs(cmd_calls, "calls", "--folded", path);
+	same_with_jobs(cmd_calls, "calls", "--timeline", path);
 	same_one_block(cmd_calls, "calls", "--time", path);
 	same_with_jobs(cmd_flow, "flow", "--branches", path);
 	same_one_block(cmd_flow, "flow", "--branches", path);

@@ -448,8 +448,10 @@ struct printer {
 	struct cli_out *out;
 	uint64_t index, first;
 	int min, time;
-	/* --folded: the lines go to the tree, only the text to @out */
+	/* --folded, --timeline: the lines go there, only the text to
+	 * @out */
 	struct calls_tree *tree;
+	struct calls_timeline *timeline;
 };
 
 static void print_recs(struct printer *pr, const struct hist_rec *recs,
@@ -499,6 +501,7 @@ struct calls_hist {
 	uint32_t cpu, last_cpu;
 	uint8_t show_cpu;
 	struct calls_tree *tree;	/* calls_hist_fold_into() */
+	struct calls_timeline *timeline;	/* calls_hist_time_into() */
 };
 
 static void log_op(struct calls_hist *h, const struct calls_op *op);
@@ -531,6 +534,11 @@ struct calls_hist *calls_hist_new(struct cli_out *stream, int time)
 void calls_hist_fold_into(struct calls_hist *h, struct calls_tree *t)
 {
 	h->tree = t;
+}
+
+void calls_hist_time_into(struct calls_hist *h, struct calls_timeline *tl)
+{
+	h->timeline = tl;
 }
 
 void calls_hist_delete(struct calls_hist *h)
@@ -905,9 +913,16 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 		pr->index++;
 		if (!r->ninsn)
 			continue;
-		if (pr->tree) {
-			calls_tree_add(pr->tree, r->task, r->depth - pr->min,
-				       r->named, r->key, r->ninsn);
+		if (pr->tree || pr->timeline) {
+			if (pr->tree)
+				calls_tree_add(pr->tree, r->task,
+					       r->depth - pr->min, r->named,
+					       r->key, r->ninsn);
+			if (pr->timeline)
+				calls_timeline_add(pr->timeline, r->task,
+						   r->depth - pr->min,
+						   r->named, r->key, r->ninsn,
+						   r->has_tsc, r->tsc);
 			continue;
 		}
 		p = cli_out_reserve(pr->out, 1024);
@@ -948,7 +963,8 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 
 int calls_print(struct calls_hist *h, struct cli_out *out)
 {
-	struct printer pr = { out, 0, 0, h->min, h->pr.time, h->tree };
+	struct printer pr = { out, 0, 0, h->min, h->pr.time, h->tree,
+			      h->timeline };
 	struct hist_rec *recs = NULL;
 	char *text = NULL;
 	size_t rcap = 0, tcap = 0;

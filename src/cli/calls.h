@@ -27,6 +27,7 @@
 #include <hwt/analysis.h>
 #include <hwt/flow.h>
 #include <hwt/image.h>
+#include <hwt/perfdata.h>
 
 #include "cli/cli.h"
 
@@ -196,6 +197,27 @@ int calls_tree_add(struct calls_tree *t, uint64_t task, int depth,
 int calls_tree_print_folded(struct calls_tree *t, struct cli_out *out);
 /* calls_print() gives @h's lines to @t (the text between to its @out). */
 void calls_hist_fold_into(struct calls_hist *h, struct calls_tree *t);
+
+/*
+ * hwt calls --timeline (timeline.c): the lines as calls in time, written
+ * to @out as Chrome trace-event JSON (Perfetto's UI opens it): a complete
+ * event per call of a function per thread, nested as the calls were. The
+ * clock: the instructions (one a nanosecond), or with @time_clock the
+ * lines' TSC (in perf's nanoseconds with @tc, else ticks).
+ */
+struct calls_timeline;
+
+struct calls_timeline *calls_timeline_new(struct cli_out *out,
+					  int time_clock,
+					  const struct hwt_pd_time_conv *tc);
+void calls_timeline_delete(struct calls_timeline *tl);
+int calls_timeline_add(struct calls_timeline *tl, uint64_t task, int depth,
+		       int named, uint64_t key, uint64_t ninsn, int has_tsc,
+		       uint64_t tsc);
+/* The calls still open end; the JSON ends. -1 after a message. */
+int calls_timeline_finish(struct calls_timeline *tl);
+/* calls_print() gives @h's lines to @tl too (the text to its @out). */
+void calls_hist_time_into(struct calls_hist *h, struct calls_timeline *tl);
 
 /*
  * The CPUs' streams of a perf.data as one history (perf record -a): a

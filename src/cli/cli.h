@@ -673,6 +673,9 @@ void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
 int cli_pd_stream_cpu(const struct cli_pd *pd, size_t i, uint32_t *cpu);
 /* The trace has TSC packets, and the file their conversion to time. */
 int cli_pd_has_time(const struct cli_pd *pd);
+/* The file's conversion of TSC to perf time: 0, or -1 if none. */
+struct hwt_pd_time_conv;
+int cli_pd_time_conv(const struct cli_pd *pd, struct hwt_pd_time_conv *tc);
 /* The thread stream @i ends in: its own, or the one the sideband puts
  * on its CPU last before its end; -1 if none is known. */
 int cli_pd_stream_end_task(const struct cli_pd *pd, size_t i, uint32_t *pid,

@@ -80,6 +80,8 @@ struct flow_options {
 	unsigned time:1;
 	unsigned stream:1;		/* calls: print as it goes */
 	unsigned folded:1;		/* calls: folded stacks */
+	unsigned timeline:1;		/* calls: a trace-event JSON */
+	unsigned time_clock:1;		/* ... timed by the TSC */
 	unsigned by_stream:1;		/* CPUs' streams: not merged */
 	unsigned no_sym:1;
 	unsigned events:1;		/* print events (insn, blocks) */
@@ -201,6 +203,7 @@ struct flow {
 	/* and the lines of flow: in time order */
 	struct cli_merge *by_time;
 	struct calls_tree *tree;	/* calls --folded */
+	struct calls_timeline *timeline;	/* calls --timeline */
 	/* perf.data input (perfdata_input.c): NULL for a raw trace */
 	const struct cli_flow_hook *hook;
 	struct totals *all;		/* of all streams */
@@ -1820,6 +1823,8 @@ static int totals_init(const struct flow *fl, struct totals *t,
 	}
 	if (t->calls && fl->tree)
 		calls_hist_fold_into(t->calls, fl->tree);
+	if (t->calls && fl->timeline)
+		calls_hist_time_into(t->calls, fl->timeline);
 	return 0;
 oom:
 	fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
@@ -2258,6 +2263,13 @@ void help_calls(void)
 	       "                  stack of callers ([unknown]: a caller the\n"
 	       "                  trace started in), \"pid P tid T;\" first\n"
 	       "                  with several threads; all else on stderr\n"
+	       "  --timeline      the calls as a timeline: Chrome trace-\n"
+	       "                  event JSON (Perfetto's UI, chrome://\n"
+	       "                  tracing), an event per call of a function,\n"
+	       "                  per thread; all else on stderr\n"
+	       "  --clock insn|time  --timeline's clock: instructions (one a\n"
+	       "                  nanosecond, default), or the TSC (perf's\n"
+	       "                  time, as fine as the trace's timing)\n"
 	       "\n%s\n", common_help);
 }
 
@@ -2343,6 +2355,19 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 		} else if (opt->mode == MODE_CALLS &&
 			   !strcmp(a, "--folded")) {
 			opt->folded = 1;
+		} else if (opt->mode == MODE_CALLS &&
+			   !strcmp(a, "--timeline")) {
+			opt->timeline = 1;
+		} else if (opt->mode == MODE_CALLS &&
+			   !strcmp(a, "--clock")) {
+			if (!next || (strcmp(next, "insn") &&
+				      strcmp(next, "time"))) {
+				fprintf(stderr, "%s: --clock: insn or time.\n",
+					prog);
+				return -1;
+			}
+			opt->time_clock = next[0] == 't';
+			i++;
 		} else if (opt->mode <= MODE_STAT &&
 			   !strcmp(a, "--by-stream")) {
 			opt->by_stream = 1;
@@ -2435,11 +2460,24 @@ unknown:
 			prog, prog);
 		return -1;
 	}
-	if (opt->folded && opt->stream) {
-		fprintf(stderr, "%s: --folded counts the whole history; not "
-			"with --stream.\n", prog);
+	if ((opt->folded || opt->timeline) && opt->stream) {
+		fprintf(stderr, "%s: --%s takes the whole history; not with "
+			"--stream.\n", prog,
+			opt->folded ? "folded" : "timeline");
 		return -1;
 	}
+	if (opt->folded && opt->timeline) {
+		fprintf(stderr, "%s: --folded or --timeline, not both.\n",
+			prog);
+		return -1;
+	}
+	if (opt->time_clock && !opt->timeline) {
+		fprintf(stderr, "%s: --clock is --timeline's.\n", prog);
+		return -1;
+	}
+	/* (The lines' times, for the timeline.) */
+	if (opt->time_clock)
+		opt->time = 1;
 	for (size_t k = 0; opt->ntraces > 1 && k < opt->ntraces; k++) {
 		if (cli_pd_is_perfdata(opt->traces[k])) {
 			fprintf(stderr, "%s: %s: a perf.data file is decoded "
@@ -2590,7 +2628,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	const char *prog = argv[0];
 	struct flow_options opt;
 	struct cli_input in;
-	struct cli_out out;
+	struct cli_out out, jout;
 	struct totals t;
 	struct flow fl;
 	struct cli_pd *pd = NULL;
@@ -2598,6 +2636,8 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	int ret;
 
 	memset(&in, 0, sizeof(in));
+	memset(&out, 0, sizeof(out));
+	memset(&jout, 0, sizeof(jout));
 	memset(&opt, 0, sizeof(opt));
 	memset(&fl, 0, sizeof(fl));
 	fl.walk_each = cli_env_on("HWT_WALK_EACH");
@@ -2653,13 +2693,26 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	fl.trace = in.data;
 	fl.size = in.size;
 	ret = 1;
-	/* --folded: the stacks on stdout, all else (headers, notes, errors)
-	 * on stderr. */
-	if (cli_out_init(&out, opt.folded ? stderr : stdout) < 0)
+	/* --folded, --timeline: those on stdout, all else (headers, notes,
+	 * errors) on stderr. */
+	if (cli_out_init(&out, opt.folded || opt.timeline ? stderr : stdout) <
+		    0 ||
+	    cli_out_init(&jout, stdout) < 0)
 		goto out;
 	if (opt.folded && !(fl.tree = calls_tree_new())) {
 		fprintf(stderr, "%s: out of memory.\n", prog);
 		goto out;
+	}
+	if (opt.timeline) {
+		struct hwt_pd_time_conv tc;
+		int have_tc = pd && cli_pd_time_conv(pd, &tc) == 0;
+
+		fl.timeline = calls_timeline_new(&jout, opt.time_clock,
+						 have_tc ? &tc : NULL);
+		if (!fl.timeline) {
+			fprintf(stderr, "%s: out of memory.\n", prog);
+			goto out;
+		}
 	}
 	if (opt.disasm) {
 		fl.dis = cli_disasm_new(0);
@@ -2715,10 +2768,13 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		ret = 1;
 	if (!ret && fl.tree)
 		ret = print_folded(fl.tree) < 0;
+	if (!ret && fl.timeline)
+		ret = calls_timeline_finish(fl.timeline) < 0;
 
 out:
 	cli_out_fini(&out);
-	if (out.failed || fflush(stdout)) {
+	cli_out_fini(&jout);
+	if (out.failed || jout.failed || fflush(stdout)) {
 		fprintf(stderr, "%s: error writing output: %s\n", prog,
 			strerror(errno));
 		ret = 1;
@@ -2727,6 +2783,7 @@ out:
 	calls_hist_delete(t.calls);
 	calls_merge_delete(fl.merge);
 	calls_tree_delete(fl.tree);
+	calls_timeline_delete(fl.timeline);
 	calls_names_delete(fl.names);
 	cli_disasm_delete(fl.dis);
 	hwt_image_delete(fl.image);

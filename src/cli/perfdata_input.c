@@ -1657,6 +1657,14 @@ void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
 	*tid = pd->streams[i].tid;
 }
 
+int cli_pd_time_conv(const struct cli_pd *pd, struct hwt_pd_time_conv *tc)
+{
+	if (!pd->have_tc)
+		return -1;
+	*tc = pd->tc;
+	return 0;
+}
+
 int cli_pd_has_time(const struct cli_pd *pd)
 {
 	return pd->tsc_enabled;

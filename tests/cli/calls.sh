@@ -118,6 +118,33 @@ if [ "$rc" = 0 ] || [ -s "$tmp/out" ] ||
 	fail "calls --folded --stream: rc $rc, no message"
 fi
 
+# --timeline: a call per function call, as Chrome trace-event JSON
+# (Perfetto's UI), timed by instructions: a ends where b starts (a jump to
+# another function), _start at the end of the trace.
+cat >"$tmp/golden.json" <<'EOF'
+{"displayTimeUnit":"ns","otherData":{"clock":"instructions"},"traceEvents":[
+{"ph":"X","pid":0,"tid":0,"name":"a","ts":0.001,"dur":0.002},
+{"ph":"X","pid":0,"tid":0,"name":"b","ts":0.003,"dur":0.002},
+{"ph":"X","pid":0,"tid":0,"name":"c","ts":0.006,"dur":0.001},
+{"ph":"X","pid":0,"tid":0,"name":"d","ts":0.007,"dur":0.002},
+{"ph":"X","pid":0,"tid":0,"name":"spin","ts":0.010,"dur":0.052},
+{"ph":"X","pid":0,"tid":0,"name":"_start","ts":0.000,"dur":0.063}
+]}
+EOF
+golden "calls --timeline" "$hwt" calls --timeline --elf "$tmp/prog" \
+	"$tmp/t.pt" <"$tmp/golden.json"
+golden "calls --timeline -j2, cut at each PSB" env HWT_SEGMENT_SIZE=16 \
+	HWT_CALLS_CHUNK=2 "$hwt" calls --timeline -j2 --elf "$tmp/prog" \
+	"$tmp/t.pt" <"$tmp/golden.json"
+run "calls --timeline --folded" "$hwt" calls --timeline --folded \
+	--elf "$tmp/prog" "$tmp/t.pt"
+[ "$rc" != 0 ] && [ ! -s "$tmp/out" ] ||
+	fail "calls --timeline --folded: rc $rc"
+run "calls --clock time without --timeline" "$hwt" calls --clock time \
+	--elf "$tmp/prog" "$tmp/t.pt"
+[ "$rc" != 0 ] && grep -q "timeline" "$tmp/err" ||
+	fail "calls --clock without --timeline: rc $rc, no message"
+
 # 210 levels of recursion: lines deeper than 200 levels print at 200.
 #   402000 deep: mov ecx, 210   402005 call r   40200a jmp rax
 #   40200c r: dec ecx   40200e jz .out   402010 call r   402015 .out: ret
@@ -276,5 +303,49 @@ golden "calls --folded -j2, two threads" env HWT_SEGMENT_SIZE=16 "$hwt" \
 check
 grep -q '^# stream idx 0: cpu 0' "$tmp/err" ||
 	fail "calls --folded: the stream header not on stderr"
+
+# --timeline of the two threads, by instructions and by time (perf's
+# nanoseconds from the TSCs: 3000 ticks at 2.4 GHz are 1250 ns): each
+# thread's calls nest, none overlaps another but inside it; the threads
+# take turns; by time, 1235's first call starts after the switch at TSC
+# 6000 (2500 ns) and 1234's last ones after 9000.
+nested() {
+	awk -F'[:,]' '/"ph":"X"/ {
+		for (i = 1; i < NF; i++) {
+			if ($i == "\"tid\"") tid = $(i + 1)
+			if ($i == "\"ts\"") ts = $(i + 1)
+			if ($i == "\"dur\"") dur = $(i + 1) }
+		sub(/}.*/, "", dur)
+		printf "%s %.3f %.3f\n", tid, ts, ts + dur }' "$1" |
+		sort -k1,1n -k2,2n -k3,3nr | awk '
+		$1 != tid { tid = $1; n = 0 }
+		{ while (n && $2 >= end[n]) n--
+		  if (n && $3 > end[n]) { bad++; print "overlap: " $0 }
+		  end[++n] = $3; events++ }
+		END { print events + 0, "events", bad + 0, "overlapping" }'
+}
+for clock in insn time; do
+	run "calls --timeline --clock $clock, two threads" "$hwt" calls \
+		--timeline --clock $clock "$tmp/threads.data"
+	cp "$tmp/out" "$tmp/threads.$clock.json"
+	check
+	[ "$(nested "$tmp/threads.$clock.json" | tail -n 1)" = \
+	  "10 events 0 overlapping" ] ||
+		fail "calls --timeline --clock $clock, two threads:" \
+			"$(nested "$tmp/threads.$clock.json" | tail -n 3)"
+	golden "calls --timeline --clock $clock -j2, two threads" \
+		env HWT_SEGMENT_SIZE=16 "$hwt" calls --timeline \
+		--clock $clock -j2 "$tmp/threads.data" \
+		<"$tmp/threads.$clock.json"
+done
+check
+grep -q '"clock":"perf time (ns)"' "$tmp/threads.time.json" ||
+	fail "--timeline by time: not perf's clock"
+check
+grep -Eq '"tid":1235,"name":"c","ts":2\.[0-9]{3},' "$tmp/threads.time.json" ||
+	fail "--timeline by time: 1235's c not after the switch"
+check
+grep -Eq '"tid":1234,"name":"c","ts":3\.[0-9]{3},' "$tmp/threads.time.json" ||
+	fail "--timeline by time: 1234's c not after the switch back"
 
 finish
