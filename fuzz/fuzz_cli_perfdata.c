@@ -13,9 +13,9 @@
  * hwt flow --blocks, --branches and --time -j2 (several CPUs' streams in
  * time order: the marks of time and thread made where one thread makes
  * them) and hwt calls -j2 (and --stream, --time, --folded, --timeline),
- * which must print what -j1 prints (segments decoded on threads, each with its
- * own view of the processes, lost-data notes placed as one thread places
- * them; calls replayed on a stack per traced thread and joined across
+ * which must print what -j1 prints (segments decoded on threads, each
+ * with its own view of the processes, lost-data notes placed as one
+ * thread places them; calls replayed on a stack per traced thread and joined across
  * cuts; each segment's time as one thread has it). Streams are cut into
  * 4 KiB pieces and those into 512-byte segments, so that small inputs
  * reach the cutting too, and hwt calls keeps 64 lines in memory. And

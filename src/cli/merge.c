@@ -172,7 +172,8 @@ static int fill_keys(struct cli_merge *m, uint64_t size)
 	return 1;
 }
 
-/* Ranges in time order; among equal times, by stream, then as they came. */
+/* Ranges in time order; equal times as they came: by stream, and in a
+ * stream's order. */
 static int by_time(const void *a, const void *b)
 {
 	const struct range *x = *(const struct range *const *)a;
@@ -180,8 +181,6 @@ static int by_time(const void *a, const void *b)
 
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
