@@ -644,9 +644,9 @@ size_t cli_plan_cuts(const uint8_t *trace, size_t size, uint64_t base,
 		     const struct cli_flow_hook *hook, uint64_t chunk,
 		     uint64_t limit, struct cli_cut **cuts);
 
-struct flow;	/* flow.c's state of one flow/calls/coverage command */
+struct flow;	/* flow.h: the state of one flow/calls/coverage command */
 
-/* flow.c: decode one stream with @image, printing the usual output. */
+/* flow_run.c: decode one stream with @image, printing the usual output. */
 int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 		    struct hwt_image *image, const struct cli_flow_hook *hook,
 		    struct cli_out *out);

@@ -4,7 +4,7 @@
  * at PSBs where a decoder starting there knows what one decoder running
  * into it knows, so that each segment decodes on its own as one thread
  * would. What cannot be seen from the packets (time, the exec mode and
- * TSX state a PSB+ does not say again, errors at a cut) flow.c checks
+ * TSX state a PSB+ does not say again, errors at a cut) flow_run.c checks
  * when it prints a segment.
  */
 #include <stdint.h>
