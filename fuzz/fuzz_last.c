@@ -97,6 +97,9 @@ static void analyse(struct run *r, const uint8_t *trace, size_t n,
 
 	r->l = hwt_an_last_new(c);
 	CHECK(r->l != NULL);
+	/* A CPU's: the threads' runs kept (all four sync_cb names). */
+	for (unsigned k = 0; r->on_cpu && k < 4; k++)
+		CHECK(hwt_an_last_watch(r->l, 10 + (k & 1), 100 + k) >= 0);
 	r->syncs = 0;
 	r->last_off = UINT64_MAX;
 	hwt_blk_config_init(&cfg);
@@ -134,6 +137,37 @@ static void same(struct hwt_an_last *a, struct hwt_an_last *b)
 	hwt_an_last_end(b, &eb);
 	CHECK(ea.insns == eb.insns && ea.errors == eb.errors &&
 	      ea.have_ip == eb.have_ip && (!ea.have_ip || ea.ip == eb.ip));
+}
+
+/* The runs kept are the same both ways; composed, each thread's stack
+ * has at most the frames asked for. */
+static void same_slices(struct hwt_an_last *a, struct hwt_an_last *b,
+			size_t max)
+{
+	const struct hwt_an_slice *sa, *sb;
+	const struct hwt_an_slice *runs[64];
+	struct hwt_an_frame out[16];
+	size_t na = hwt_an_last_slices(a, &sa), nb = hwt_an_last_slices(b, &sb);
+	size_t n = 0, dropped;
+
+	CHECK(na == nb);
+	for (size_t i = 0; i < na; i++) {
+		CHECK(sa[i].pid == sb[i].pid && sa[i].tid == sb[i].tid &&
+		      sa[i].npops == sb[i].npops &&
+		      sa[i].nframes == sb[i].nframes &&
+		      sa[i].dropped == sb[i].dropped);
+		CHECK(sa[i].nframes <= max);
+		for (size_t k = 0; k < sa[i].nframes; k++)
+			CHECK(sa[i].frames[k].ret == sb[i].frames[k].ret &&
+			      sa[i].frames[k].site == sb[i].frames[k].site);
+		for (size_t k = 0; k < sa[i].npops; k++)
+			CHECK(sa[i].pops[k].ret == sb[i].pops[k].ret &&
+			      sa[i].pops[k].kind == sb[i].pops[k].kind);
+		if (sa[i].pid == 10 && n < 64)
+			runs[n++] = &sa[i];
+	}
+	CHECK(hwt_an_slices_stack(runs, n, out, max < 16 ? max : 16,
+				  &dropped) <= max);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -182,6 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.flags = HWT_AN_NO_MEMO;
 	analyse(&walk, trace, n, &c);
 	same(memo.l, walk.l);
+	same_slices(memo.l, walk.l, c.max_depth);
 
 	hwt_an_last_delete(memo.l);
 	hwt_an_last_delete(walk.l);

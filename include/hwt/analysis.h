@@ -139,6 +139,50 @@ void hwt_an_last_stop(struct hwt_an_last *l, uint64_t ip);
 int hwt_an_last_task(struct hwt_an_last *l, uint32_t pid, uint32_t tid);
 
 /*
+ * A CPU's trace: keep the runs ("slices") of thread @pid/@tid on this
+ * CPU, from hwt_an_last_task() naming it to its naming another or the
+ * end: its time at the start, the returns it made to frames it did not
+ * push in the run (below them: its callers when it came to the CPU), and
+ * the frames it pushed that are still open at the run's end. A thread
+ * that moves between CPUs has its runs in several CPUs' traces; its
+ * call stack is theirs composed in time order (hwt_an_slices_stack()).
+ * 0, or -HWT_ERR_NOMEM.
+ */
+int hwt_an_last_watch(struct hwt_an_last *l, uint32_t pid, uint32_t tid);
+
+struct hwt_an_slice {
+	uint32_t pid, tid;
+	uint64_t tsc;		/* at its start, if @have_tsc */
+	uint8_t have_tsc;
+	/* the returns below the run's own frames: kind and ret, in order */
+	struct hwt_an_frame *pops;
+	size_t npops;
+	/* its frames open at its end, outermost first; @dropped more
+	 * were pushed below them than max_depth keeps */
+	struct hwt_an_frame *frames;
+	size_t nframes, dropped;
+};
+
+/* The slices of the threads watched, in order (the last maybe still
+ * open: as far as decoded); valid until the next call of the analysis. */
+size_t hwt_an_last_slices(struct hwt_an_last *l,
+			  const struct hwt_an_slice **s);
+
+/*
+ * A thread's call stack from its slices in time order (of all CPUs'
+ * traces): each slice's returns applied to the stack the ones before
+ * made (a return goes back to the innermost frame of its kind that
+ * returns there; none: nothing happens, as one trace has it), then its
+ * frames pushed. The innermost @max frames into @out, innermost first
+ * (as hwt_an_last_stack()); returns their number, *@dropped the frames
+ * left out below. (A return that went past frames the slice pushed
+ * itself, a longjmp to a caller on another CPU, leaves those.)
+ */
+size_t hwt_an_slices_stack(const struct hwt_an_slice *const *slices,
+			   size_t n, struct hwt_an_frame *out, size_t max,
+			   size_t *dropped);
+
+/*
  * Decode @cfg's trace with @image to its end. @sync (may be NULL) is
  * called as perf.data input needs to bring the decoder's image to its
  * time (the blocks are walked in the image the decoder has then): before

@@ -97,6 +97,10 @@ const char *hwt_proc_comm(const struct hwt_proc_model *m, uint32_t tid,
 int hwt_proc_running(const struct hwt_proc_model *m, uint32_t cpu,
 		     uint64_t time, uint32_t *pid, uint32_t *tid);
 
+/* CPU mode: did @pid/@tid run on @cpu (at any time)? 1 or 0. */
+int hwt_proc_ran_on(const struct hwt_proc_model *m, uint32_t cpu,
+		    uint32_t pid, uint32_t tid);
+
 /*
  * The last thread known to run on @cpu at or before @time: after a switch
  * out with no switch in (a lost record), the one that left, as perf's

@@ -86,7 +86,21 @@ struct hwt_an_last {
 	uint8_t have_tsc, have_stop, mode;
 	uint64_t stop;		/* hwt_an_last_stop() */
 	struct hwt_an_last_end end;
+
+	/* hwt_an_last_watch(): the threads whose runs are kept (pid << 32
+	 * | tid), the runs kept, the last one open while its thread runs
+	 * (@slice_open), and the time at the last sync (a run's start). */
+	uint64_t *watch;
+	size_t nwatch, cap_watch;
+	struct hwt_an_slice *slices;
+	size_t nslices, cap_slices, cap_pops;
+	uint8_t slice_open, have_sync_tsc;
+	uint64_t sync_tsc;
 };
+
+/* A run's returns below its frames kept, at most (the rest: a trace
+ * that returns where nothing called, not a stack). */
+#define SLICE_POPS 4096
 
 struct hwt_an_last *hwt_an_last_new(const struct hwt_an_last_config *c)
 {
@@ -121,8 +135,133 @@ void hwt_an_last_delete(struct hwt_an_last *l)
 		free(l->others[i].stack);
 	free(l->others);
 	free(l->out_stack);
+	for (size_t i = 0; i < l->nslices; i++) {
+		free(l->slices[i].pops);
+		free(l->slices[i].frames);
+	}
+	free(l->slices);
+	free(l->watch);
 	hwt_an_walks_delete(l->walks);
 	free(l);
+}
+
+int hwt_an_last_watch(struct hwt_an_last *l, uint32_t pid, uint32_t tid)
+{
+	if (hwt_grow((void **)&l->watch, &l->cap_watch, l->nwatch + 1,
+		     sizeof(*l->watch)) < 0)
+		return -HWT_ERR_NOMEM;
+	l->watch[l->nwatch++] = (uint64_t)pid << 32 | tid;
+	return 0;
+}
+
+/* A run of @pid/@tid starts, kept if it is watched. */
+static int slice_start(struct hwt_an_last *l, uint32_t pid, uint32_t tid)
+{
+	uint64_t task = (uint64_t)pid << 32 | tid;
+	struct hwt_an_slice *sl;
+	size_t i;
+
+	l->slice_open = 0;
+	for (i = 0; i < l->nwatch && l->watch[i] != task; i++)
+		;
+	if (i == l->nwatch)
+		return 0;
+	if (hwt_grow((void **)&l->slices, &l->cap_slices, l->nslices + 1,
+		     sizeof(*l->slices)) < 0)
+		return -HWT_ERR_NOMEM;
+	sl = &l->slices[l->nslices];
+	memset(sl, 0, sizeof(*sl));
+	sl->frames = calloc(l->c.max_depth, sizeof(*sl->frames));
+	if (!sl->frames)
+		return -HWT_ERR_NOMEM;
+	sl->pid = pid;
+	sl->tid = tid;
+	sl->tsc = l->sync_tsc;
+	sl->have_tsc = l->have_sync_tsc;
+	l->nslices++;
+	l->cap_pops = 0;
+	l->slice_open = 1;
+	return 0;
+}
+
+/* The open run pushed a frame (as push() does: the outermost goes). */
+static void slice_push(struct hwt_an_last *l, const struct hwt_an_frame *f)
+{
+	struct hwt_an_slice *sl = &l->slices[l->nslices - 1];
+
+	if (sl->nframes == l->c.max_depth) {
+		memmove(sl->frames, sl->frames + 1,
+			(sl->nframes - 1) * sizeof(*sl->frames));
+		sl->nframes--;
+		sl->dropped++;
+	}
+	sl->frames[sl->nframes++] = *f;
+}
+
+/* The open run returned to @to: from a frame of its own, or one below. */
+static void slice_pop(struct hwt_an_last *l, uint8_t kind, uint64_t to)
+{
+	struct hwt_an_slice *sl = &l->slices[l->nslices - 1];
+
+	for (size_t i = sl->nframes; i-- > 0;) {
+		if (sl->frames[i].kind == kind && sl->frames[i].ret == to) {
+			sl->nframes = i;
+			return;
+		}
+	}
+	if (sl->npops == SLICE_POPS ||
+	    hwt_grow((void **)&sl->pops, &l->cap_pops, sl->npops + 1,
+		     sizeof(*sl->pops)) < 0)
+		return;
+	sl->pops[sl->npops++] = (struct hwt_an_frame){ .kind = kind,
+						       .ret = to };
+}
+
+size_t hwt_an_last_slices(struct hwt_an_last *l,
+			  const struct hwt_an_slice **s)
+{
+	*s = l->slices;
+	return l->nslices;
+}
+
+size_t hwt_an_slices_stack(const struct hwt_an_slice *const *slices,
+			   size_t n, struct hwt_an_frame *out, size_t max,
+			   size_t *dropped)
+{
+	struct hwt_an_frame *st = NULL;
+	size_t depth = 0, cap = 0, lost = 0, k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_an_slice *sl = slices[i];
+
+		for (size_t p = 0; p < sl->npops; p++) {
+			for (size_t j = depth; j-- > 0;) {
+				if (st[j].kind == sl->pops[p].kind &&
+				    st[j].ret == sl->pops[p].ret) {
+					depth = j;
+					break;
+				}
+			}
+		}
+		if (sl->dropped) {
+			/* Below its frames, more than are kept. */
+			lost += depth + sl->dropped;
+			depth = 0;
+		}
+		if (hwt_grow((void **)&st, &cap, depth + sl->nframes + 1,
+			     sizeof(*st)) < 0) {
+			/* (No memory: the frames so far.) */
+			break;
+		}
+		memcpy(st + depth, sl->frames, sl->nframes * sizeof(*st));
+		depth += sl->nframes;
+	}
+	for (; k < depth && k < max; k++)
+		out[k] = st[depth - 1 - k];
+	if (dropped)
+		*dropped = lost + (depth > max ? depth - max : 0);
+	free(st);
+	return k;
 }
 
 int hwt_an_last_task(struct hwt_an_last *l, uint32_t pid, uint32_t tid)
@@ -136,10 +275,12 @@ int hwt_an_last_task(struct hwt_an_last *l, uint32_t pid, uint32_t tid)
 		l->have_task = 1;
 		l->th.pid = pid;
 		l->th.tid = tid;
-		return 0;
+		return slice_start(l, pid, tid);
 	}
 	if (l->th.tid == tid && l->th.pid == pid)
 		return 0;
+	if (slice_start(l, pid, tid) < 0)
+		return -HWT_ERR_NOMEM;
 	for (i = 0; i < l->nothers; i++)
 		if (l->others[i].tid == tid && l->others[i].pid == pid)
 			break;
@@ -208,11 +349,15 @@ static void push(struct hwt_an_last *l, uint8_t kind, uint64_t site,
 	f->site = site;
 	f->entry = entry;
 	f->ret = ret;
+	if (l->slice_open)
+		slice_push(l, f);
 }
 
 /* Pop through the innermost frame of @kind that goes back to @to. */
 static int pop_to(struct hwt_an_last *l, uint8_t kind, uint64_t to)
 {
+	if (l->slice_open)
+		slice_pop(l, kind, to);
 	for (size_t i = l->th.depth; i-- > 0;) {
 		if (l->th.stack[i].kind == kind && l->th.stack[i].ret == to) {
 			l->th.depth = i;
@@ -556,6 +701,9 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 		while (status >= 0 && (status & HWT_STS_EVENT_PENDING)) {
 			/* The thread an event is in (a CPU's trace goes to
 			 * another at a TIP.PGE). */
+			if (l->nwatch)
+				l->have_sync_tsc = hwt_blk_time(
+					dec, &l->sync_tsc, NULL, NULL) >= 0;
 			if (sync && (ret = sync(ctx, dec, &quiet)) < 0) {
 				clean = 0;
 				goto out;
@@ -580,6 +728,9 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 		if (status & HWT_STS_EOS)
 			break;
 		quiet = 0;
+		if (l->nwatch)
+			l->have_sync_tsc = hwt_blk_time(dec, &l->sync_tsc, NULL,
+							NULL) >= 0;
 		if (sync && (ret = sync(ctx, dec, &quiet)) < 0) {
 			clean = 0;
 			goto out;

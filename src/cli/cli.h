@@ -671,6 +671,9 @@ void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
 /* Stream @i's cpu if it is a CPU's (perf record -a: which thread runs
  * is the sideband's), else -1. */
 int cli_pd_stream_cpu(const struct cli_pd *pd, size_t i, uint32_t *cpu);
+/* CPU mode: did @pid/@tid run on @cpu (the sideband's switches)? */
+int cli_pd_ran_on(const struct cli_pd *pd, uint32_t cpu, uint32_t pid,
+		  uint32_t tid);
 /* The trace has TSC packets, and the file their conversion to time. */
 int cli_pd_has_time(const struct cli_pd *pd);
 /* The file's conversion of TSC to perf time: 0, or -1 if none. */

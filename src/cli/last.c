@@ -47,7 +47,8 @@ void help_last(void)
 "A CPU's trace (perf record -a) shows the call stack of the thread that\n"
 "ran last on it and the last branches of all that ran, each thread's\n"
 "named where its branches start; a thread that went on on another CPU\n"
-"is said to, its end is that CPU's.\n");
+"is said to, its end is that CPU's. A thread's call stack goes with it\n"
+"from CPU to CPU (its runs on each, composed in time order).\n");
 }
 
 struct last_opts {
@@ -63,6 +64,13 @@ struct stream_end {
 	uint8_t have_task;
 };
 
+/* A run of a thread on a CPU (struct hwt_an_slice, its arrays ours),
+ * from the stream @stream, the @seq-th kept. */
+struct kept {
+	struct hwt_an_slice s;
+	size_t stream, seq;
+};
+
 struct last_ctx {
 	const struct last_opts *o;
 	struct cli_pd *pd;
@@ -70,6 +78,15 @@ struct last_ctx {
 	struct hwt_blk_config cfg;
 	struct stream_end *ends;	/* per stream */
 	int failed;
+	/*
+	 * CPUs' streams: a first pass keeps the runs of the threads the
+	 * streams end in (@collect), so that a thread that moved between
+	 * CPUs has its call stack across them (call_stack()).
+	 */
+	int collect;
+	struct kept *kept;
+	size_t nkept, cap_kept;
+	struct hwt_an_frame *stack;	/* call_stack()'s */
 };
 
 static const char *kind_name(uint8_t kind)
@@ -262,17 +279,17 @@ static void header(struct last_ctx *c, size_t i, const struct whose *w,
 	fprintf(f, ": the path to the crash\n");
 }
 
+/* The stack @fr (@n frames, innermost first, @dropped more below). */
 static void print_stack(struct last_ctx *c, struct hwt_an_last *l,
-			const struct hwt_pd_exit *e, int took,
+			const struct hwt_an_frame *fr, size_t n,
+			size_t dropped, const struct hwt_pd_exit *e, int took,
 			const struct hwt_image *image, FILE *f)
 {
-	const struct hwt_an_frame *fr;
 	struct hwt_an_last_end end;
-	size_t n, dropped, k = 0;
+	size_t k = 0;
 	char w[512];
 
 	hwt_an_last_end(l, &end);
-	n = hwt_an_last_stack(l, &fr, &dropped);
 	fprintf(f, "call stack at the end, innermost first:\n");
 	if (took && e && e->signal && (e->flags & HWT_PD_EXIT_HAVE_IP)) {
 		where(c, image, e->ip, w, sizeof(w));
@@ -331,6 +348,109 @@ static void print_branches(struct last_ctx *c, struct hwt_an_last *l,
 			snprintf(to, sizeof(to), "(the kernel)");
 		fprintf(f, "  %-7s %s -> %s\n", kind_name(b[i].kind), from, to);
 	}
+}
+
+/* The first pass: the runs @l kept of stream @i, copied. */
+static int keep_slices(struct last_ctx *c, struct hwt_an_last *l, size_t i)
+{
+	const struct hwt_an_slice *sl;
+	size_t n = hwt_an_last_slices(l, &sl);
+
+	for (size_t k = 0; k < n; k++) {
+		struct kept *kp;
+
+		if (hwt_grow((void **)&c->kept, &c->cap_kept, c->nkept + 1,
+			     sizeof(*c->kept)) < 0)
+			goto oom;
+		kp = &c->kept[c->nkept];
+		memset(kp, 0, sizeof(*kp));
+		kp->s = sl[k];
+		kp->s.pops = NULL;
+		kp->s.frames = NULL;
+		kp->stream = i;
+		kp->seq = c->nkept++;
+		kp->s.pops = malloc((sl[k].npops + 1) * sizeof(*kp->s.pops));
+		kp->s.frames = malloc((sl[k].nframes + 1) *
+				      sizeof(*kp->s.frames));
+		if (!kp->s.pops || !kp->s.frames)
+			goto oom;
+		if (sl[k].npops)
+			memcpy(kp->s.pops, sl[k].pops,
+			       sl[k].npops * sizeof(*kp->s.pops));
+		if (sl[k].nframes)
+			memcpy(kp->s.frames, sl[k].frames,
+			       sl[k].nframes * sizeof(*kp->s.frames));
+	}
+	return 0;
+oom:
+	fprintf(stderr, "hwt last: out of memory\n");
+	return -1;
+}
+
+/* Did @pid/@tid run on more than one CPU (runs kept from two streams)? */
+static int moved(const struct last_ctx *c, uint32_t pid, uint32_t tid)
+{
+	size_t first = SIZE_MAX;
+
+	for (size_t k = 0; k < c->nkept; k++) {
+		const struct kept *kp = &c->kept[k];
+
+		if (kp->s.pid != pid || kp->s.tid != tid)
+			continue;
+		if (first == SIZE_MAX)
+			first = kp->stream;
+		else if (kp->stream != first)
+			return 1;
+	}
+	return 0;
+}
+
+/* Runs in time order (a stream's keep their order). */
+static int by_time(const void *a, const void *b)
+{
+	const struct kept *x = *(const struct kept *const *)a;
+	const struct kept *y = *(const struct kept *const *)b;
+	uint64_t tx = x->s.have_tsc ? x->s.tsc : 0;
+	uint64_t ty = y->s.have_tsc ? y->s.tsc : 0;
+
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * The call stack of @pid/@tid at the end of its last run on stream @i's
+ * CPU: its runs on all CPUs up to then, in time order, composed. Returns
+ * the frames in @out (innermost first, at most @max).
+ */
+static size_t call_stack(struct last_ctx *c, size_t i, uint32_t pid,
+			 uint32_t tid, struct hwt_an_frame *out, size_t max,
+			 size_t *dropped)
+{
+	const struct kept **runs = malloc((c->nkept + 1) * sizeof(*runs));
+	const struct hwt_an_slice **sl = malloc((c->nkept + 1) *
+						sizeof(*sl));
+	size_t n = 0, upto = 0, got = 0;
+
+	*dropped = 0;
+	if (!runs || !sl)
+		goto out;
+	for (size_t k = 0; k < c->nkept; k++)
+		if (c->kept[k].s.pid == pid && c->kept[k].s.tid == tid)
+			runs[n++] = &c->kept[k];
+	qsort(runs, n, sizeof(*runs), by_time);
+	for (size_t k = 0; k < n; k++) {
+		sl[k] = &runs[k]->s;
+		if (runs[k]->stream == i)
+			upto = k + 1;
+	}
+	got = hwt_an_slices_stack(sl, upto, out, max, dropped);
+out:
+	free(runs);
+	free(sl);
+	return got;
 }
 
 /* The analysis asks before each event and block, as flow.c does. */
@@ -396,6 +516,10 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	nm.on_cpu = w.on_cpu;
 	if (w.on_cpu)
 		ps.l = l;
+	for (size_t k = 0; c->collect && k < cli_pd_nstreams(c->pd); k++)
+		if (c->ends[k].have_task &&
+		    hwt_an_last_watch(l, c->ends[k].pid, c->ends[k].tid) < 0)
+			ps.nomem = 1;
 	/* Whose process's exit to look for: the sideband's. */
 	if (c->ends[i].have_task)
 		e = exit_of(c, c->ends[i].pid);
@@ -417,7 +541,12 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	}
 	if (!ret && more < 0)
 		ret = -1;
-	if (!ret) {
+	if (!ret && c->collect) {
+		ret = keep_slices(c, l, i);
+	} else if (!ret) {
+		const struct hwt_an_frame *fr;
+		size_t nfr, dropped;
+
 		/* The thread the trace ended in names the places. */
 		nm.own = hook->image(hook->ctx);
 		if (w.on_cpu) {
@@ -431,7 +560,15 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 		if (i)
 			printf("\n");
 		header(c, i, &w, e, took, names, stdout);
-		print_stack(c, l, e, took, names, stdout);
+		/* A thread that ran on other CPUs: its stack across them. */
+		if (w.on_cpu && w.known && moved(c, w.pid, w.tid)) {
+			nfr = call_stack(c, i, w.pid, w.tid, c->stack,
+					 c->o->depth + 1, &dropped);
+			fr = c->stack;
+		} else {
+			nfr = hwt_an_last_stack(l, &fr, &dropped);
+		}
+		print_stack(c, l, fr, nfr, dropped, e, took, names, stdout);
 		print_branches(c, l, &nm, stdout);
 		hwt_an_last_end(l, &end);
 		if (end.errors)
@@ -498,6 +635,30 @@ static int parse(int argc, char **argv, struct last_opts *o)
 	return 0;
 }
 
+/*
+ * CPUs' streams where a thread a stream ends in ran on another stream's
+ * CPU too (the sideband says): its runs are worth keeping (call_stack()).
+ */
+static int threads_moved(const struct last_ctx *c)
+{
+	size_t n = cli_pd_nstreams(c->pd);
+	uint32_t cpu, other;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct stream_end *e = &c->ends[i];
+
+		if (!e->have_task || cli_pd_stream_cpu(c->pd, i, &cpu) < 0)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (k != i &&
+			    cli_pd_stream_cpu(c->pd, k, &other) >= 0 &&
+			    other != cpu &&
+			    cli_pd_ran_on(c->pd, other, e->pid, e->tid))
+				return 1;
+	}
+	return 0;
+}
+
 int cmd_last(int argc, char **argv)
 {
 	struct last_opts o;
@@ -555,12 +716,34 @@ int cmd_last(int argc, char **argv)
 		se->have_task = cli_pd_stream_end_task(c.pd, i, &se->pid,
 						       &se->tid) >= 0;
 	}
+	c.stack = calloc(o.depth + 1, sizeof(*c.stack));
+	if (!c.stack) {
+		fprintf(stderr, "hwt last: out of memory\n");
+		ret = 1;
+		goto out;
+	}
+	/* A thread that moved between CPUs: the threads' runs on each
+	 * first. */
+	if (threads_moved(&c)) {
+		c.collect = 1;
+		if (cli_pd_each_stream(c.pd, one, &c) < 0) {
+			ret = 1;
+			goto out;
+		}
+		c.collect = 0;
+	}
 	ret = cli_pd_each_stream(c.pd, one, &c) < 0 ? 1 : 0;
 	if (fflush(stdout)) {
 		fprintf(stderr, "hwt last: error writing output\n");
 		ret = 1;
 	}
 out:
+	for (size_t k = 0; k < c.nkept; k++) {
+		free(c.kept[k].s.pops);
+		free(c.kept[k].s.frames);
+	}
+	free(c.kept);
+	free(c.stack);
 	hwt_an_lines_delete(c.lines);
 	free(c.ends);
 	cli_pd_close(c.pd);

@@ -1665,6 +1665,12 @@ int cli_pd_time_conv(const struct cli_pd *pd, struct hwt_pd_time_conv *tc)
 	return 0;
 }
 
+int cli_pd_ran_on(const struct cli_pd *pd, uint32_t cpu, uint32_t pid,
+		  uint32_t tid)
+{
+	return hwt_proc_ran_on(pd->model, cpu, pid, tid);
+}
+
 int cli_pd_has_time(const struct cli_pd *pd)
 {
 	return pd->tsc_enabled;

@@ -741,6 +741,26 @@ int hwt_proc_running(const struct hwt_proc_model *m, uint32_t cpu,
 	return 0;
 }
 
+int hwt_proc_ran_on(const struct hwt_proc_model *m, uint32_t cpu,
+		    uint32_t pid, uint32_t tid)
+{
+	const struct proc_cpu *c;
+	size_t pos;
+	int found;
+
+	if (!m)
+		return 0;
+	pos = key_pos(m->cpus, m->ncpus, sizeof(*m->cpus), cpu, &found);
+	if (!found)
+		return 0;
+	c = &m->cpus[pos];
+	for (size_t i = 0; i < c->nruns; i++)
+		if (c->runs[i].known && c->runs[i].pid == pid &&
+		    c->runs[i].tid == tid)
+			return 1;
+	return 0;
+}
+
 int hwt_proc_ran_last(const struct hwt_proc_model *m, uint32_t cpu,
 		      uint64_t time, uint32_t *pid, uint32_t *tid)
 {

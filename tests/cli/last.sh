@@ -318,4 +318,32 @@ check
 		"$tmp/moved.heads" ||
 	fail "moved thread: $(cat "$tmp/moved.heads")"
 
+# Its call stack goes with it: the loop program with a PSB+ in each call
+# of f1 from f3 (two calls deep), its trace cut after the fourth PSB+'s
+# first TNT, in three CPUs' buffers; the last CPU's part starts at that
+# PSB+ in f1_loop and makes no call or return. Its stack at the end is
+# f1_loop in f3 in top, the callers' frames pushed on the CPUs before
+# (each CPU's stack on its own: no call seen there).
+perfdata_loop "$tmp" deep 200 "$build" deep || {
+	echo "FAIL: the deep loop program and its trace" >&2
+	exit 1
+}
+awk '/^psbend$/ { n++ } { print } n == 4 && /^tnt/ { exit }' \
+	"$tmp/deep.ptdesc" >"$tmp/cut.ptdesc"
+"$build/ptgen" "$tmp/cut.pt" <"$tmp/cut.ptdesc" &&
+	"$mkptdata" --cpu 0 --move 3 --pt "$tmp/cut.pt" --elf "$tmp/deep" \
+		"$tmp/cut3.data" 2>"$tmp/mk.err" || {
+	echo "FAIL: the cut deep trace: $(cat "$tmp/mk.err")" >&2
+	exit 1
+}
+last cut3 cut3
+sed -n '/^# cpu 2,/,$p' "$tmp/cut3" >"$tmp/cut3.cpu2"
+check
+grep -q '^last 1 branches' "$tmp/cut3.cpu2" &&
+	grep -q '^  #0  0x401033 f1_loop+0x2  <- the trace ends here$' \
+		"$tmp/cut3.cpu2" &&
+	grep -q '^  #1  0x40103d f3$' "$tmp/cut3.cpu2" &&
+	grep -q '^  #2  0x401013 top+0x6$' "$tmp/cut3.cpu2" ||
+	fail "moved thread's stack on cpu 2: $(cat "$tmp/cut3.cpu2")"
+
 finish

@@ -499,10 +499,67 @@ static void test_walks_full(void **state)
 	hwt_image_delete(image);
 }
 
+/* A frame returning to @ret (its call at @ret - 5). */
+static struct hwt_an_frame fr(uint64_t ret)
+{
+	return (struct hwt_an_frame){ ret - 5, ret + 0x100, ret,
+				      HWT_AN_CALL };
+}
+
+/*
+ * A thread's call stack from its runs on several CPUs
+ * (hwt_an_slices_stack()): each run's returns below its own frames go
+ * back through the frames the runs before left (to the innermost that
+ * returns there; none: nothing), then its frames go on top; the
+ * innermost max come out, the rest counted.
+ */
+static void test_slices_stack(void **state)
+{
+	struct hwt_an_frame a[] = { fr(0x1000), fr(0x2000), fr(0x3000) };
+	struct hwt_an_frame b_pops[] = { fr(0x3000), fr(0x9999) };
+	struct hwt_an_frame b[] = { fr(0x4000) };
+	struct hwt_an_frame c_pops[] = { fr(0x1000) };
+	struct hwt_an_frame c[] = { fr(0x5000), fr(0x6000) };
+	struct hwt_an_slice sa = { 1, 1, 10, 1, NULL, 0, a, 3, 0 };
+	struct hwt_an_slice sb = { 1, 1, 20, 1, b_pops, 2, b, 1, 0 };
+	struct hwt_an_slice sc = { 1, 1, 30, 1, c_pops, 1, c, 2, 4 };
+	const struct hwt_an_slice *runs[] = { &sa, &sb, &sc };
+	struct hwt_an_frame out[8];
+	size_t dropped = 99, n;
+
+	(void)state;
+	/* a's frames, innermost first. */
+	n = hwt_an_slices_stack(runs, 1, out, 8, &dropped);
+	assert_int_equal(n, 3);
+	assert_int_equal(out[0].ret, 0x3000);
+	assert_int_equal(out[2].ret, 0x1000);
+	assert_int_equal(dropped, 0);
+	/* b returned from a's innermost (0x9999: to nothing), called one. */
+	n = hwt_an_slices_stack(runs, 2, out, 8, &dropped);
+	assert_int_equal(n, 3);
+	assert_int_equal(out[0].ret, 0x4000);
+	assert_int_equal(out[1].ret, 0x2000);
+	assert_int_equal(out[2].ret, 0x1000);
+	assert_int_equal(out[0].site, 0x4000 - 5);
+	/* c returned to below all (0x1000 is the outermost's: all gone),
+	 * and pushed more than it kept: 4 dropped below its 2. */
+	n = hwt_an_slices_stack(runs, 3, out, 8, &dropped);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0].ret, 0x6000);
+	assert_int_equal(out[1].ret, 0x5000);
+	assert_int_equal(dropped, 4);
+	/* At most 2 of b's 3. */
+	n = hwt_an_slices_stack(runs, 2, out, 2, &dropped);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[1].ret, 0x2000);
+	assert_int_equal(dropped, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_branches_and_stack),
+		cmocka_unit_test(test_slices_stack),
 		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_code_changes),
