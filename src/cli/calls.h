@@ -214,8 +214,11 @@ void calls_timeline_delete(struct calls_timeline *tl);
 int calls_timeline_add(struct calls_timeline *tl, uint64_t task, int depth,
 		       int named, uint64_t key, uint64_t ninsn, int has_tsc,
 		       uint64_t tsc);
-/* The calls still open end; the JSON ends. -1 after a message. */
-int calls_timeline_finish(struct calls_timeline *tl);
+/* The calls still open end; each thread named @comm(@ctx, tid) unless
+ * NULL; the JSON ends. -1 after a message. */
+int calls_timeline_finish(struct calls_timeline *tl,
+			  const char *(*comm)(void *ctx, uint32_t tid),
+			  void *ctx);
 /* calls_print() gives @h's lines to @tl too (the text to its @out). */
 void calls_hist_time_into(struct calls_hist *h, struct calls_timeline *tl);
 

@@ -658,6 +658,15 @@ out:
 	return ret;
 }
 
+/* calls --timeline: a thread's name (comm) at the end of the file. */
+static const char *thread_comm(void *ctx, uint32_t tid)
+{
+	struct cli_pd *pd = ctx;
+	size_t n = cli_pd_nstreams(pd);
+
+	return n ? cli_pd_task_comm(pd, n - 1, tid) : NULL;
+}
+
 /* calls --folded: the stacks, to stdout. */
 static int print_folded(struct calls_tree *tree)
 {
@@ -818,7 +827,8 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	if (!ret && fl.tree)
 		ret = print_folded(fl.tree) < 0;
 	if (!ret && fl.timeline)
-		ret = calls_timeline_finish(fl.timeline) < 0;
+		ret = calls_timeline_finish(fl.timeline, pd ? thread_comm : NULL,
+					    pd) < 0;
 
 out:
 	cli_out_fini(&out);

@@ -212,12 +212,36 @@ int calls_timeline_add(struct calls_timeline *tl, uint64_t task, int depth,
 	return 0;
 }
 
-int calls_timeline_finish(struct calls_timeline *tl)
+/* A name as a JSON string's body (put_name()'s escaping). */
+static void put_text(struct cli_out *out, const char *s)
+{
+	put_name(out, 1, (uint64_t)(uintptr_t)s);
+}
+
+int calls_timeline_finish(struct calls_timeline *tl,
+			  const char *(*comm)(void *ctx, uint32_t tid),
+			  void *ctx)
 {
 	if (!tl->started)
 		start(tl);
 	for (size_t i = 0; i < tl->n; i++)
 		end_from(tl, &tl->threads[i], 0, tl->threads[i].last);
+	/* The threads' names (metadata events), where known. */
+	for (size_t i = 0; comm && i < tl->n; i++) {
+		const struct lthread *th = &tl->threads[i];
+		const char *name = comm(ctx, (uint32_t)th->task);
+
+		if (!name)
+			continue;
+		cli_out_printf(tl->out, "%s{\"ph\":\"M\",\"pid\":%" PRIu32
+			       ",\"tid\":%" PRIu32 ",\"name\":\"thread_name\","
+			       "\"args\":{\"name\":\"",
+			       tl->events ? ",\n" : "",
+			       (uint32_t)(th->task >> 32), (uint32_t)th->task);
+		put_text(tl->out, name);
+		cli_out_printf(tl->out, "\"}}");
+		tl->events++;
+	}
 	cli_out_printf(tl->out, "\n]}\n");
 	return tl->failed ? -1 : 0;
 }

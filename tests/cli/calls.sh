@@ -347,5 +347,11 @@ grep -Eq '"tid":1235,"name":"c","ts":2\.[0-9]{3},' "$tmp/threads.time.json" ||
 check
 grep -Eq '"tid":1234,"name":"c","ts":3\.[0-9]{3},' "$tmp/threads.time.json" ||
 	fail "--timeline by time: 1234's c not after the switch back"
+check
+grep -q '^{"ph":"M","pid":1234,"tid":1234,"name":"thread_name","args":{"name":"prog"}}' \
+	"$tmp/threads.time.json" &&
+	grep -q '^{"ph":"M","pid":1234,"tid":1235,"name":"thread_name","args":{"name":"second"}}' \
+		"$tmp/threads.time.json" ||
+	fail "--timeline: the threads not named (comm)"
 
 finish
