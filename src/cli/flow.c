@@ -201,6 +201,14 @@ static void seg_mark(struct seg *s)
 	uint64_t at = cli_out_pos(&s->out);
 	struct cli_mark *m = s->nmarks ? &s->marks[s->nmarks - 1] : NULL;
 
+	/* Printing as it goes: the output's place, the merge's now. */
+	if (s->direct) {
+		struct cli_mark now = { at, s->mkey, s->task, s->have_mkey,
+					s->have_task };
+
+		cli_merge_mark(s->direct, at, &now);
+		return;
+	}
 	if (!m || m->at != at) {
 		if (s->nmarks == s->markcap) {
 			size_t ncap = s->markcap ? 2 * s->markcap : 64;

@@ -176,12 +176,13 @@ struct seg {
 	uint8_t have_task;
 	size_t mark_at, mark_len;
 	/* CPUs' streams in time order (fl->by_time): where the time or the
-	 * thread of the lines changes in @out, and the time there. Where
-	 * @out is lent (@lent), the places are the output's own. */
+	 * thread of the lines changes in @out, and the time there; where
+	 * @out is lent, given to the merge (@direct) as they come. */
 	struct cli_mark *marks;
 	size_t nmarks, markcap;
+	struct cli_merge *direct;
 	uint64_t mkey;
-	uint8_t have_mkey, lent;
+	uint8_t have_mkey;
 	/* --blocks: the time of the next canonical block */
 	uint64_t next_mkey;
 	uint8_t have_next_mkey;

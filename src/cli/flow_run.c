@@ -195,8 +195,7 @@ int flow_consume(struct flow *fl, struct seg *s, struct totals *t,
 		give_marks(fl, s, &mi, SIZE_MAX, cli_out_pos(out) - at);
 		write_out(out, s, at, s->out.len, skip);
 	} else {
-		give_marks(fl, s, &mi, SIZE_MAX,
-			   s->lent ? 0 : cli_out_pos(out));
+		give_marks(fl, s, &mi, SIZE_MAX, cli_out_pos(out));
 		write_out(out, s, 0, s->out.len, skip);
 	}
 	if (s->have_task) {
@@ -271,7 +270,8 @@ void flow_seg_free(struct seg *s)
  * One thread: @s prints straight into @out, lent to it; hwt calls puts
  * its lines into the history as it goes (they print at the end).
  */
-static void seg_lend(struct seg *s, struct totals *t, struct cli_out *out)
+static void seg_lend(struct flow *fl, struct seg *s, struct totals *t,
+		     struct cli_out *out)
 {
 	/* (Printing as it goes, it names a thread where it changes.) */
 	s->task = t->task;
@@ -282,7 +282,8 @@ static void seg_lend(struct seg *s, struct totals *t, struct cli_out *out)
 	}
 	cli_out_fini(&s->out);
 	s->out = *out;
-	s->lent = 1;
+	/* (Its marks are the output's places: to the merge as they come.) */
+	s->direct = fl->by_time;
 }
 
 /* ... and gives it back, with its counts added to @t. */
@@ -306,7 +307,7 @@ static void decode_here(struct flow *fl, struct seg *s, struct totals *t,
 		fl->hook->resume(fl->hook->ctx);
 		s->image = fl->hook->image(fl->hook->ctx);
 	}
-	seg_lend(s, t, out);
+	seg_lend(fl, s, t, out);
 	flow_decode_segment(fl, s, NULL, 0);
 	seg_give_back(fl, s, t, out);
 }
@@ -725,7 +726,7 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
 		return -1;
 	}
-	seg_lend(&s, t, out);
+	seg_lend(fl, &s, t, out);
 	while ((more = cli_pieces_next(trace)) > 0) {
 		/* As one decoder goes on over the PSB the piece starts at. */
 		struct carry c = seg_carry(&s);

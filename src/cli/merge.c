@@ -7,6 +7,13 @@
  * its samples), each thread's lines after a line naming it and its CPU.
  * The cuts come in the order of the text (struct cli_mark, from each
  * segment as it is printed), so a range is where one cut is and the next.
+ *
+ * A stream's time never goes back (a mark's is raised to the one before),
+ * so each stream's ranges are in time order already: printing is a merge
+ * of the streams' lists, each read in its order from a second temporary
+ * file (the ranges), and the text through a window per stream. Memory is
+ * a few windows a stream, whatever the size of the output (a range can be
+ * a line: with CYC every block has a time of its own).
  */
 #include <inttypes.h>
 #include <errno.h>
@@ -16,41 +23,41 @@
 
 struct range {
 	uint64_t pos, key, task;
-	uint32_t stream;
-	uint8_t head;			/* a stream's header lines */
 	uint8_t have_key, have_task;
 };
 
-struct cli_merge {
-	FILE *f;
-	struct range *r;
-	size_t n, cap;
-	uint32_t *cpus;			/* of each stream */
-	size_t nstreams, cpucap;
-	/* The stream now: its time and thread so far. */
-	uint64_t key, task;
-	uint8_t have_key, have_task, in_stream;
+struct mstream {
+	uint32_t cpu;
+	uint64_t body, end;	/* its text: [@body, @end) */
+	uint64_t first, n;	/* its ranges in the ranges' file */
+	uint64_t first_key;	/* of its first range with a time */
+	uint8_t have_key;
 };
 
-static struct range *push(struct cli_merge *m, uint64_t pos)
+/* Ranges written at a time. */
+#define RANGES_BUF 4096
+
+struct cli_merge {
+	FILE *f;		/* the text */
+	FILE *rf;		/* the ranges, in order */
+	struct range buf[RANGES_BUF];
+	size_t nbuf;
+	uint64_t nranges;	/* written or in @buf */
+	struct mstream *streams;
+	size_t nstreams, cap;
+	/* The stream now: its open range (not yet written), and whether
+	 * one is open. */
+	struct range cur;
+	uint8_t open, in_stream;
+	int failed;
+};
+
+static void fatal_oom(void)
 {
-	if (m->n == m->cap) {
-		size_t ncap = m->cap ? 2 * m->cap : 1024;
-		struct range *nr = realloc(m->r, ncap * sizeof(*nr));
-
-		/* Output we cannot order is output we would lose: stop. */
-		if (!nr) {
-			fprintf(stderr, "hwt: out of memory for output\n");
-			exit(1);
-		}
-		m->r = nr;
-		m->cap = ncap;
-	}
-	memset(&m->r[m->n], 0, sizeof(m->r[0]));
-	m->r[m->n].pos = pos;
-	return &m->r[m->n++];
+	/* Output we cannot order is output we would lose: stop. */
+	fprintf(stderr, "hwt: out of memory for output\n");
+	exit(1);
 }
-
 
 struct cli_merge *cli_merge_new(void)
 {
@@ -59,12 +66,13 @@ struct cli_merge *cli_merge_new(void)
 	if (!m)
 		return NULL;
 	m->f = cli_tmpfile("hwt flow");
-	if (!m->f) {
+	m->rf = m->f ? cli_tmpfile("hwt flow") : NULL;
+	if (!m->rf) {
+		if (m->f)
+			fclose(m->f);
 		free(m);
 		return NULL;
 	}
-	/* What comes before the first stream is the first's header. */
-	push(m, 0)->head = 1;
 	return m;
 }
 
@@ -73,8 +81,8 @@ void cli_merge_delete(struct cli_merge *m)
 	if (!m)
 		return;
 	fclose(m->f);
-	free(m->r);
-	free(m->cpus);
+	fclose(m->rf);
+	free(m->streams);
 	free(m);
 }
 
@@ -83,229 +91,280 @@ FILE *cli_merge_file(const struct cli_merge *m)
 	return m->f;
 }
 
+static void put_range(struct cli_merge *m, const struct range *r)
+{
+	if (m->nbuf == RANGES_BUF) {
+		if (fwrite(m->buf, sizeof(m->buf[0]), m->nbuf, m->rf) !=
+		    m->nbuf)
+			m->failed = 1;
+		m->nbuf = 0;
+	}
+	m->buf[m->nbuf++] = *r;
+	m->nranges++;
+	m->streams[m->nstreams - 1].n++;
+}
+
 void cli_merge_stream(struct cli_merge *m, uint64_t pos, uint32_t cpu)
 {
-	if (m->nstreams == m->cpucap) {
-		size_t ncap = m->cpucap ? 2 * m->cpucap : 16;
-		uint32_t *nc = realloc(m->cpus, ncap * sizeof(*nc));
+	struct mstream *s;
 
-		if (!nc) {
-			fprintf(stderr, "hwt: out of memory for output\n");
-			exit(1);
-		}
-		m->cpus = nc;
-		m->cpucap = ncap;
+	if (m->nstreams == m->cap) {
+		size_t ncap = m->cap ? 2 * m->cap : 16;
+		struct mstream *ns = realloc(m->streams, ncap * sizeof(*ns));
+
+		if (!ns)
+			fatal_oom();
+		m->streams = ns;
+		m->cap = ncap;
 	}
-	m->cpus[m->nstreams] = cpu;
-	push(m, pos)->stream = (uint32_t)m->nstreams++;
-	m->have_key = m->have_task = 0;
+	s = &m->streams[m->nstreams++];
+	memset(s, 0, sizeof(*s));
+	s->cpu = cpu;
+	s->body = s->end = pos;
+	s->first = m->nranges;
+	memset(&m->cur, 0, sizeof(m->cur));
+	m->cur.pos = pos;
+	m->open = 1;
 	m->in_stream = 1;
 }
 
 void cli_merge_mark(struct cli_merge *m, uint64_t pos, const struct cli_mark *c)
 {
-	uint64_t key = m->key, task = c->have_task ? c->task : m->task;
-	uint8_t have_key = m->have_key, have_task = c->have_task || m->have_task;
-	struct range *last = m->n ? &m->r[m->n - 1] : NULL;
+	struct range r;
+	struct mstream *s;
 
-	if (!m->in_stream || !last)
+	if (!m->in_stream)
 		return;
+	s = &m->streams[m->nstreams - 1];
+	r = m->cur;
+	r.pos = pos;
+	if (c->have_task) {
+		r.task = c->task;
+		r.have_task = 1;
+	}
 	/* A stream's time does not go back: a damaged TSC keeps its place. */
-	if (c->have_key && (!have_key || c->key > key)) {
-		key = c->key;
-		have_key = 1;
+	if (c->have_key && (!r.have_key || c->key > r.key)) {
+		r.key = c->key;
+		r.have_key = 1;
 	}
-	if (have_key == m->have_key && key == m->key &&
-	    have_task == m->have_task && task == m->task)
+	if (r.have_key == m->cur.have_key && r.key == m->cur.key &&
+	    r.have_task == m->cur.have_task && r.task == m->cur.task)
 		return;
-	m->key = key;
-	m->task = task;
-	m->have_key = have_key;
-	m->have_task = have_task;
-	/* Nothing since the last cut: it takes this one's place. */
-	if (last->pos != pos) {
-		uint32_t stream = last->stream;
-
-		last = push(m, pos);
-		last->stream = stream;
+	if (r.have_key && !s->have_key) {
+		s->first_key = r.key;
+		s->have_key = 1;
 	}
-	last->key = key;
-	last->task = task;
-	last->have_key = have_key;
-	last->have_task = have_task;
+	/* Text since the last cut: that range is done. (Else this one
+	 * takes its place.) */
+	if (pos != m->cur.pos)
+		put_range(m, &m->cur);
+	m->cur = r;
 }
 
 void cli_merge_stream_end(struct cli_merge *m, uint64_t pos)
 {
-	push(m, pos)->head = 1;
+	if (!m->in_stream)
+		return;
+	if (pos != m->cur.pos)
+		put_range(m, &m->cur);
+	m->streams[m->nstreams - 1].end = pos;
 	m->in_stream = 0;
 }
 
 /*
- * A stream's ranges before its first time have that time; 0 if some
- * stream with lines has no time at all (nothing to order them by).
+ * A file read through a window: the text of a stream, the ranges of a
+ * stream, each read in its order. @elem bytes an item.
  */
-static int fill_keys(struct cli_merge *m, uint64_t size)
-{
-	for (size_t i = 0; i < m->n;) {
-		size_t j = i, first = SIZE_MAX, text = 0;
-
-		if (m->r[i].head) {
-			i++;
-			continue;
-		}
-		for (; j < m->n && !m->r[j].head; j++) {
-			uint64_t to = j + 1 < m->n ? m->r[j + 1].pos : size;
-
-			if (m->r[j].have_key && first == SIZE_MAX)
-				first = j;
-			text += to > m->r[j].pos;
-		}
-		if (first == SIZE_MAX && text)
-			return 0;
-		for (size_t k = i; k < first && k < j; k++) {
-			m->r[k].key = m->r[first].key;
-			m->r[k].have_key = 1;
-		}
-		i = j;
-	}
-	return 1;
-}
-
-/* Ranges in time order; equal times as they came: by stream, and in a
- * stream's order. */
-static int by_time(const void *a, const void *b)
-{
-	const struct range *x = *(const struct range *const *)a;
-	const struct range *y = *(const struct range *const *)b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t range_end(const struct cli_merge *m, const struct range *r,
-			  uint64_t size)
-{
-	size_t i = (size_t)(r - m->r);
-
-	return i + 1 < m->n ? m->r[i + 1].pos : size;
-}
-
-/*
- * The file read through a window per stream (and one for the headers):
- * each reads its ranges in the order of the file, so memory stays a
- * window a stream, whatever the size of the output.
- */
-#define WINDOW (64u << 10)
-
 struct window {
 	char *buf;
-	uint64_t at;		/* file offset of @buf[0] */
-	size_t len;
+	size_t cap, len, elem;
+	uint64_t at;		/* item (byte) index of @buf[0] */
 };
 
-static int copy_range(FILE *f, uint64_t size, struct window *w, uint64_t pos,
-		      uint64_t to, struct cli_out *out)
+/* Item @i of @f (of @count in all) into the window; its address. */
+static const void *item(FILE *f, struct window *w, uint64_t i, uint64_t count)
+{
+	if (i < w->at || i >= w->at + w->len) {
+		uint64_t left = count - i;
+		size_t want = left < w->cap ? (size_t)left : w->cap;
+		ssize_t got = pread(fileno(f), w->buf, want * w->elem,
+				    (off_t)(i * w->elem));
+
+		if (got < (ssize_t)w->elem) {
+			fprintf(stderr, "hwt flow: cannot read the temporary "
+				"file: %s\n", got < 0 ? strerror(errno) :
+				"it is short");
+			return NULL;
+		}
+		w->at = i;
+		w->len = (size_t)got / w->elem;
+	}
+	return w->buf + (i - w->at) * w->elem;
+}
+
+/* [@pos, @to) of the text to @out, through @w. */
+static int copy_text(FILE *f, uint64_t size, struct window *w, uint64_t pos,
+		     uint64_t to, struct cli_out *out)
 {
 	while (pos < to) {
-		if (pos < w->at || pos >= w->at + w->len) {
-			size_t want = size - pos < WINDOW ?
-					      (size_t)(size - pos) : WINDOW;
-			ssize_t got = pread(fileno(f), w->buf, want,
-					    (off_t)pos);
+		const char *p = item(f, w, pos, size);
+		uint64_t end;
 
-			if (got <= 0) {
-				fprintf(stderr, "hwt flow: cannot read the "
-					"temporary file: %s\n",
-					got < 0 ? strerror(errno) :
-						  "it is short");
+		if (!p)
+			return -1;
+		end = w->at + w->len < to ? w->at + w->len : to;
+		cli_out_write(out, p, (size_t)(end - pos));
+		pos = end;
+	}
+	return 0;
+}
+
+/* A stream's place in the merge: its next range, and where it ends. */
+struct cursor {
+	struct window text, ranges;
+	uint64_t next;		/* ranges read */
+	struct range r;
+	uint64_t r_end;		/* @r's text ends there */
+	uint8_t live;
+};
+
+#define TEXT_WINDOW (64u << 10)
+#define RANGE_WINDOW 1024u
+
+/* The stream's next range with text into @k->r; 0 when none is left. */
+static int advance(struct cli_merge *m, size_t si, struct cursor *k)
+{
+	const struct mstream *s = &m->streams[si];
+
+	while (k->next < s->n) {
+		uint64_t i = s->first + k->next++;
+		const struct range *r = item(m->rf, &k->ranges, i, m->nranges);
+		const struct range *nx;
+
+		if (!r)
+			return -1;
+		k->r = *r;
+		if (k->next < s->n) {
+			nx = item(m->rf, &k->ranges, i + 1, m->nranges);
+			if (!nx)
 				return -1;
-			}
-			w->at = pos;
-			w->len = (size_t)got;
+			k->r_end = nx->pos;
+		} else {
+			k->r_end = s->end;
 		}
-		{
-			uint64_t end = w->at + w->len < to ? w->at + w->len :
-							     to;
-
-			cli_out_write(out, w->buf + (pos - w->at),
-				      (size_t)(end - pos));
-			pos = end;
+		/* Before the stream's first time: that time. */
+		if (!k->r.have_key) {
+			k->r.key = s->first_key;
+			k->r.have_key = s->have_key;
+		}
+		if (k->r_end > k->r.pos) {
+			k->live = 1;
+			return 1;
 		}
 	}
+	k->live = 0;
 	return 0;
 }
 
 int cli_merge_print(struct cli_merge *m, struct cli_out *out)
 {
-	const struct range *prev = NULL;
-	struct range **order = NULL;
-	struct window *win = NULL;
+	struct cursor *k = NULL;
+	struct window head = { 0 };
 	uint64_t size;
-	size_t nbody = 0, nwin = m->nstreams + 1;
-	int timed, ret = -1;
+	size_t prev = SIZE_MAX;
+	uint64_t prev_task = 0;
+	uint8_t prev_have = 0;
+	int timed = 1, ret = -1;
 
-	if (fflush(m->f) || (size = (uint64_t)ftello(m->f)) == (uint64_t)-1) {
+	if (m->nbuf && fwrite(m->buf, sizeof(m->buf[0]), m->nbuf, m->rf) !=
+			       m->nbuf)
+		m->failed = 1;
+	m->nbuf = 0;
+	if (m->failed || fflush(m->rf) || fflush(m->f) ||
+	    (size = (uint64_t)ftello(m->f)) == (uint64_t)-1) {
 		fprintf(stderr, "hwt flow: cannot write the temporary file: "
 			"%s\n", strerror(errno));
 		return -1;
 	}
-	order = malloc((m->n ? m->n : 1) * sizeof(*order));
-	win = calloc(nwin, sizeof(*win));
-	for (size_t i = 0; win && i < nwin; i++)
-		if (!(win[i].buf = malloc(WINDOW)))
-			goto oom;
-	if (!order || !win)
+	k = calloc(m->nstreams + 1, sizeof(*k));
+	head.buf = malloc(TEXT_WINDOW);
+	head.cap = TEXT_WINDOW;
+	head.elem = 1;
+	if (!k || !head.buf)
 		goto oom;
-	/* The streams' headers first, as they came. */
-	for (size_t i = 0; i < m->n; i++) {
-		struct range *r = &m->r[i];
+	for (size_t i = 0; i < m->nstreams; i++) {
+		k[i].text = (struct window){ malloc(TEXT_WINDOW), TEXT_WINDOW,
+					     0, 1, 0 };
+		k[i].ranges = (struct window){
+			malloc(RANGE_WINDOW * sizeof(struct range)),
+			RANGE_WINDOW, 0, sizeof(struct range), 0 };
+		if (!k[i].text.buf || !k[i].ranges.buf)
+			goto oom;
+	}
+	/* The streams' headers first, as they came: the text before each
+	 * stream's and after the last. */
+	for (size_t i = 0; i <= m->nstreams; i++) {
+		uint64_t from = i ? m->streams[i - 1].end : 0;
+		uint64_t to = i < m->nstreams ? m->streams[i].body : size;
 
-		if (!r->head)
-			order[nbody++] = r;
-		else if (copy_range(m->f, size, &win[m->nstreams], r->pos,
-				    range_end(m, r, size), out) < 0)
+		if (copy_text(m->f, size, &head, from, to, out) < 0)
 			goto out;
 	}
-	timed = fill_keys(m, size);
-	/* (Equal keys keep the file's order: a stream's ranges are read in
-	 * its order.) */
-	if (timed)
-		qsort(order, nbody, sizeof(*order), by_time);
+	/* A stream with text but no time: nothing to order them by. */
+	for (size_t i = 0; i < m->nstreams; i++)
+		if (!m->streams[i].have_key &&
+		    m->streams[i].end > m->streams[i].body)
+			timed = 0;
 	cli_out_printf(out, timed ? "# all streams in time order\n" :
 		       "# all streams, one after the other (a stream has no "
 		       "time to order them by)\n");
-	for (size_t i = 0; i < nbody; i++) {
-		const struct range *r = order[i];
-		uint64_t to = range_end(m, r, size);
+	for (size_t i = 0; i < m->nstreams; i++)
+		if (advance(m, i, &k[i]) < 0)
+			goto out;
+	for (;;) {
+		size_t best = SIZE_MAX;
+		struct cursor *c;
 
-		if (to <= r->pos)
-			continue;
-		if (!prev || prev->stream != r->stream ||
-		    prev->have_task != r->have_task || prev->task != r->task) {
-			if (r->have_task)
+		/* The earliest; equal times by stream (a stream's own
+		 * ranges come in its order); untimed, stream by stream. */
+		for (size_t i = 0; i < m->nstreams; i++)
+			if (k[i].live &&
+			    (best == SIZE_MAX ||
+			     (timed && k[i].r.key < k[best].r.key)))
+				best = i;
+		if (best == SIZE_MAX)
+			break;
+		c = &k[best];
+		if (best != prev || c->r.have_task != prev_have ||
+		    c->r.task != prev_task) {
+			if (c->r.have_task)
 				cli_out_printf(out, "[pid %" PRIu32 " tid %"
 					       PRIu32 " cpu %" PRIu32 "]\n",
-					       (uint32_t)(r->task >> 32),
-					       (uint32_t)r->task,
-					       m->cpus[r->stream]);
+					       (uint32_t)(c->r.task >> 32),
+					       (uint32_t)c->r.task,
+					       m->streams[best].cpu);
 			else
 				cli_out_printf(out, "[cpu %" PRIu32 "]\n",
-					       m->cpus[r->stream]);
+					       m->streams[best].cpu);
 		}
-		if (copy_range(m->f, size, &win[r->stream], r->pos, to, out) < 0)
+		prev = best;
+		prev_task = c->r.task;
+		prev_have = c->r.have_task;
+		if (copy_text(m->f, size, &c->text, c->r.pos, c->r_end, out) <
+			    0 ||
+		    advance(m, best, c) < 0)
 			goto out;
-		prev = r;
 	}
 	ret = 0;
 	goto out;
 oom:
 	fprintf(stderr, "hwt flow: out of memory.\n");
 out:
-	for (size_t i = 0; win && i < nwin; i++)
-		free(win[i].buf);
-	free(win);
-	free(order);
+	for (size_t i = 0; k && i < m->nstreams; i++) {
+		free(k[i].text.buf);
+		free(k[i].ranges.buf);
+	}
+	free(k);
+	free(head.buf);
 	return ret;
 }
