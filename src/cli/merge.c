@@ -231,39 +231,39 @@ struct cursor {
 #define TEXT_WINDOW (64u << 10)
 #define RANGE_WINDOW 1024u
 
-/* The stream's next range with text into @k->r; 0 when none is left. */
+/*
+ * The stream's next range into @k->r (each has text: one is written only
+ * once text follows its mark); 0 when none is left.
+ */
 static int advance(struct cli_merge *m, size_t si, struct cursor *k)
 {
 	const struct mstream *s = &m->streams[si];
+	const struct range *r, *nx;
+	uint64_t i;
 
-	while (k->next < s->n) {
-		uint64_t i = s->first + k->next++;
-		const struct range *r = item(m->rf, &k->ranges, i, m->nranges);
-		const struct range *nx;
-
-		if (!r)
-			return -1;
-		k->r = *r;
-		if (k->next < s->n) {
-			nx = item(m->rf, &k->ranges, i + 1, m->nranges);
-			if (!nx)
-				return -1;
-			k->r_end = nx->pos;
-		} else {
-			k->r_end = s->end;
-		}
-		/* Before the stream's first time: that time. */
-		if (!k->r.have_key) {
-			k->r.key = s->first_key;
-			k->r.have_key = s->have_key;
-		}
-		if (k->r_end > k->r.pos) {
-			k->live = 1;
-			return 1;
-		}
-	}
 	k->live = 0;
-	return 0;
+	if (k->next == s->n)
+		return 0;
+	i = s->first + k->next++;
+	r = item(m->rf, &k->ranges, i, m->nranges);
+	if (!r)
+		return -1;
+	k->r = *r;
+	if (k->next < s->n) {
+		nx = item(m->rf, &k->ranges, i + 1, m->nranges);
+		if (!nx)
+			return -1;
+		k->r_end = nx->pos;
+	} else {
+		k->r_end = s->end;
+	}
+	/* Before the stream's first time: that time. */
+	if (!k->r.have_key) {
+		k->r.key = s->first_key;
+		k->r.have_key = s->have_key;
+	}
+	k->live = 1;
+	return 1;
 }
 
 int cli_merge_print(struct cli_merge *m, struct cli_out *out)

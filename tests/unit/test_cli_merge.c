@@ -200,6 +200,42 @@ static void test_long_ranges(void **state)
 	free(want);
 }
 
+/*
+ * More ranges than the merge writes at a time (4096) and reads at a time
+ * (1024 a stream): three streams of 5000 lines each, their times
+ * interleaved (line k of stream s at 3k + s; equal times at every tenth,
+ * which go by stream).
+ */
+static void test_many_ranges(void **state)
+{
+	enum { LINES = 5000, STREAMS = 3 };
+	struct run r;
+	char line[32], *want, *p;
+
+	(void)state;
+	r_start(&r);
+	for (int s = 0; s < STREAMS; s++) {
+		r_stream(&r, (uint32_t)s, "");
+		for (int k = 0; k < LINES; k++) {
+			uint64_t key = (uint64_t)(k % 10 ? 3 * k + s : 3 * k);
+
+			r_mark(&r, 1, key, 1, TASK(s + 1, s + 1));
+			snprintf(line, sizeof(line), "%d:%d\n", s, k);
+			r_text(&r, line);
+		}
+		r_end(&r);
+	}
+	want = malloc((size_t)LINES * STREAMS * 64 + 64);
+	assert_non_null(want);
+	p = want + sprintf(want, "# all streams in time order\n");
+	for (int k = 0; k < LINES; k++)
+		for (int s = 0; s < STREAMS; s++)
+			p += sprintf(p, "[pid %d tid %d cpu %d]\n%d:%d\n", s + 1,
+				     s + 1, s, s, k);
+	r_check(&r, want);
+	free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_stream_rules),
 		cmocka_unit_test(test_untimed),
 		cmocka_unit_test(test_long_ranges),
+		cmocka_unit_test(test_many_ranges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
