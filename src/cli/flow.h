@@ -10,8 +10,15 @@
  *   flow      instruction history (--insn, default), blocks (--blocks),
  *             taken branches (--branches) or counts (--stat)
  *   calls     function-call history: one line per function segment,
- *             indented by call depth (gdb's record function-call-history)
+ *             indented by call depth (gdb's record function-call-history);
+ *             or its call tree's folded stacks (calltree.c), or its calls
+ *             as a trace-event timeline (timeline.c)
  *   coverage  an AFL-style 64 KiB edge bitmap and its hash
+ *
+ * A perf.data of several CPUs' streams: hwt calls makes them one history
+ * (calls.c, struct calls_merge); hwt flow prints their lines in time
+ * order (merge.c), each segment marking where the time or thread of its
+ * lines changes (seg_mark() in flow.c).
  *
  * Parallel decode (-j N; calls: calls.h): the trace is cut at PSBs into
  * segments that are decoded on N threads and printed in order. A segment
