@@ -93,7 +93,7 @@ struct hwt_an_last {
 	uint64_t *watch;
 	size_t nwatch, cap_watch;
 	struct hwt_an_slice *slices;
-	size_t nslices, cap_slices, cap_pops;
+	size_t nslices, cap_slices, cap_pops, cap_frames;
 	uint8_t slice_open, have_sync_tsc;
 	uint64_t sync_tsc;
 };
@@ -171,15 +171,12 @@ static int slice_start(struct hwt_an_last *l, uint32_t pid, uint32_t tid)
 		return -HWT_ERR_NOMEM;
 	sl = &l->slices[l->nslices];
 	memset(sl, 0, sizeof(*sl));
-	sl->frames = calloc(l->c.max_depth, sizeof(*sl->frames));
-	if (!sl->frames)
-		return -HWT_ERR_NOMEM;
 	sl->pid = pid;
 	sl->tid = tid;
 	sl->tsc = l->sync_tsc;
 	sl->have_tsc = l->have_sync_tsc;
 	l->nslices++;
-	l->cap_pops = 0;
+	l->cap_pops = l->cap_frames = 0;
 	l->slice_open = 1;
 	return 0;
 }
@@ -190,6 +187,15 @@ static void slice_push(struct hwt_an_last *l, const struct hwt_an_frame *f)
 	struct hwt_an_slice *sl = &l->slices[l->nslices - 1];
 
 	if (sl->nframes == l->c.max_depth) {
+		memmove(sl->frames, sl->frames + 1,
+			(sl->nframes - 1) * sizeof(*sl->frames));
+		sl->nframes--;
+		sl->dropped++;
+	} else if (hwt_grow((void **)&sl->frames, &l->cap_frames,
+			    sl->nframes + 1, sizeof(*sl->frames)) < 0) {
+		/* (No memory: the outermost goes, as beyond max_depth.) */
+		if (!sl->nframes)
+			return;
 		memmove(sl->frames, sl->frames + 1,
 			(sl->nframes - 1) * sizeof(*sl->frames));
 		sl->nframes--;
