@@ -184,7 +184,8 @@ int calls_print(struct calls_hist *h, struct cli_out *out);
  * each node's instructions its own, printed as folded stacks
  * ("f0;f1;f2 COUNT", flamegraph.pl's input): a line's callers are the
  * thread's lines before it at each shallower depth, "[unknown]" where it
- * had none. With several threads, each stack starts with "pid P tid T".
+ * had none (the trace started in calls) until a return to that depth
+ * names it. With several threads, each stack starts with "pid P tid T".
  */
 struct calls_tree;
 

@@ -7,7 +7,8 @@
  * order with their depth (0: the outermost level the thread reached in
  * the whole history): a line's callers are the lines before it at each
  * shallower depth; where the thread has had none at a depth (the trace
- * started inside a call), the frame is "[unknown]".
+ * started inside a call), the frame is "[unknown]" until a return to
+ * that depth names it (the function returned to is that caller).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +29,8 @@ struct tnode {
 
 enum { NODE_ROOT, NODE_NAMED, NODE_IP, NODE_UNKNOWN };
 
+#define HASH_GONE UINT32_MAX
+
 /* A thread's root and its path now: path[k] the node at depth k, for
  * k < @valid. */
 struct tthread {
@@ -40,12 +43,14 @@ struct tthread {
 struct calls_tree {
 	struct tnode *nodes;
 	size_t n, cap;
-	/* (parent, kind, key) -> node + 1; 0 empty */
+	/* (parent, kind, key) -> node + 1; 0 empty, HASH_GONE a node that
+	 * was named since (probes go on past it) */
 	uint32_t *hash;
 	size_t hcap;
 	struct tthread *threads;
 	size_t nthreads, tcap;
 	size_t cur;		/* the thread of the last line */
+	size_t gone;		/* HASH_GONE slots */
 	int failed;
 };
 
@@ -94,6 +99,7 @@ static int grow_hash(struct calls_tree *t)
 	free(t->hash);
 	t->hash = nh;
 	t->hcap = ncap;
+	t->gone = 0;
 	return 0;
 }
 
@@ -134,27 +140,69 @@ static int new_node(struct calls_tree *t, uint32_t parent, uint8_t kind,
 	return 0;
 }
 
+/* The slot of @parent's child (@kind, @key), or of where it would go. */
+static size_t slot(const struct calls_tree *t, uint32_t parent, uint8_t kind,
+		   uint64_t key)
+{
+	size_t j = hash_of(parent, kind, key) & (t->hcap - 1);
+
+	for (; t->hash[j]; j = (j + 1) & (t->hcap - 1)) {
+		const struct tnode *x;
+
+		if (t->hash[j] == HASH_GONE)
+			continue;
+		x = &t->nodes[t->hash[j] - 1];
+		if (x->parent == parent && x->kind == kind && x->key == key)
+			break;
+	}
+	return j;
+}
+
 /* @parent's child (@kind, @key), made if new. */
 static int child(struct calls_tree *t, uint32_t parent, uint8_t kind,
 		 uint64_t key, uint32_t *out)
 {
 	size_t j;
 
-	if ((t->n + 1) * 2 > t->hcap && grow_hash(t) < 0)
+	/* (Slots of renamed nodes count as used: grow_hash() drops them.) */
+	if ((t->n + t->gone + 1) * 2 > t->hcap && grow_hash(t) < 0)
 		return -1;
-	j = hash_of(parent, kind, key) & (t->hcap - 1);
-	for (; t->hash[j]; j = (j + 1) & (t->hcap - 1)) {
-		const struct tnode *x = &t->nodes[t->hash[j] - 1];
-
-		if (x->parent == parent && x->kind == kind && x->key == key) {
-			*out = t->hash[j] - 1;
-			return 0;
-		}
+	j = slot(t, parent, kind, key);
+	if (t->hash[j]) {
+		*out = t->hash[j] - 1;
+		return 0;
 	}
 	if (new_node(t, parent, kind, key, out) < 0)
 		return -1;
 	t->hash[j] = *out + 1;
 	return 0;
+}
+
+/*
+ * The unknown caller @x is (@kind, @key): named so, with what it called,
+ * unless its parent has that child already (then it stays unknown).
+ * 1 if named, 0 if not, -1 (memory).
+ */
+static int name_unknown(struct calls_tree *t, uint32_t x, uint8_t kind,
+			uint64_t key)
+{
+	struct tnode *nx;
+	size_t old, j;
+
+	if ((t->n + t->gone + 1) * 2 > t->hcap && grow_hash(t) < 0)
+		return -1;
+	nx = &t->nodes[x];
+	j = slot(t, nx->parent, kind, key);
+	if (t->hash[j])
+		return 0;
+	old = slot(t, nx->parent, NODE_UNKNOWN, 0);
+	t->hash[old] = HASH_GONE;
+	t->gone++;
+	nx->kind = kind;
+	nx->key = key;
+	/* (Its slot: the first free one, a gone one's not reused.) */
+	t->hash[slot(t, nx->parent, kind, key)] = x + 1;
+	return 1;
 }
 
 static struct tthread *thread_of(struct calls_tree *t, uint64_t task)
@@ -206,6 +254,20 @@ int calls_tree_add(struct calls_tree *t, uint64_t task, int depth,
 		up = k ? th->path[k - 1] : th->root;
 		if (child(t, up, NODE_UNKNOWN, 0, &th->path[k]) < 0)
 			goto oom;
+	}
+	/* A return to an unknown caller: it is this function. */
+	if (th->valid > depth &&
+	    t->nodes[th->path[depth]].kind == NODE_UNKNOWN) {
+		int r = name_unknown(t, th->path[depth],
+				     named ? NODE_NAMED : NODE_IP, key);
+
+		if (r < 0)
+			goto oom;
+		if (r) {
+			th->valid = depth + 1;
+			t->nodes[th->path[depth]].self += ninsn;
+			return 0;
+		}
 	}
 	up = depth ? th->path[depth - 1] : th->root;
 	if (child(t, up, named ? NODE_NAMED : NODE_IP, key,

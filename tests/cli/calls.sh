@@ -214,11 +214,12 @@ golden "calls, a return above the first line" "$hwt" calls \
 3	  c	inst 4,4
 4	  d	inst 5,6
 EOF
-# Its callers not seen yet when b ran: b's stack is [unknown];b.
+# Its caller not seen yet when b ran, then named by the return to it:
+# b's stack is _start;b.
 golden "calls --folded, a return above the first line" "$hwt" calls \
 	--folded --elf "$tmp/prog" "$tmp/up.pt" <<'EOF'
-[unknown];b 2
 _start 1
+_start;b 2
 _start;c 1
 _start;d 2
 EOF
