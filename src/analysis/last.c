@@ -259,7 +259,10 @@ size_t hwt_an_slices_stack(const struct hwt_an_slice *const *slices,
 			/* (No memory: the frames so far.) */
 			break;
 		}
-		memcpy(st + depth, sl->frames, sl->nframes * sizeof(*st));
+		/* (A run that left no frame may have no array.) */
+		if (sl->nframes)
+			memcpy(st + depth, sl->frames,
+			       sl->nframes * sizeof(*st));
 		depth += sl->nframes;
 	}
 	for (; k < depth && k < max; k++)
