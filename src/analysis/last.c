@@ -186,14 +186,10 @@ static void slice_push(struct hwt_an_last *l, const struct hwt_an_frame *f)
 {
 	struct hwt_an_slice *sl = &l->slices[l->nslices - 1];
 
-	if (sl->nframes == l->c.max_depth) {
-		memmove(sl->frames, sl->frames + 1,
-			(sl->nframes - 1) * sizeof(*sl->frames));
-		sl->nframes--;
-		sl->dropped++;
-	} else if (hwt_grow((void **)&sl->frames, &l->cap_frames,
-			    sl->nframes + 1, sizeof(*sl->frames)) < 0) {
-		/* (No memory: the outermost goes, as beyond max_depth.) */
+	/* Full (or no memory for more): the outermost goes. */
+	if (sl->nframes == l->c.max_depth ||
+	    hwt_grow((void **)&sl->frames, &l->cap_frames, sl->nframes + 1,
+		     sizeof(*sl->frames)) < 0) {
 		if (!sl->nframes)
 			return;
 		memmove(sl->frames, sl->frames + 1,

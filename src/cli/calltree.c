@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli/calls.h"
+#include "common/grow.h"
 
 /* Deeper lines count at this depth (as calls prints them). */
 #define TREE_DEPTH 200
@@ -108,18 +109,11 @@ static int new_node(struct calls_tree *t, uint32_t parent, uint8_t kind,
 {
 	struct tnode *x;
 
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? 2 * t->cap : 256;
-		struct tnode *nn;
-
-		if (ncap > UINT32_MAX - 1)
-			return -1;
-		nn = realloc(t->nodes, ncap * sizeof(*nn));
-		if (!nn)
-			return -1;
-		t->nodes = nn;
-		t->cap = ncap;
-	}
+	/* (Nodes are named by uint32_t indexes; UINT32_MAX is none.) */
+	if (t->n >= UINT32_MAX - 1 ||
+	    hwt_grow((void **)&t->nodes, &t->cap, t->n + 1,
+		     sizeof(*t->nodes)) < 0)
+		return -1;
 	*out = (uint32_t)t->n;
 	x = &t->nodes[t->n++];
 	memset(x, 0, sizeof(*x));
@@ -216,15 +210,9 @@ static struct tthread *thread_of(struct calls_tree *t, uint64_t task)
 			t->cur = i;
 			return &t->threads[i];
 		}
-	if (t->nthreads == t->tcap) {
-		size_t ncap = t->tcap ? 2 * t->tcap : 4;
-		struct tthread *nt = realloc(t->threads, ncap * sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		t->threads = nt;
-		t->tcap = ncap;
-	}
+	if (hwt_grow((void **)&t->threads, &t->tcap, t->nthreads + 1,
+		     sizeof(*t->threads)) < 0)
+		return NULL;
 	th = &t->threads[t->nthreads];
 	memset(th, 0, sizeof(*th));
 	th->task = task;

@@ -21,6 +21,7 @@
 #include "cli/calls.h"
 #include "cli/cli.h"
 #include "cli/flow.h"
+#include "common/grow.h"
 
 /* ------------------------------------------------------------------ */
 /* Output helpers                                                      */
@@ -199,34 +200,25 @@ static int block_times(const struct flow *fl)
 static void seg_mark(struct seg *s)
 {
 	uint64_t at = cli_out_pos(&s->out);
-	struct cli_mark *m = s->nmarks ? &s->marks[s->nmarks - 1] : NULL;
+	struct cli_mark now = { at, s->mkey, s->task, s->have_mkey,
+				s->have_task };
 
 	/* Printing as it goes: the output's place, the merge's now. */
 	if (s->direct) {
-		struct cli_mark now = { at, s->mkey, s->task, s->have_mkey,
-					s->have_task };
-
 		cli_merge_mark(s->direct, at, &now);
 		return;
 	}
-	if (!m || m->at != at) {
-		if (s->nmarks == s->markcap) {
-			size_t ncap = s->markcap ? 2 * s->markcap : 64;
-			struct cli_mark *nm = realloc(s->marks,
-						      ncap * sizeof(*nm));
-
-			if (!nm) {
-				fprintf(stderr, "hwt: out of memory for "
-					"output\n");
-				exit(1);
-			}
-			s->marks = nm;
-			s->markcap = ncap;
-		}
-		m = &s->marks[s->nmarks++];
+	if (s->nmarks && s->marks[s->nmarks - 1].at == at) {
+		s->marks[s->nmarks - 1] = now;
+		return;
 	}
-	*m = (struct cli_mark){ at, s->mkey, s->task, s->have_mkey,
-				s->have_task };
+	if (hwt_grow((void **)&s->marks, &s->markcap, s->nmarks + 1,
+		     sizeof(*s->marks)) < 0) {
+		/* Output we cannot order is output we would lose: stop. */
+		fprintf(stderr, "hwt: out of memory for output\n");
+		exit(1);
+	}
+	s->marks[s->nmarks++] = now;
 }
 
 /* ... where the time goes on to @tsc (it never goes back). */

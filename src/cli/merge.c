@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/grow.h"
 
 struct range {
 	uint64_t pos, key, task;
@@ -108,15 +109,9 @@ void cli_merge_stream(struct cli_merge *m, uint64_t pos, uint32_t cpu)
 {
 	struct mstream *s;
 
-	if (m->nstreams == m->cap) {
-		size_t ncap = m->cap ? 2 * m->cap : 16;
-		struct mstream *ns = realloc(m->streams, ncap * sizeof(*ns));
-
-		if (!ns)
-			fatal_oom();
-		m->streams = ns;
-		m->cap = ncap;
-	}
+	if (hwt_grow((void **)&m->streams, &m->cap, m->nstreams + 1,
+		     sizeof(*m->streams)) < 0)
+		fatal_oom();
 	s = &m->streams[m->nstreams++];
 	memset(s, 0, sizeof(*s));
 	s->cpu = cpu;

@@ -27,6 +27,7 @@
 #include <hwt/perfdata.h>
 
 #include "cli/calls.h"
+#include "common/grow.h"
 
 #define LINE_DEPTH 200
 
@@ -154,15 +155,9 @@ static struct lthread *thread_of(struct calls_timeline *tl, uint64_t task)
 			tl->cur = i;
 			return &tl->threads[i];
 		}
-	if (tl->n == tl->cap) {
-		size_t ncap = tl->cap ? 2 * tl->cap : 4;
-		struct lthread *nt = realloc(tl->threads, ncap * sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		tl->threads = nt;
-		tl->cap = ncap;
-	}
+	if (hwt_grow((void **)&tl->threads, &tl->cap, tl->n + 1,
+		     sizeof(*tl->threads)) < 0)
+		return NULL;
 	memset(&tl->threads[tl->n], 0, sizeof(tl->threads[0]));
 	tl->threads[tl->n].task = task;
 	tl->cur = tl->n;
