@@ -363,10 +363,7 @@ static int keep_slices(struct last_ctx *c, struct hwt_an_last *l, size_t i)
 			     sizeof(*c->kept)) < 0)
 			goto oom;
 		kp = &c->kept[c->nkept];
-		memset(kp, 0, sizeof(*kp));
 		kp->s = sl[k];
-		kp->s.pops = NULL;
-		kp->s.frames = NULL;
 		kp->stream = i;
 		kp->seq = c->nkept++;
 		kp->s.pops = malloc((sl[k].npops + 1) * sizeof(*kp->s.pops));
