@@ -13,7 +13,9 @@
  * hwt flow --blocks, --branches and --time -j2 (several CPUs' streams in
  * time order: the marks of time and thread made where one thread makes
  * them) and hwt calls -j2 (and --stream, --time, --folded, --timeline),
- * which must print what -j1 prints (segments decoded on threads, each
+ * and both with lines chosen (--tid, -C, --time-range: flow through the
+ * merge's ranges, calls through the history's hidden lines), which must
+ * print what -j1 prints (segments decoded on threads, each
  * with its own view of the processes, lost-data notes placed as one
  * thread places them; calls replayed on a stack per traced thread and joined across
  * cuts; each segment's time as one thread has it). Streams are cut into
@@ -60,18 +62,23 @@ static int run(int (*cmd)(int, char **), const char *a0, const char *a1,
 	return ret;
 }
 
-/* What hwt A0 A1 -jN prints of @path, in a memfd. */
-static int output(int (*cmd)(int, char **), const char *a0, const char *a1,
-		  const char *path, const char *jobs)
+/* What hwt A0 ARGS... -jN prints of @path (ARGS: @args, NULL-ended, at
+ * most 4), in a memfd. */
+static int output_v(int (*cmd)(int, char **), const char *a0,
+		    const char *const *args, const char *path, const char *jobs)
 {
-	char *argv[] = { (char *)a0, (char *)a1, (char *)jobs, (char *)path,
-			 NULL };
-	int fd = memfd_create("out", 0);
+	char *argv[8] = { (char *)a0 };
+	int argc = 1, fd = memfd_create("out", 0);
 
+	for (; *args && argc < 5; args++)
+		argv[argc++] = (char *)*args;
+	argv[argc++] = (char *)jobs;
+	argv[argc++] = (char *)path;
+	argv[argc] = NULL;
 	CHECK(fd >= 0);
 	CHECK(dup2(fd, STDOUT_FILENO) >= 0);
 	optind = 1;
-	cmd(4, argv);
+	cmd(argc, argv);
 	fflush(stdout);
 	CHECK(dup2(devnull, STDOUT_FILENO) >= 0);
 	return fd;
@@ -96,12 +103,28 @@ static void same_fds(int one, int two)
 	close(two);
 }
 
+static int output(int (*cmd)(int, char **), const char *a0, const char *a1,
+		  const char *path, const char *jobs)
+{
+	const char *const args[] = { a1, NULL };
+
+	return output_v(cmd, a0, args, path, jobs);
+}
+
+static void same_with_jobs_v(int (*cmd)(int, char **), const char *a0,
+			     const char *const *args, const char *path)
+{
+	int one = output_v(cmd, a0, args, path, "-j1");
+
+	same_fds(one, output_v(cmd, a0, args, path, "-j2"));
+}
+
 static void same_with_jobs(int (*cmd)(int, char **), const char *a0,
 			   const char *a1, const char *path)
 {
-	int one = output(cmd, a0, a1, path, "-j1");
+	const char *const args[] = { a1, NULL };
 
-	same_fds(one, output(cmd, a0, a1, path, "-j2"));
+	same_with_jobs_v(cmd, a0, args, path);
 }
 
 /* What hwt A0 A1 prints is what it prints with @env set to 1: the
@@ -164,6 +187,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_as_env(cmd_flow, "flow", "--disasm", path, "HWT_WALK_EACH");
 	same_as_env(cmd_calls, "calls", "--time", path, "HWT_WALK_EACH");
 	run(cmd_last, "last", "--time", path);
+	/* Lines chosen (the seeds' threads, CPUs and times). */
+	{
+		static const char *const tid[] = { "--tid", "1235", NULL };
+		static const char *const win[] = {
+			"--by-stream", "--time-range",
+			"0x1d2c3b4a8078,0x1d2c3b4aa788", NULL };
+		static const char *const cpu[] = {
+			"-C", "1", "--time-range", "13364.92104,", NULL };
+		static const char *const last[] = {
+			"-C", "0-1", "--pid", "1234", NULL };
+		int fd2 = output_v(cmd_last, "last", last, path, "-n4");
+
+		close(fd2);
+		same_with_jobs_v(cmd_flow, "flow", tid, path);
+		same_with_jobs_v(cmd_flow, "flow", win, path);
+		same_with_jobs_v(cmd_calls, "calls", tid, path);
+		same_with_jobs_v(cmd_calls, "calls", cpu, path);
+	}
 
 	fuzz_loud();
 	close(fd);

@@ -434,7 +434,11 @@ struct hist_rec {
 	uint64_t text_end;	/* the text before it ends there */
 	int32_t depth;
 	uint8_t named, has_tsc;
+	uint8_t hide;		/* HIDE_*: not chosen (calls_hist_select()) */
 };
+
+/* A line not chosen: its thread or CPU, or (its thread's) its time. */
+enum { HIDE_THREAD = 1, HIDE_TIME = 2 };
 
 /* Lines (and text between them) kept in memory; more go to the
  * temporary file. */
@@ -486,6 +490,13 @@ struct calls_hist {
 	uint64_t last_start;
 	uint64_t last_task;
 	uint8_t have_line;
+	/* The lines chosen (calls_hist_select()), and the thread and CPU of
+	 * the last one shown. */
+	const struct cli_select *sel;
+	struct hwt_pd_time_conv tc;
+	uint8_t have_tc;
+	uint64_t shown_task;
+	uint32_t shown_cpu;
 	struct hist_rec *recs;
 	size_t n, cap, chunk;
 	struct cli_out text;
@@ -529,6 +540,29 @@ struct calls_hist *calls_hist_new(struct cli_out *stream, int time)
 	if (env && cli_parse_u64(env, &v) == 0 && v >= 2 && v <= HIST_CHUNK)
 		h->chunk = (size_t)v;
 	return h;
+}
+
+void calls_hist_select(struct calls_hist *h, const struct cli_select *sel,
+		       const struct hwt_pd_time_conv *tc)
+{
+	h->sel = sel && sel->set ? sel : NULL;
+	h->have_tc = tc != NULL;
+	if (tc)
+		h->tc = *tc;
+}
+
+/* Which lines @r's of @h are (hist_rec.hide). */
+static uint8_t rec_hide(const struct calls_hist *h, const struct calls_rec *r)
+{
+	if (!h->sel)
+		return 0;
+	if (!cli_select_task(h->sel, 1, r->task) ||
+	    (h->show_cpu && !cli_select_cpu(h->sel, 1, h->cpu)))
+		return HIDE_THREAD;
+	if (!cli_select_time(h->sel, r->has_tsc, r->tsc,
+			     h->have_tc ? &h->tc : NULL))
+		return HIDE_TIME;
+	return 0;
 }
 
 void calls_hist_fold_into(struct calls_hist *h, struct calls_tree *t)
@@ -730,6 +764,7 @@ static int spill(struct calls_hist *h)
 static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 {
 	struct hist_rec *o;
+	uint8_t hide;
 	int other;
 
 	if (h->log) {
@@ -754,17 +789,25 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 		h->failed = 1;
 		return;
 	}
-	/* A line of another thread than the line before (cpu mode), or,
-	 * merged, of another CPU, or the first. */
-	other = r->task != h->last_task || h->cpu != h->last_cpu;
-	if (h->show_cpu && (!h->have_line || other))
-		cli_out_printf(&h->text, "[pid %" PRIu32 " tid %" PRIu32
-			       " cpu %" PRIu32 "]\n", (uint32_t)(r->task >> 32),
-			       (uint32_t)r->task, h->cpu);
-	else if (h->have_line && other)
-		cli_out_printf(&h->text, "[pid %" PRIu32 " tid %" PRIu32 "]\n",
-			       (uint32_t)(r->task >> 32), (uint32_t)r->task);
-	h->have_line = 1;
+	/* A line of another thread than the line shown before (cpu mode),
+	 * or, merged, of another CPU, or the first. */
+	hide = rec_hide(h, r);
+	if (!hide) {
+		other = r->task != h->shown_task || h->cpu != h->shown_cpu;
+		if (h->show_cpu && (!h->have_line || other))
+			cli_out_printf(&h->text, "[pid %" PRIu32 " tid %"
+				       PRIu32 " cpu %" PRIu32 "]\n",
+				       (uint32_t)(r->task >> 32),
+				       (uint32_t)r->task, h->cpu);
+		else if (h->have_line && other)
+			cli_out_printf(&h->text, "[pid %" PRIu32 " tid %"
+				       PRIu32 "]\n",
+				       (uint32_t)(r->task >> 32),
+				       (uint32_t)r->task);
+		h->have_line = 1;
+		h->shown_task = r->task;
+		h->shown_cpu = h->cpu;
+	}
 	h->last_cpu = h->cpu;
 	h->recs = grow(h->recs, &h->cap, h->n + 1, sizeof(*h->recs));
 	o = &h->recs[h->n++];
@@ -773,7 +816,7 @@ static void take_rec(struct calls_hist *h, const struct calls_rec *r)
 		.ninsn = r->ninsn, .tsc = r->tsc, .task = r->task,
 		.text_end = h->text.len,
 		.depth = h->fr.depth, .named = r->name != NULL,
-		.has_tsc = r->has_tsc,
+		.has_tsc = r->has_tsc, .hide = hide,
 	};
 	if (h->fr.depth < h->min)
 		h->min = h->fr.depth;
@@ -913,6 +956,22 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 		pr->index++;
 		if (!r->ninsn)
 			continue;
+		/*
+		 * Not chosen: numbered and counted all the same; the call
+		 * tree has a chosen thread's lines (as callers, with no
+		 * instructions of their own), the timeline's clock their
+		 * instructions.
+		 */
+		if (r->hide) {
+			pr->first += r->ninsn;
+			if (pr->tree && r->hide == HIDE_TIME)
+				calls_tree_add(pr->tree, r->task,
+					       r->depth - pr->min, r->named,
+					       r->key, 0);
+			if (pr->timeline)
+				calls_timeline_skip(pr->timeline, r->ninsn);
+			continue;
+		}
 		if (pr->tree || pr->timeline) {
 			if (pr->tree)
 				calls_tree_add(pr->tree, r->task,

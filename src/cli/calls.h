@@ -175,6 +175,14 @@ void calls_take_end(struct calls_hist *h, struct calls_seg *c);
  */
 int calls_drain(struct calls_hist *h, struct calls_seg *c,
 		struct cli_out *text);
+/*
+ * Only the lines @sel chooses (NULL: all): of its threads (and, merged,
+ * CPUs) and times (@tc: the perf.data's conversion, for bounds in
+ * seconds). Lines not chosen keep their numbers and instructions; the
+ * text between lines (errors, lost-data notes) prints all the same.
+ */
+void calls_hist_select(struct calls_hist *h, const struct cli_select *sel,
+		       const struct hwt_pd_time_conv *tc);
 /* Print the history (what is left of it, streamed): numbered lines, and
  * the text between. A history of calls_hist_new_log() ends its stream. */
 int calls_print(struct calls_hist *h, struct cli_out *out);
@@ -215,6 +223,8 @@ void calls_timeline_delete(struct calls_timeline *tl);
 int calls_timeline_add(struct calls_timeline *tl, uint64_t task, int depth,
 		       int named, uint64_t key, uint64_t ninsn, int has_tsc,
 		       uint64_t tsc);
+/* A line not shown: its instructions on the clock all the same. */
+void calls_timeline_skip(struct calls_timeline *tl, uint64_t ninsn);
 /* The calls still open end; each thread named @comm(@ctx, tid) unless
  * NULL; the JSON ends. -1 after a message. */
 int calls_timeline_finish(struct calls_timeline *tl,

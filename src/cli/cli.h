@@ -382,6 +382,49 @@ static inline char *cli_put_hex(char *p, uint64_t v)
 	return p + n;
 }
 
+struct hwt_pd_time_conv;
+
+/*
+ * What to show of a perf.data (select.c): threads (--pid LIST, --tid
+ * LIST), CPUs (-C LIST) and time windows (--time-range "START,END ...":
+ * perf's seconds, as perf script's --time, or 0xTSC; an end left out is
+ * open), as perf script selects its samples. A thread matches if its pid
+ * or its tid is listed; a time if it is in a window (bounds included).
+ */
+struct cli_bound {
+	uint64_t v;		/* perf ns, or a TSC if @tsc */
+	uint8_t set, tsc;
+};
+
+struct cli_window {
+	struct cli_bound from, to;
+};
+
+struct cli_select {
+	uint32_t *pids, *tids, *cpus;
+	size_t npids, ntids, ncpus, pidcap, tidcap, cpucap;
+	struct cli_window *win;
+	size_t nwin, wincap;
+	uint8_t set;		/* any of them given */
+};
+
+/* @argv[*@i] if it is one of the options: 1 (*@i at its argument), 0 if
+ * not one, -1 after a message. */
+int cli_select_option(struct cli_select *s, const char *prog, int argc,
+		      char **argv, int *i);
+/* The same for option @opt ("--pid", ...) and its argument @arg. */
+int cli_select_parse(struct cli_select *s, const char *prog, const char *opt,
+		     const char *arg);
+void cli_select_free(struct cli_select *s);
+int cli_select_threads(const struct cli_select *s);
+/* A bound is in seconds (it needs the file's TIME_CONV). */
+int cli_select_seconds(const struct cli_select *s);
+int cli_select_task(const struct cli_select *s, int have_task, uint64_t task);
+int cli_select_cpu(const struct cli_select *s, int have_cpu, uint32_t cpu);
+/* @tsc in a window (@tc: the file's conversion, for bounds in seconds). */
+int cli_select_time(const struct cli_select *s, int have_key, uint64_t tsc,
+		    const struct hwt_pd_time_conv *tc);
+
 /*
  * hwt flow on the CPUs' streams of a perf.data (merge.c): their text in
  * a temporary file, in ranges cut where the time or the thread changes,
@@ -398,15 +441,28 @@ struct cli_mark {
 	uint64_t key;		/* the time from here on (a TSC) */
 	uint64_t task;		/* the thread: pid << 32 | tid */
 	uint8_t have_key, have_task;
+	/* What follows is an error or a lost-data note (whose trace it
+	 * was is not known): shown whatever threads and times are chosen. */
+	uint8_t note;
 };
 
 struct cli_merge;
 
 struct cli_merge *cli_merge_new(void);	/* NULL after a message */
 void cli_merge_delete(struct cli_merge *m);
+/*
+ * Print only the ranges @sel chooses (NULL: all; @tc for its bounds in
+ * seconds), and (@ordered 0) the streams one after the other, each with
+ * its text where it is, a CPU stream's threads named [pid P tid T] where
+ * they change: what the decode printed, less what is not chosen.
+ */
+void cli_merge_select(struct cli_merge *m, const struct cli_select *sel,
+		      const struct hwt_pd_time_conv *tc, int ordered);
 /* Where the streams' text goes (with a cli_out). */
 FILE *cli_merge_file(const struct cli_merge *m);
-void cli_merge_stream(struct cli_merge *m, uint64_t pos, uint32_t cpu);
+/* A stream starts at @pos: CPU @cpu's if @on_cpu, else a thread's. */
+void cli_merge_stream(struct cli_merge *m, uint64_t pos, uint32_t cpu,
+		      int on_cpu);
 void cli_merge_mark(struct cli_merge *m, uint64_t pos,
 		   const struct cli_mark *c);
 void cli_merge_stream_end(struct cli_merge *m, uint64_t pos);
@@ -555,6 +611,8 @@ struct cli_flow_hook {
 	 * @cpu's. */
 	uint8_t on_cpu;
 	uint32_t cpu;
+	/* A thread's stream: its pid and tid. */
+	uint32_t pid, tid;
 	int (*sync)(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
 		    uint64_t *quiet);
 	void (*notes)(void *ctx, struct hwt_blk_decoder *dec, uint64_t base,
@@ -671,6 +729,8 @@ void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,
 /* Stream @i's cpu if it is a CPU's (perf record -a: which thread runs
  * is the sideband's), else -1. */
 int cli_pd_stream_cpu(const struct cli_pd *pd, size_t i, uint32_t *cpu);
+/* Some stream is a CPU's. */
+int cli_pd_any_cpu(const struct cli_pd *pd);
 /* CPU mode: did @pid/@tid run on @cpu (the sideband's switches)? */
 int cli_pd_ran_on(const struct cli_pd *pd, uint32_t cpu, uint32_t pid,
 		  uint32_t tid);

@@ -85,6 +85,7 @@ static char *put_sym(const struct flow *fl, struct seg *s,
 
 static inline __attribute__((always_inline)) void
 flush_block(struct flow *fl, struct seg *s);
+static void seg_note(struct flow *fl, struct seg *s, int on);
 
 static void print_error(struct flow *fl, struct seg *s,
 			struct hwt_blk_decoder *dec, uint64_t ip, int err)
@@ -93,6 +94,7 @@ static void print_error(struct flow *fl, struct seg *s,
 
 	flush_block(fl, s);
 	s->nerrors++;
+	seg_note(fl, s, 1);
 	if (hwt_blk_get_offset(dec, &pos) < 0)
 		cli_out_printf(&s->out, "[error at offset ?, ip 0x%" PRIx64
 			       ": %s]\n", ip, hwt_errstr(err));
@@ -100,6 +102,7 @@ static void print_error(struct flow *fl, struct seg *s,
 		cli_out_printf(&s->out, "[error at offset 0x%" PRIx64
 			       ", ip 0x%" PRIx64 ": %s]\n", fl->base + pos,
 			       ip, hwt_errstr(err));
+	seg_note(fl, s, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -186,11 +189,11 @@ static const char *disasm_text(struct flow *fl, struct seg *s,
 }
 
 /* The line of @insn (--disasm: its bytes, or without @img's image). */
-/* Each block's times (struct cli_blk_time): printed, or ordering the
- * lines of CPUs' streams. */
+/* Each block's times (struct cli_blk_time): printed, ordering the lines
+ * of CPUs' streams, or choosing lines (--time-range). */
 static int block_times(const struct flow *fl)
 {
-	return fl->opt->time || fl->by_time;
+	return fl->opt->time || fl->by_time || fl->opt->sel.nwin;
 }
 
 /*
@@ -201,7 +204,7 @@ static void seg_mark(struct seg *s)
 {
 	uint64_t at = cli_out_pos(&s->out);
 	struct cli_mark now = { at, s->mkey, s->task, s->have_mkey,
-				s->have_task };
+				s->have_task, s->note };
 
 	/* Printing as it goes: the output's place, the merge's now. */
 	if (s->direct) {
@@ -219,6 +222,19 @@ static void seg_mark(struct seg *s)
 		exit(1);
 	}
 	s->marks[s->nmarks++] = now;
+}
+
+/*
+ * ... where what follows is (@on), or is no longer, an error or a
+ * lost-data note: whose trace it was is not known, and lost data is
+ * never silent, so it prints whatever threads and times are chosen.
+ */
+static void seg_note(struct flow *fl, struct seg *s, int on)
+{
+	if (!fl->by_time || s->note == on)
+		return;
+	s->note = (uint8_t)on;
+	seg_mark(s);
 }
 
 /* ... where the time goes on to @tsc (it never goes back). */
@@ -650,12 +666,6 @@ static void sync_hook(struct flow *fl, struct seg *s,
 {
 	int due;
 
-	if (!fl->hook)
-		return;
-	if (!s->synced) {
-		s->synced = 1;
-		s->first_sync = s->out.len;
-	}
 	/*
 	 * --blocks print no time: a canonical block has the time of the
 	 * last sync before it opened (so where a -j segment ends in it,
@@ -670,6 +680,12 @@ static void sync_hook(struct flow *fl, struct seg *s,
 			if (!s->fold.open)
 				seg_next_time(s);
 		}
+	}
+	if (!fl->hook)
+		return;
+	if (!s->synced) {
+		s->synced = 1;
+		s->first_sync = s->out.len;
 	}
 	due = cli_hook_sync(fl->hook, s->hctx, &s->quiet, dec, fl->base);
 	if (due < 0)
@@ -689,9 +705,12 @@ static void sync_hook(struct flow *fl, struct seg *s,
 	}
 	if (due && inline_notes(fl)) {
 		flush_block(fl, s);
+		seg_note(fl, s, 1);
 		fl->hook->notes(s->hctx, dec, fl->base, &s->out);
+		seg_note(fl, s, 0);
 	}
-	if (fl->hook->on_cpu)
+	/* (A thread's stream: its thread, for lines chosen by thread.) */
+	if (fl->hook->on_cpu || fl->by_time)
 		mark_task(fl, s);
 }
 

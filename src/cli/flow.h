@@ -59,6 +59,7 @@
 
 #include <hwt/flow.h>
 #include <hwt/image.h>
+#include <hwt/perfdata.h>
 
 #include "cli/calls.h"
 #include "cli/cli.h"
@@ -93,6 +94,8 @@ struct flow_options {
 	unsigned by_stream:1;		/* CPUs' streams: not merged */
 	unsigned no_sym:1;
 	unsigned events:1;		/* print events (insn, blocks) */
+	/* perf.data: the threads, CPUs and times to show (lines) */
+	struct cli_select sel;
 };
 
 #define MAP_SIZE HWT_BLK_FOLD_MAP_SIZE
@@ -190,6 +193,7 @@ struct seg {
 	struct cli_merge *direct;
 	uint64_t mkey;
 	uint8_t have_mkey;
+	uint8_t note;	/* seg_note() */
 	/* --blocks: the time of the next canonical block */
 	uint64_t next_mkey;
 	uint8_t have_next_mkey;
@@ -216,6 +220,10 @@ struct flow {
 	/* perf.data input (perfdata_input.c): NULL for a raw trace */
 	const struct cli_flow_hook *hook;
 	struct totals *all;		/* of all streams */
+	size_t skipped;			/* streams not chosen (@opt->sel) */
+	/* perf.data: perf's time from the TSC, if the file says how */
+	struct hwt_pd_time_conv tc;
+	uint8_t have_tc;
 };
 
 struct totals {
@@ -245,13 +253,14 @@ struct span {
 };
 
 /*
- * The times printed, or the perf.data hook's, which applies sideband
- * records by time: a segment must start with the time state one decoder
- * would have there (see hwt_evt_time_warm()).
+ * The times printed or choosing lines (--time-range), or the perf.data
+ * hook's, which applies sideband records by time: a segment must start
+ * with the time state one decoder would have there (see
+ * hwt_evt_time_warm()).
  */
 static inline int time_matters(const struct flow *fl)
 {
-	return fl->opt->time || fl->hook;
+	return fl->opt->time || fl->opt->sel.nwin || fl->hook;
 }
 
 static inline int use_fold(const struct flow *fl)

@@ -240,6 +240,17 @@ static const char common_help[] =
 	"                                --no-cyc (a perf.data says so itself)\n"
 	"  --filter:addrN_cfg/_a/_b V    IP filter configuration, as for ptxed\n";
 
+/* flow's and calls' lines: which to show (select.c). */
+static const char select_help[] =
+	"choose (as perf script's --pid, --tid, --cpu, --time):\n"
+	"  --pid LIST, --tid LIST        the lines of these threads (1,2)\n"
+	"  -C LIST                       of these CPUs' streams (0,2-3)\n"
+	"  --time-range \"START,END ...\"  of these times: perf's seconds\n"
+	"                                (as perf script, hwt sideband) or\n"
+	"                                0xTSC (as --time); an end left out\n"
+	"                                is open. Errors and lost-data notes\n"
+	"                                print whatever is chosen.\n";
+
 void help_flow(void)
 {
 	printf("usage: hwt flow [--insn|--blocks|--branches|--stat] [options] "
@@ -261,7 +272,7 @@ void help_flow(void)
 	       "                  one after the other, not in time order\n"
 	       "  -j N            decode on N threads (same output)\n"
 	       "  -v              say how -j cut the trace (stderr)\n"
-	       "\n%s\n"
+	       "\n%s%s\n"
 	       "A perf.data of several CPUs' streams prints in time order\n"
 	       "(as perf script): the streams' headers, then the runs of\n"
 	       "lines of each CPU's threads by their time (equal times by\n"
@@ -275,8 +286,11 @@ void help_flow(void)
 	       "--time an instruction has the time after the trace up to it\n"
 	       "(a branch's own TNT bit or TIP included). A branch whose\n"
 	       "target is only known after a PSB is resolved at the PSB's IP,\n"
-	       "in all modes.\n",
-	       common_help);
+	       "in all modes. Lines chosen: a stream none of whose can be\n"
+	       "(another thread's or CPU's) is not decoded; --by-stream\n"
+	       "prints the streams one after the other, each thread's\n"
+	       "lines after [pid P tid T] where it changes.\n",
+	       common_help, select_help);
 }
 
 void help_calls(void)
@@ -320,7 +334,11 @@ void help_calls(void)
 	       "  --clock insn|time  --timeline's clock: instructions (one a\n"
 	       "                  nanosecond, default), or the TSC (perf's\n"
 	       "                  time, as fine as the trace's timing)\n"
-	       "\n%s\n", common_help);
+	       "\n%s%s"
+	       "Lines not chosen keep their numbers and instructions (and\n"
+	       "depths: every thread is decoded); --folded keeps a chosen\n"
+	       "thread's callers from outside the times chosen.\n",
+	       common_help, select_help);
 }
 
 void help_coverage(void)
@@ -363,7 +381,7 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 	const char *prog = argv[0];
 	struct hwt_qry_config *q = &opt->config.qry;
 	uint64_t v;
-	int nimages = 0;
+	int nimages = 0, r;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -498,6 +516,11 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 			else
 				goto unknown;
 			i++;
+		} else if (opt->mode != MODE_COVERAGE &&
+			   (r = cli_select_option(&opt->sel, prog, argc, argv,
+						  &i)) != 0) {
+			if (r < 0)
+				return -1;
 		} else {
 unknown:
 			fprintf(stderr, "%s: unknown option: %s (see 'hwt help "
@@ -518,6 +541,12 @@ unknown:
 	}
 	if (opt->folded && opt->timeline) {
 		fprintf(stderr, "%s: --folded or --timeline, not both.\n",
+			prog);
+		return -1;
+	}
+	if (opt->sel.set && opt->mode == MODE_STAT) {
+		fprintf(stderr, "%s: --pid, --tid, -C and --time-range choose "
+			"lines: not with --stat (counts are the trace's).\n",
 			prog);
 		return -1;
 	}
@@ -587,6 +616,34 @@ static int parse_args(int argc, char **argv, struct flow_options *opt,
 	return ret;
 }
 
+/* What the lines chosen (--pid, ...) need of the trace: 0, or -1 after a
+ * message. */
+static int check_select(const struct flow_options *opt, struct cli_pd *pd)
+{
+	const struct cli_select *s = &opt->sel;
+	struct hwt_pd_time_conv tc;
+	const char *why = NULL;
+
+	if (!s->set)
+		return 0;
+	if (!pd && (cli_select_threads(s) || s->ncpus))
+		why = "--pid, --tid and -C choose among a perf.data's "
+		      "threads and CPUs; this is a raw trace";
+	else if (pd && s->ncpus && !cli_pd_any_cpu(pd))
+		why = "-C: its streams are threads' (perf record "
+		      "--per-thread), not CPUs'";
+	else if (pd && s->nwin && !cli_pd_has_time(pd))
+		why = "--time-range: its trace has no time (no TSC)";
+	else if (cli_select_seconds(s) &&
+		 (!pd || cli_pd_time_conv(pd, &tc) < 0))
+		why = "--time-range: seconds are perf's time, which needs a "
+		      "perf.data's TIME_CONV; give TSC values (0x...)";
+	if (!why)
+		return 0;
+	fprintf(stderr, "%s: %s: %s.\n", opt->prog, opt->trace, why);
+	return -1;
+}
+
 /* All @pd's streams are CPUs'. */
 static int on_cpus(struct cli_pd *pd)
 {
@@ -630,20 +687,34 @@ static int order_cpus(struct cli_pd *pd, const struct flow_options *opt)
  * in time order. Returns the exit code.
  */
 static int flow_by_time(struct flow *fl, struct cli_pd *pd, struct totals *t,
-			struct cli_out *out)
+			struct cli_out *out, int ordered)
 {
+	struct hwt_pd_time_conv tc;
+	int have_tc = pd && cli_pd_time_conv(pd, &tc) == 0;
 	struct cli_out text;
-	int ret = 1;
+	int ret = 1, got;
 
-	fl->all = t;
+	fl->all = pd ? t : NULL;
 	fl->by_time = cli_merge_new();
 	if (!fl->by_time)
 		return 1;
+	cli_merge_select(fl->by_time, &fl->opt->sel, have_tc ? &tc : NULL,
+			 ordered);
 	if (cli_out_init(&text, cli_merge_file(fl->by_time)) < 0) {
 		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
 		goto out;
 	}
-	if (cli_pd_flow(pd, fl, &text) == 0) {
+	if (pd) {
+		got = cli_pd_flow(pd, fl, &text);
+	} else {
+		/* A raw trace: one stream, chosen by its time. */
+		struct span whole = { 1, 0, 0, fl->size, NULL };
+
+		cli_merge_stream(fl->by_time, cli_out_pos(&text), 0, 0);
+		got = flow_run(fl, &whole, t, &text) < 0 ? -1 : 0;
+		cli_merge_stream_end(fl->by_time, cli_out_pos(&text));
+	}
+	if (got == 0) {
 		cli_out_flush(&text);
 		if (text.failed)
 			fprintf(stderr, "%s: cannot write the temporary file: "
@@ -716,6 +787,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	if (ret) {
 		hwt_image_delete(fl.image);
 		free(opt.traces);
+		cli_select_free(&opt.sel);
 		return ret > 0 ? 0 : 1;
 	}
 	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_BRANCHES ||
@@ -731,6 +803,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		if (cli_pd_open_files(&pd, opt.trace, prog, &opt.files) < 0) {
 			hwt_image_delete(fl.image);
 			free(opt.traces);
+			cli_select_free(&opt.sel);
 			return 1;
 		}
 		cli_pd_qry_config(pd, &opt.config.qry);
@@ -742,13 +815,17 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	opt.config.qry.errata = errata;
 	opt.config.qry.time.errata = errata;
 
-	if (!pd && opt.ntraces < 2 &&
-	    cli_input_open(&in, opt.trace, prog) < 0) {
+	if (check_select(&opt, pd) < 0 ||
+	    (!pd && opt.ntraces < 2 &&
+	     cli_input_open(&in, opt.trace, prog) < 0)) {
+		cli_pd_close(pd);
 		hwt_image_delete(fl.image);
 		free(opt.traces);
+		cli_select_free(&opt.sel);
 		return 1;
 	}
 	fl.opt = &opt;
+	fl.have_tc = pd && cli_pd_time_conv(pd, &fl.tc) == 0;
 	fl.trace = in.data;
 	fl.size = in.size;
 	ret = 1;
@@ -802,7 +879,9 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		goto out;
 	}
 	if (pd && order_cpus(pd, &opt)) {
-		ret = flow_by_time(&fl, pd, &t, &out);
+		ret = flow_by_time(&fl, pd, &t, &out, 1);
+	} else if (opt.sel.set && opt.mode != MODE_CALLS) {
+		ret = flow_by_time(&fl, pd, &t, &out, 0);
 	} else if (pd) {
 		fl.all = &t;
 		fl.merge = merge_cpus(pd, &opt) ? calls_merge_new() : NULL;
@@ -823,7 +902,8 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		    flow_finish(&fl, &t, &out) == 0)
 			ret = 0;
 	}
-	if (flow_not_a_trace(&t, prog, opt.trace))
+	/* (Streams not chosen are not decoded.) */
+	if (!fl.skipped && flow_not_a_trace(&t, prog, opt.trace))
 		ret = 1;
 	if (!ret && fl.tree)
 		ret = print_folded(fl.tree) < 0;
@@ -850,6 +930,7 @@ out:
 	cli_input_close(&in);
 	cli_pd_close(pd);
 	free(opt.traces);
+	cli_select_free(&opt.sel);
 	return ret;
 }
 

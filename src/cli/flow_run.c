@@ -167,6 +167,17 @@ static void give_marks(struct flow *fl, struct seg *s, size_t *i, size_t to,
 			       &s->marks[*i]);
 }
 
+/* ... where lost-data notes (@on) print from here, or no longer: whose
+ * trace it was is not known (seg_note()). */
+static void merge_note(struct flow *fl, struct cli_out *out, int on)
+{
+	struct cli_mark note = { 0 };
+
+	note.note = (uint8_t)on;
+	if (fl->by_time)
+		cli_merge_mark(fl->by_time, cli_out_pos(out), &note);
+}
+
 /* Fold a finished segment into the totals, print its output. */
 int flow_consume(struct flow *fl, struct seg *s, struct totals *t,
 		 struct cli_out *out)
@@ -190,8 +201,10 @@ int flow_consume(struct flow *fl, struct seg *s, struct totals *t,
 
 		give_marks(fl, s, &mi, at, cli_out_pos(out));
 		write_out(out, s, 0, at, skip);
+		merge_note(fl, out, 1);
 		fl->hook->seg_join(fl->hook->ctx, &s->notes,
 				   inline_notes(fl) ? out : NULL);
+		merge_note(fl, out, 0);
 		give_marks(fl, s, &mi, SIZE_MAX, cli_out_pos(out) - at);
 		write_out(out, s, at, s->out.len, skip);
 	} else {
@@ -650,6 +663,8 @@ int flow_totals_init(const struct flow *fl, struct totals *t,
 					  fl->opt->time);
 		if (!t->calls)
 			goto oom;
+		calls_hist_select(t->calls, &fl->opt->sel,
+				  fl->have_tc ? &fl->tc : NULL);
 	}
 	if (t->calls && fl->tree)
 		calls_hist_fold_into(t->calls, fl->tree);
@@ -748,6 +763,21 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 	return more < 0 ? -1 : 0;
 }
 
+/* A stream whose lines may be chosen (flow_options' @sel). */
+static int stream_chosen(const struct cli_select *sel,
+			 const struct cli_flow_hook *hook)
+{
+	if (!sel->set)
+		return 1;
+	if (hook->on_cpu)
+		return cli_select_cpu(sel, 1, hook->cpu);
+	/* (A process the sideband does not name: its lines say.) */
+	if (hook->pid == UINT32_MAX && sel->npids)
+		return !sel->ncpus;
+	return !sel->ncpus &&
+	       cli_select_task(sel, 1, (uint64_t)hook->pid << 32 | hook->tid);
+}
+
 int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 		    struct hwt_image *image, const struct cli_flow_hook *hook,
 		    struct cli_out *out)
@@ -758,6 +788,13 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 	struct totals t;
 	int ret = -1;
 
+	/* Lines of threads or CPUs not chosen: the stream is not decoded
+	 * (its header printed, its lost data its thread's or CPU's). */
+	if ((fl->by_time || (o.mode == MODE_CALLS && !fl->merge)) &&
+	    !stream_chosen(&o.sel, hook)) {
+		fl->skipped++;
+		return 0;
+	}
 	/* The bitmap of all streams is written once, at the end. */
 	o.bitmap_out = NULL;
 	memset(&t, 0, sizeof(t));
@@ -767,11 +804,14 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 	if (flow_totals_init(fl, &t, out) < 0)
 		goto out;
 	if (fl->by_time)
-		cli_merge_stream(fl->by_time, cli_out_pos(out), hook->cpu);
+		cli_merge_stream(fl->by_time, cli_out_pos(out), hook->cpu,
+				 hook->on_cpu);
 	if (run_pieces(fl, trace, &t, out) == 0) {
+		merge_note(fl, out, 1);
 		if (o.mode != MODE_STAT)
 			hook->notes(hook->ctx, NULL, 0,
 				    t.calls ? calls_hist_text(t.calls) : out);
+		merge_note(fl, out, 0);
 		if (flow_finish(fl, &t, out) == 0)
 			ret = 0;
 		if (o.mode == MODE_STAT)

@@ -29,7 +29,8 @@
 void help_last(void)
 {
 	printf(
-"usage: hwt last [-n N] [--depth N] [--no-lines] [--time] FILE\n"
+"usage: hwt last [-n N] [--depth N] [--no-lines] [--time] [--pid LIST]\n"
+"                [--tid LIST] [-C LIST] FILE\n"
 "\n"
 "How each thread of the perf.data FILE got to where its trace ends: how\n"
 "its process ended (exit code, or the signal that killed it and the\n"
@@ -43,6 +44,8 @@ void help_last(void)
 "  --depth N   call stack frames to show (default 64)\n"
 "  --no-lines  no source lines\n"
 "  --time      each branch's time (the TSC, as hwt flow --time shows it)\n"
+"  --pid LIST, --tid LIST   only the traces that end in these threads\n"
+"  -C LIST     only these CPUs' traces (0,2-3)\n"
 "\n"
 "A CPU's trace (perf record -a) shows the call stack of the thread that\n"
 "ran last on it and the last branches of all that ran, each thread's\n"
@@ -55,6 +58,8 @@ struct last_opts {
 	size_t n, depth;
 	int lines, time;
 	const char *file;
+	/* --pid, --tid, -C: the streams shown (their end's thread, CPU) */
+	struct cli_select sel;
 };
 
 /* Where a stream ends: its last TSC packet, the thread it ends in. */
@@ -87,6 +92,7 @@ struct last_ctx {
 	struct kept *kept;
 	size_t nkept, cap_kept;
 	struct hwt_an_frame *stack;	/* call_stack()'s */
+	size_t shown;			/* streams printed */
 };
 
 static const char *kind_name(uint8_t kind)
@@ -487,6 +493,19 @@ static int last_sync(void *ctx, struct hwt_blk_decoder *dec,
  * does): memory is one piece, whatever the size of the stream; the call
  * stack and the last branches carry from piece to piece.
  */
+/* Stream @i is one the options choose: its CPU, the thread it ends in. */
+static int chosen(const struct last_ctx *c, size_t i)
+{
+	const struct cli_select *s = &c->o->sel;
+	const struct stream_end *e = &c->ends[i];
+	uint32_t cpu = 0;
+	int on_cpu = cli_pd_stream_cpu(c->pd, i, &cpu) >= 0;
+
+	return cli_select_cpu(s, on_cpu, cpu) &&
+	       cli_select_task(s, e->have_task,
+			       (uint64_t)e->pid << 32 | e->tid);
+}
+
 static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	       struct hwt_image *image, const struct cli_flow_hook *hook)
 {
@@ -503,6 +522,9 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	int took, more, ret = 0;
 
 	(void)image;	/* hook->image(), as the process changes */
+	/* (The first pass keeps every stream's runs of the threads.) */
+	if (!c->collect && !chosen(c, i))
+		return 0;
 	l = hwt_an_last_new(&lc);
 	if (!l) {
 		fprintf(stderr, "hwt last: out of memory\n");
@@ -554,7 +576,7 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 			w.known = 1;
 		}
 		names = image_of(&nm, w.pid);
-		if (i)
+		if (c->shown++)
 			printf("\n");
 		header(c, i, &w, e, took, names, stdout);
 		/* A thread that ran on other CPUs: its stack across them. */
@@ -579,11 +601,15 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 
 static int parse(int argc, char **argv, struct last_opts *o)
 {
-	enum { OPT_DEPTH = 256, OPT_NO_LINES, OPT_TIME, OPT_HELP };
+	enum { OPT_DEPTH = 256, OPT_NO_LINES, OPT_TIME, OPT_HELP, OPT_PID,
+	       OPT_TID };
 	static const struct option long_opts[] = {
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 		{ "time", no_argument, NULL, OPT_TIME },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "cpus", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -596,8 +622,17 @@ static int parse(int argc, char **argv, struct last_opts *o)
 	o->time = 0;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":n:hC:", long_opts, NULL)) !=
+	       -1) {
 		switch (c) {
+		case OPT_PID:
+		case OPT_TID:
+		case 'C':
+			if (cli_select_parse(&o->sel, "hwt last",
+					     c == 'C' ? "-C" : c == OPT_PID ?
+					     "--pid" : "--tid", optarg) < 0)
+				return 2;
+			break;
 		case 'n':
 		case OPT_DEPTH:
 			if (cli_parse_u64(optarg, &v) || v > 1000000) {
@@ -663,19 +698,31 @@ int cmd_last(int argc, char **argv)
 	uint32_t errata = 0;
 	int ret;
 
+	memset(&o, 0, sizeof(o));
 	ret = parse(argc, argv, &o);
-	if (ret)
+	if (ret) {
+		cli_select_free(&o.sel);
 		return ret < 0 ? 0 : ret;
+	}
 	if (!cli_pd_is_perfdata(o.file)) {
 		fprintf(stderr, "hwt last: %s: not a perf.data file (hwt last "
 			"reads what hwt record or perf record write)\n",
 			o.file);
+		cli_select_free(&o.sel);
 		return 1;
 	}
 	memset(&c, 0, sizeof(c));
 	c.o = &o;
-	if (cli_pd_open(&c.pd, o.file, "hwt last") < 0)
+	if (cli_pd_open(&c.pd, o.file, "hwt last") < 0) {
+		cli_select_free(&o.sel);
 		return 1;
+	}
+	if (o.sel.ncpus && !cli_pd_any_cpu(c.pd)) {
+		fprintf(stderr, "hwt last: %s: -C: its streams are threads' "
+			"(perf record --per-thread), not CPUs'.\n", o.file);
+		ret = 1;
+		goto out;
+	}
 	hwt_blk_config_init(&c.cfg);
 	/* As hwt flow (the processor's stack is empty at a PSB): the same
 	 * returns whole or in pieces, each piece's decoder new at a PSB. */
@@ -744,5 +791,6 @@ out:
 	hwt_an_lines_delete(c.lines);
 	free(c.ends);
 	cli_pd_close(c.pd);
+	cli_select_free(&o.sel);
 	return ret;
 }

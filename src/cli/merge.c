@@ -19,16 +19,19 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include <hwt/perfdata.h>
+
 #include "cli/cli.h"
 #include "common/grow.h"
 
 struct range {
 	uint64_t pos, key, task;
-	uint8_t have_key, have_task;
+	uint8_t have_key, have_task, note;
 };
 
 struct mstream {
 	uint32_t cpu;
+	uint8_t on_cpu;
 	uint64_t body, end;	/* its text: [@body, @end) */
 	uint64_t first, n;	/* its ranges in the ranges' file */
 	uint64_t first_key;	/* of its first range with a time */
@@ -51,6 +54,11 @@ struct cli_merge {
 	struct range cur;
 	uint8_t open, in_stream;
 	int failed;
+	/* What to print (cli_merge_select()). */
+	const struct cli_select *sel;
+	const struct hwt_pd_time_conv *tc;
+	uint8_t unordered;
+	struct hwt_pd_time_conv tc_copy;
 };
 
 static void fatal_oom(void)
@@ -87,6 +95,18 @@ void cli_merge_delete(struct cli_merge *m)
 	free(m);
 }
 
+void cli_merge_select(struct cli_merge *m, const struct cli_select *sel,
+		      const struct hwt_pd_time_conv *tc, int ordered)
+{
+	m->sel = sel && sel->set ? sel : NULL;
+	m->tc = NULL;
+	if (tc) {
+		m->tc_copy = *tc;
+		m->tc = &m->tc_copy;
+	}
+	m->unordered = !ordered;
+}
+
 FILE *cli_merge_file(const struct cli_merge *m)
 {
 	return m->f;
@@ -105,7 +125,8 @@ static void put_range(struct cli_merge *m, const struct range *r)
 	m->streams[m->nstreams - 1].n++;
 }
 
-void cli_merge_stream(struct cli_merge *m, uint64_t pos, uint32_t cpu)
+void cli_merge_stream(struct cli_merge *m, uint64_t pos, uint32_t cpu,
+		      int on_cpu)
 {
 	struct mstream *s;
 
@@ -115,6 +136,7 @@ void cli_merge_stream(struct cli_merge *m, uint64_t pos, uint32_t cpu)
 	s = &m->streams[m->nstreams++];
 	memset(s, 0, sizeof(*s));
 	s->cpu = cpu;
+	s->on_cpu = (uint8_t)!!on_cpu;
 	s->body = s->end = pos;
 	s->first = m->nranges;
 	memset(&m->cur, 0, sizeof(m->cur));
@@ -142,8 +164,10 @@ void cli_merge_mark(struct cli_merge *m, uint64_t pos, const struct cli_mark *c)
 		r.key = c->key;
 		r.have_key = 1;
 	}
+	r.note = c->note;
 	if (r.have_key == m->cur.have_key && r.key == m->cur.key &&
-	    r.have_task == m->cur.have_task && r.task == m->cur.task)
+	    r.have_task == m->cur.have_task && r.task == m->cur.task &&
+	    r.note == m->cur.note)
 		return;
 	if (r.have_key && !s->have_key) {
 		s->first_key = r.key;
@@ -261,15 +285,138 @@ static int advance(struct cli_merge *m, size_t si, struct cursor *k)
 	return 1;
 }
 
+/* Is @k's range chosen (cli_merge_select())? */
+static int chosen(const struct cli_merge *m, size_t si, const struct cursor *k)
+{
+	const struct range *r = &k->r;
+
+	if (!m->sel)
+		return 1;
+	return cli_select_cpu(m->sel, m->streams[si].on_cpu,
+			      m->streams[si].cpu) &&
+	       (r->note ||
+		(cli_select_task(m->sel, r->have_task, r->task) &&
+		 cli_select_time(m->sel, r->have_key, r->key, m->tc)));
+}
+
+/* The streams one after the other, less what is not chosen. */
+static int print_in_order(struct cli_merge *m, struct cursor *k,
+			  struct window *head, uint64_t size,
+			  struct cli_out *out)
+{
+	for (size_t i = 0; i <= m->nstreams; i++) {
+		uint64_t from = i ? m->streams[i - 1].end : 0;
+		uint64_t to = i < m->nstreams ? m->streams[i].body : size;
+		uint64_t prev_task = 0;
+		uint8_t prev_have = 0;
+		int r;
+
+		if (copy_text(m->f, size, head, from, to, out) < 0)
+			return -1;
+		if (i == m->nstreams)
+			break;
+		while ((r = advance(m, i, &k[i])) > 0) {
+			const struct range *g = &k[i].r;
+
+			if (!chosen(m, i, &k[i]))
+				continue;
+			if (m->streams[i].on_cpu && g->have_task &&
+			    (!prev_have || g->task != prev_task))
+				cli_out_printf(out, "[pid %" PRIu32 " tid %"
+					       PRIu32 "]\n",
+					       (uint32_t)(g->task >> 32),
+					       (uint32_t)g->task);
+			if (g->have_task) {
+				prev_task = g->task;
+				prev_have = 1;
+			}
+			if (copy_text(m->f, size, &k[i].text, g->pos,
+				      k[i].r_end, out) < 0)
+				return -1;
+		}
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The streams' ranges in time order (see above). */
+static int print_ordered(struct cli_merge *m, struct cursor *k,
+			 struct window *head, uint64_t size,
+			 struct cli_out *out)
+{
+	size_t prev = SIZE_MAX;
+	uint64_t prev_task = 0;
+	uint8_t prev_have = 0;
+	int timed = 1;
+
+	/* The streams' headers first, as they came: the text before each
+	 * stream's and after the last. */
+	for (size_t i = 0; i <= m->nstreams; i++) {
+		uint64_t from = i ? m->streams[i - 1].end : 0;
+		uint64_t to = i < m->nstreams ? m->streams[i].body : size;
+
+		if (copy_text(m->f, size, head, from, to, out) < 0)
+			return -1;
+	}
+	/* A stream with text but no time: nothing to order them by. */
+	for (size_t i = 0; i < m->nstreams; i++)
+		if (!m->streams[i].have_key &&
+		    m->streams[i].end > m->streams[i].body)
+			timed = 0;
+	cli_out_printf(out, timed ? "# all streams in time order\n" :
+		       "# all streams, one after the other (a stream has no "
+		       "time to order them by)\n");
+	for (size_t i = 0; i < m->nstreams; i++)
+		if (advance(m, i, &k[i]) < 0)
+			return -1;
+	for (;;) {
+		size_t best = SIZE_MAX;
+		struct cursor *c;
+
+		/* The earliest; equal times by stream (a stream's own
+		 * ranges come in its order); untimed, stream by stream. */
+		for (size_t i = 0; i < m->nstreams; i++)
+			if (k[i].live &&
+			    (best == SIZE_MAX ||
+			     (timed && k[i].r.key < k[best].r.key)))
+				best = i;
+		if (best == SIZE_MAX)
+			return 0;
+		c = &k[best];
+		if (!chosen(m, best, c)) {
+			if (advance(m, best, c) < 0)
+				return -1;
+			continue;
+		}
+		if (best != prev || c->r.have_task != prev_have ||
+		    c->r.task != prev_task) {
+			if (c->r.have_task)
+				cli_out_printf(out, "[pid %" PRIu32 " tid %"
+					       PRIu32 " cpu %" PRIu32 "]\n",
+					       (uint32_t)(c->r.task >> 32),
+					       (uint32_t)c->r.task,
+					       m->streams[best].cpu);
+			else
+				cli_out_printf(out, "[cpu %" PRIu32 "]\n",
+					       m->streams[best].cpu);
+		}
+		prev = best;
+		prev_task = c->r.task;
+		prev_have = c->r.have_task;
+		if (copy_text(m->f, size, &c->text, c->r.pos, c->r_end, out) <
+			    0 ||
+		    advance(m, best, c) < 0)
+			return -1;
+	}
+}
+
 int cli_merge_print(struct cli_merge *m, struct cli_out *out)
 {
 	struct cursor *k = NULL;
 	struct window head = { 0 };
 	uint64_t size;
-	size_t prev = SIZE_MAX;
-	uint64_t prev_task = 0;
-	uint8_t prev_have = 0;
-	int timed = 1, ret = -1;
+	int ret = -1;
 
 	if (m->nbuf && fwrite(m->buf, sizeof(m->buf[0]), m->nbuf, m->rf) !=
 			       m->nbuf)
@@ -296,61 +443,8 @@ int cli_merge_print(struct cli_merge *m, struct cli_out *out)
 		if (!k[i].text.buf || !k[i].ranges.buf)
 			goto oom;
 	}
-	/* The streams' headers first, as they came: the text before each
-	 * stream's and after the last. */
-	for (size_t i = 0; i <= m->nstreams; i++) {
-		uint64_t from = i ? m->streams[i - 1].end : 0;
-		uint64_t to = i < m->nstreams ? m->streams[i].body : size;
-
-		if (copy_text(m->f, size, &head, from, to, out) < 0)
-			goto out;
-	}
-	/* A stream with text but no time: nothing to order them by. */
-	for (size_t i = 0; i < m->nstreams; i++)
-		if (!m->streams[i].have_key &&
-		    m->streams[i].end > m->streams[i].body)
-			timed = 0;
-	cli_out_printf(out, timed ? "# all streams in time order\n" :
-		       "# all streams, one after the other (a stream has no "
-		       "time to order them by)\n");
-	for (size_t i = 0; i < m->nstreams; i++)
-		if (advance(m, i, &k[i]) < 0)
-			goto out;
-	for (;;) {
-		size_t best = SIZE_MAX;
-		struct cursor *c;
-
-		/* The earliest; equal times by stream (a stream's own
-		 * ranges come in its order); untimed, stream by stream. */
-		for (size_t i = 0; i < m->nstreams; i++)
-			if (k[i].live &&
-			    (best == SIZE_MAX ||
-			     (timed && k[i].r.key < k[best].r.key)))
-				best = i;
-		if (best == SIZE_MAX)
-			break;
-		c = &k[best];
-		if (best != prev || c->r.have_task != prev_have ||
-		    c->r.task != prev_task) {
-			if (c->r.have_task)
-				cli_out_printf(out, "[pid %" PRIu32 " tid %"
-					       PRIu32 " cpu %" PRIu32 "]\n",
-					       (uint32_t)(c->r.task >> 32),
-					       (uint32_t)c->r.task,
-					       m->streams[best].cpu);
-			else
-				cli_out_printf(out, "[cpu %" PRIu32 "]\n",
-					       m->streams[best].cpu);
-		}
-		prev = best;
-		prev_task = c->r.task;
-		prev_have = c->r.have_task;
-		if (copy_text(m->f, size, &c->text, c->r.pos, c->r_end, out) <
-			    0 ||
-		    advance(m, best, c) < 0)
-			goto out;
-	}
-	ret = 0;
+	ret = m->unordered ? print_in_order(m, k, &head, size, out) :
+			     print_ordered(m, k, &head, size, out);
 	goto out;
 oom:
 	fprintf(stderr, "hwt flow: out of memory.\n");

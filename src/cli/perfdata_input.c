@@ -1619,6 +1619,8 @@ int cli_pd_each_stream(struct cli_pd *pd, cli_pd_stream_fn fn, void *ctx)
 		hook.ctx = &d;
 		hook.on_cpu = (uint8_t)stream_on_cpu(pd, st);
 		hook.cpu = st->cpu;
+		hook.pid = st->pid;
+		hook.tid = st->tid;
 		cli_pd_stream_pieces(pd, i, &trace);
 		if (fn(ctx, i, &trace, hwt_proc_view_image(d.view), &hook) < 0)
 			ret = -1;
@@ -1683,6 +1685,14 @@ int cli_pd_stream_cpu(const struct cli_pd *pd, size_t i, uint32_t *cpu)
 	if (!stream_on_cpu(pd, st))
 		return -1;
 	*cpu = st->cpu;
+	return 0;
+}
+
+int cli_pd_any_cpu(const struct cli_pd *pd)
+{
+	for (size_t i = 0; i < pd->nstreams; i++)
+		if (stream_on_cpu(pd, &pd->streams[i]))
+			return 1;
 	return 0;
 }
 

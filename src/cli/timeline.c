@@ -164,6 +164,11 @@ static struct lthread *thread_of(struct calls_timeline *tl, uint64_t task)
 	return &tl->threads[tl->n++];
 }
 
+void calls_timeline_skip(struct calls_timeline *tl, uint64_t ninsn)
+{
+	tl->insns += ninsn;
+}
+
 int calls_timeline_add(struct calls_timeline *tl, uint64_t task, int depth,
 		       int named, uint64_t key, uint64_t ninsn, int has_tsc,
 		       uint64_t tsc)

@@ -228,6 +228,44 @@ else
 			fail "hwt flow --branches -j2 cpus.data in time order: exit $?"
 		same "two CPUs in time order: flow --branches -j2 vs -j1" \
 			"$tmp/cpust.out" "$tmp/cpustj.out"
+
+		# Lines chosen as perf script chooses its samples: by
+		# thread, by CPU, by time (perf's seconds, as perf script
+		# prints them: bounds at branches' times and between), and
+		# by both; perf's in their (time, CPU) order as above.
+		perf script --itrace=b -F time --ns --force \
+			-i "$tmp/cpus.data" 2>/dev/null | tr -d ' :' |
+			sort -u >"$tmp/cpus.times"
+		t5=$(sed -n 5p "$tmp/cpus.times")
+		t20=$(sed -n 20p "$tmp/cpus.times")
+		check
+		[ -n "$t5" ] && [ -n "$t20" ] ||
+			fail "two CPUs: fewer than 20 times in perf's branches"
+		k=0
+		for sel in "--tid 1235" "-C 0" "--time $t5,$t20" \
+			"--time ${t5%??},${t20%??}" "--tid 1234 --time $t20," \
+			"-C 1 --time ,$t20"; do
+			k=$((k + 1))
+			# shellcheck disable=SC2086
+			perf script --itrace=b -F cpu,time,ip,addr --ns \
+				--force -i "$tmp/cpus.data" $sel 2>/dev/null |
+				awk '$4 == "=>" && $3 != "0" && $5 != "0" {
+					gsub(/[\[\]:]/, "")
+					print $2, $1 + 0, NR, "0x" $3, "0x" $5 }' |
+				sort -s -k1,1n -k2,2n -k3,3n |
+				awk '{ print $4, $5 }' >"$tmp/sel$k.perf"
+			# shellcheck disable=SC2086
+			run_as "sel$k" "$hwt" flow --branches \
+				${sel/--time /--time-range } "$tmp/cpus.data"
+			grep '^0x' "$tmp/sel$k.out" >"$tmp/sel$k.hwt"
+			same "two CPUs: branches chosen by $sel, hwt vs perf" \
+				"$tmp/sel$k.perf" "$tmp/sel$k.hwt"
+		done
+		check
+		[ "$(wc -l <"$tmp/sel3.hwt")" -gt 100 ] &&
+			[ "$(wc -l <"$tmp/sel3.hwt")" -lt 10000 ] ||
+			fail "two CPUs: the time window chose $(wc -l \
+				<"$tmp/sel3.hwt") branches"
 	fi
 
 	# Pipe mode, as perf writes to a pipe: from a file and from stdin.
@@ -571,6 +609,173 @@ if per_cpu "$tmp/deep3.data" && [ -s "$tmp/two.data" ]; then
 		'^\[pid 1234 tid 1235\]$'
 fi
 
+# ---- lines chosen: --pid, --tid, -C, --time-range ------------------
+
+# What is chosen is what the whole output has of those threads, CPUs and
+# times (perf script's cross-check of it is above): flow's lines in every
+# mode, in time order and --by-stream, -j2 and -j3 as -j1; all chosen
+# prints the output as it was; hwt calls keeps its numbers, depths and
+# instruction counts, --folded a chosen thread's callers; hwt last the
+# streams whose trace ends in the thread. Lost data prints whatever is
+# chosen (below, with the files that have it).
+
+# The lines (not [pid ...] ones) that follow a [pid P tid T...] line of
+# tid $2 in $1, with the files' headers.
+of_tid() {
+	awk -v t="$2" '/^\[pid /{ on = ($4 == t "]" || $4 == t); next }
+		/^#/ || on' "$1"
+}
+if per_cpu "$tmp/two.data"; then
+	for m in "--insn" "--blocks" "--branches"; do
+		run_as "sa$m" "$hwt" flow $m "$tmp/two.data"
+		run_as "sb$m" "$hwt" flow $m --tid 1235 "$tmp/two.data"
+		of_tid "$tmp/sa$m.out" 1235 >"$tmp/sa$m.want"
+		grep -v '^\[pid ' "$tmp/sb$m.out" >"$tmp/sb$m.got"
+		same "--tid 1235 ($m): tid 1235's lines" "$tmp/sa$m.want" \
+			"$tmp/sb$m.got"
+		run_as "sc$m" "$hwt" flow $m -C 0,1 "$tmp/two.data"
+		same "-C 0,1 ($m): all, as without" "$tmp/sa$m.out" \
+			"$tmp/sc$m.out"
+		run_as "sd$m" "$hwt" flow $m --by-stream "$tmp/two.data"
+		run_as "se$m" "$hwt" flow $m --by-stream -C 0-1 "$tmp/two.data"
+		same "--by-stream -C 0-1 ($m): all, as without" \
+			"$tmp/sd$m.out" "$tmp/se$m.out"
+		run_as "sf$m" "$hwt" flow $m --by-stream --tid 1234 \
+			"$tmp/two.data"
+		of_tid "$tmp/sd$m.out" 1234 >"$tmp/sd$m.want"
+		grep -v '^\[pid ' "$tmp/sf$m.out" >"$tmp/sf$m.got"
+		same "--by-stream --tid 1234 ($m): tid 1234's lines" \
+			"$tmp/sd$m.want" "$tmp/sf$m.got"
+		for sel in "--tid 1235" "-C 1" "--time-range 0x1d2c3b4a8078,0x1d2c3b4aa788"; do
+			# shellcheck disable=SC2086
+			run_as sj env HWT_SEGMENT_SIZE=256 "$hwt" flow -j2 $m \
+				$sel "$tmp/two.data"
+			# shellcheck disable=SC2086
+			run_as sk env HWT_SEGMENT_SIZE=300 "$hwt" flow -j3 $m \
+				--by-stream $sel "$tmp/two.data"
+			# shellcheck disable=SC2086
+			run_as s1 "$hwt" flow $m $sel "$tmp/two.data"
+			# shellcheck disable=SC2086
+			run_as s2 "$hwt" flow $m --by-stream $sel "$tmp/two.data"
+			same "$sel ($m): -j2 vs -j1" "$tmp/s1.out" "$tmp/sj.out"
+			same "$sel ($m) --by-stream: -j3 vs -j1" "$tmp/s2.out" \
+				"$tmp/sk.out"
+		done
+	done
+	# A TSC window: the lines of --time whose TSC is in it (the two
+	# threads' lines in the 3rd to 5th of 11 TSC packets).
+	run_as st "$hwt" flow --time --by-stream "$tmp/two.data"
+	run_as su "$hwt" flow --time --by-stream \
+		--time-range 0x1d2c3b4a8078,0x1d2c3b4aa788 "$tmp/two.data"
+	awk '/^#/ || (/^[0-9a-f]{16}  / && $1 >= "00001d2c3b4a8078" &&
+		      $1 <= "00001d2c3b4aa788")' "$tmp/st.out" >"$tmp/st.want"
+	grep -v '^\[pid ' "$tmp/su.out" >"$tmp/su.got"
+	same "--time-range 0xA,0xB: the lines of --time in it" \
+		"$tmp/st.want" "$tmp/su.got"
+	check
+	[ "$(grep -c '^0000' "$tmp/su.got")" -gt 100 ] &&
+		[ "$(grep -c '^0000' "$tmp/su.got")" -lt \
+		  "$(grep -c '^0000' "$tmp/st.out")" ] ||
+		fail "--time-range 0xA,0xB: $(grep -c '^0000' "$tmp/su.got") lines"
+	# Two windows: the lines of each.
+	run_as sv "$hwt" flow --time --by-stream --time-range \
+		"0x1d2c3b4a8078,0x1d2c3b4a8078 0x1d2c3b4aa788,0x1d2c3b4aa788" \
+		"$tmp/two.data"
+	awk '/^#/ || /^00001d2c3b4a8078  / || /^00001d2c3b4aa788  /' \
+		"$tmp/st.out" >"$tmp/sv.want"
+	grep -v '^\[pid ' "$tmp/sv.out" >"$tmp/sv.got"
+	same "--time-range: two windows" "$tmp/sv.want" "$tmp/sv.got"
+
+	# hwt calls: tid 1235's lines, numbered as in the whole history.
+	run_as ca "$hwt" calls --time "$tmp/two.data"
+	run_as cb "$hwt" calls --time --tid 1235 "$tmp/two.data"
+	of_tid "$tmp/ca.out" 1235 >"$tmp/ca.want"
+	grep -v '^\[pid ' "$tmp/cb.out" >"$tmp/cb.got"
+	same "calls --tid 1235: its lines, numbers kept" "$tmp/ca.want" \
+		"$tmp/cb.got"
+	check
+	[ "$(grep -m 1 '^[0-9]' "$tmp/cb.got" | cut -f 1)" -gt 1 ] ||
+		fail "calls --tid 1235: numbered from 1"
+	run_as cc "$hwt" calls --time --time-range \
+		0x1d2c3b4a8078,0x1d2c3b4aa788 "$tmp/two.data"
+	awk -F '\t' '/^#/ || ($4 >= "tsc 00001d2c3b4a8078" &&
+			      $4 <= "tsc 00001d2c3b4aa788")' \
+		"$tmp/ca.out" >"$tmp/cc.want"
+	grep -v '^\[pid ' "$tmp/cc.out" >"$tmp/cc.got"
+	same "calls --time-range: the lines of the window" "$tmp/cc.want" \
+		"$tmp/cc.got"
+	for sel in "--tid 1235" "--time-range 0x1d2c3b4a8078,0x1d2c3b4aa788"; do
+		for f in "" --folded --timeline; do
+			# shellcheck disable=SC2086
+			run_as c1 "$hwt" calls $f $sel "$tmp/two.data"
+			# shellcheck disable=SC2086
+			run_as c2 env HWT_SEGMENT_SIZE=256 "$hwt" calls -j2 $f \
+				$sel "$tmp/two.data"
+			same "calls $f $sel: -j2 vs -j1" "$tmp/c1.out" \
+				"$tmp/c2.out"
+		done
+	done
+	# --folded: tid 1235's stacks, without "pid P tid T;" (one thread);
+	# a window's stacks keep their callers from before it.
+	run_as cf "$hwt" calls --folded "$tmp/two.data"
+	run_as cg "$hwt" calls --folded --tid 1235 "$tmp/two.data"
+	sed -n 's/^pid 1234 tid 1235;//p' "$tmp/cf.out" >"$tmp/cf.want"
+	same "calls --folded --tid 1235: its stacks" "$tmp/cf.want" \
+		"$tmp/cg.out"
+	run_as ch "$hwt" calls --folded --time-range \
+		0x1d2c3b4a8078,0x1d2c3b4aa788 "$tmp/two.data"
+	contains "calls --folded --time-range: callers kept" "$tmp/ch.out" \
+		'^pid 1234 tid 1235;top;f3;f1_loop [0-9]+$'
+	check
+	[ "$(awk '{ n += $NF } END { print n }' "$tmp/ch.out")" -lt \
+	  "$(awk '{ n += $NF } END { print n }' "$tmp/cf.out")" ] ||
+		fail "calls --folded --time-range: not fewer instructions"
+	# --timeline: one thread's events, on the whole history's clock.
+	run_as ct "$hwt" calls --timeline "$tmp/two.data"
+	run_as cu "$hwt" calls --timeline --tid 1235 "$tmp/two.data"
+	grep '"tid":1235,"name"' "$tmp/ct.out" >"$tmp/ct.want"
+	grep '"tid":1235,"name"' "$tmp/cu.out" >"$tmp/cu.got"
+	same "calls --timeline --tid 1235: its events, same times" \
+		"$tmp/ct.want" "$tmp/cu.got"
+	check
+	! grep -q '"tid":1234,' "$tmp/cu.out" ||
+		fail "calls --timeline --tid 1235: tid 1234's events"
+
+	# hwt last: the streams that end in the thread, or of the CPU.
+	run_as la "$hwt" last "$tmp/two.data"
+	run_as lb "$hwt" last --tid 1235 "$tmp/two.data"
+	run_as lc "$hwt" last -C 0 "$tmp/two.data"
+	awk '/^$/ { n++; next } n == 1' "$tmp/la.out" >"$tmp/lb.want"
+	awk '/^$/ { n++; next } n == 0' "$tmp/la.out" >"$tmp/lc.want"
+	same "last --tid 1235: cpu 1's" "$tmp/lb.want" "$tmp/lb.out"
+	same "last -C 0: cpu 0's" "$tmp/lc.want" "$tmp/lc.out"
+fi
+
+# What cannot be chosen says why, exit 1; bad lists and windows too.
+for bad in "flow --stat --tid 1:choose lines: not with --stat" \
+	"flow --tid 1 $tmp/calls.pt:this is a raw trace" \
+	"flow --time-range 1,2 $tmp/calls.pt:give TSC values" \
+	"flow --time-range 2,1:bad argument: 2,1" \
+	"flow --time-range 1.0000000001,:bad argument" \
+	"flow --time-range 5:bad argument" \
+	"flow -C 1-x:want a list of CPUs" \
+	"flow --pid:want a list of numbers" \
+	"flow -C 0 $tmp/calls.data:streams are threads'" \
+	"last -C 0 $tmp/calls.data:streams are threads'" \
+	"last --time-range 1,2:unknown option"; do
+	args=${bad%%:*}
+	case $args in
+	*"$tmp"*) ;;
+	*) args="$args $tmp/two.data" ;;
+	esac
+	# shellcheck disable=SC2086
+	run_as sbad "$hwt" $args
+	rc=$?
+	check
+	[ $rc -ne 0 ] || fail "hwt $args: exit 0"
+	contains "hwt $args: says why" "$tmp/sbad.err" "${bad#*:}"
+done
+
 # ---- -j: a stream cut at PSBs, the segments decoded on threads -----
 
 # The loop program at 60,000 iterations (a 600 KB trace: 10 and more
@@ -713,6 +918,46 @@ for f in jcbig jcbad; do
 	same "calls --stream -j2 vs calls, indentation aside ($f.data)" \
 		"$tmp/j1.flat" "$tmp/jn.flat"
 done
+
+# Lines chosen: lost data prints whatever is chosen (whose trace it was is
+# not known), in the same places among the lines; the damaged file's
+# errors too. A thread's stream of another thread is not decoded.
+for f in jcbig jcbad; do
+	for cmd in flow calls; do
+		run_as k1 "$hwt" $cmd "$tmp/$f.data"
+		grep '^\[warning\|^\[error' "$tmp/k1.out" >"$tmp/k1.notes"
+		for sel in "--tid 4321" "--time-range 0x0,0x1"; do
+			# shellcheck disable=SC2086
+			run_as k2 "$hwt" $cmd $sel "$tmp/$f.data"
+			grep '^\[warning\|^\[error' "$tmp/k2.out" \
+				>"$tmp/k2.notes"
+			same "$cmd $sel: all notes ($f.data)" "$tmp/k1.notes" \
+				"$tmp/k2.notes"
+			# shellcheck disable=SC2086
+			run_as k3 env HWT_SEGMENT_SIZE=512 "$hwt" $cmd -j2 $sel \
+				"$tmp/$f.data"
+			same "$cmd $sel: -j2 vs -j1 ($f.data)" "$tmp/k2.out" \
+				"$tmp/k3.out"
+		done
+	done
+	run_as k1 "$hwt" flow "$tmp/$f.data"
+	run_as k4 "$hwt" flow --tid 4321 "$tmp/$f.data"
+	of_tid "$tmp/k1.out" 4321 >"$tmp/k4.want"
+	grep -v '^\[pid ' "$tmp/k4.out" >"$tmp/k4.got"
+	check
+	# (The notes print in place: between the other thread's lines too.)
+	[ "$(grep -vc '^\[warning\|^\[error' "$tmp/k4.got")" -eq \
+	  "$(grep -vc '^\[warning\|^\[error' "$tmp/k4.want")" ] ||
+		fail "flow --tid 4321: not the lines of 4321 ($f.data)"
+done
+check
+[ "$(grep -c '^\[error' "$tmp/k1.notes")" -gt 0 ] ||
+	fail "jcbad.data: no errors to keep"
+run_as k5 "$hwt" flow --tid 9 "$tmp/jbig.data"
+check
+[ "$(cat "$tmp/k5.out")" = "$(head -n 1 "$tmp/k5.out")" ] &&
+	grep -q '^# stream idx 0: pid 1234 tid 1234' "$tmp/k5.out" ||
+	fail "flow --tid 9 of tid 1234's stream: not its header alone"
 
 # ---- lost data: an AUX record that says the buffer was full ----------
 

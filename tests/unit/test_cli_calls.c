@@ -282,6 +282,136 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The streams replayed into a history that prints what @sel chooses. */
+static char *replay_chosen(struct calls_merge *m, const struct cli_select *sel)
+{
+	struct calls_hist *h = calls_hist_new(NULL, 0);
+	struct cli_out out;
+	char *text;
+
+	assert_non_null(h);
+	calls_hist_select(h, sel, NULL);
+	assert_int_equal(calls_merge_replay(m, h), 0);
+	assert_int_equal(cli_out_init(&out, NULL), 0);
+	assert_int_equal(calls_print(h, &out), 0);
+	text = strndup(out.buf, out.len);
+	assert_non_null(text);
+	free(out.buf);
+	calls_hist_delete(h);
+	calls_merge_delete(m);
+	return text;
+}
+
+/* run()'s streams, chosen by thread and by CPU: the lines keep their
+ * numbers and depths; a thread line where the one shown changes. */
+static void test_chosen(void **state)
+{
+	uint32_t tid2 = 2, cpu0 = 0;
+	struct cli_select by_tid = { 0 }, by_cpu = { 0 };
+	struct calls_merge *m;
+	struct build b;
+	char *text;
+
+	by_tid.tids = &tid2;
+	by_tid.ntids = 1;
+	by_tid.set = 1;
+	by_cpu.cpus = &cpu0;
+	by_cpu.ncpus = 1;
+	by_cpu.set = 1;
+	for (int k = 0; k < 2; k++) {
+		m = calls_merge_new();
+		assert_non_null(m);
+		b_start(&b, *state);
+		b_task(&b, 1, 1, 10);
+		b_rec(&b, "main", 0x100);
+		b_op(&b, OP_PUSH, 0x105);
+		b_rec(&b, "f", 0x300);
+		b_task(&b, 2, 1, 30);
+		b_rec(&b, "g", 0x400);
+		stream(m, 0, &b);
+		b_start(&b, *state);
+		b_task(&b, 2, 1, 20);
+		b_rec(&b, "h", 0x200);
+		b_op(&b, OP_PUSH, 0x205);
+		b_rec(&b, "k", 0x500);
+		b_task(&b, 1, 1, 40);
+		b_op(&b, OP_RETURN, 0x105);
+		b_rec(&b, "main", 0x105);
+		stream(m, 1, &b);
+		text = replay_chosen(m, k ? &by_cpu : &by_tid);
+		assert_string_equal(text, k ?
+				    "[pid 1 tid 1 cpu 0]\n"
+				    "1\tmain\tinst 1,1\n"
+				    "2\t  f\tinst 2,2\n"
+				    "[pid 2 tid 2 cpu 0]\n"
+				    "5\t  g\tinst 5,5\n" :
+				    "[pid 2 tid 2 cpu 1]\n"
+				    "3\th\tinst 3,3\n"
+				    "4\t  k\tinst 4,4\n"
+				    "[pid 2 tid 2 cpu 0]\n"
+				    "5\t  g\tinst 5,5\n");
+		free(text);
+	}
+}
+
+/*
+ * One thread: main (time 10) calls f (20), which calls g (30); the lines
+ * of times 20 to 30 (TSC bounds), printed and folded: the folded stacks
+ * keep main, which is not chosen, as their caller.
+ */
+static void test_chosen_time(void **state)
+{
+	struct cli_window w = { { 20, 1, 1 }, { 30, 1, 1 } };
+	struct cli_select sel = { 0 };
+	struct calls_tree *tree = calls_tree_new();
+	struct calls_hist *h;
+	struct cli_out out, fo;
+	struct build b;
+	static const char *const names[] = { "main", "f", "g" };
+
+	sel.win = &w;
+	sel.nwin = 1;
+	sel.set = 1;
+	assert_non_null(tree);
+	for (int fold = 0; fold < 2; fold++) {
+		h = calls_hist_new(NULL, 0);
+		assert_non_null(h);
+		calls_hist_select(h, &sel, NULL);
+		if (fold)
+			calls_hist_fold_into(h, tree);
+		b_start(&b, *state);
+		b_task(&b, 1, 1, 10);
+		for (int i = 0; i < 3; i++) {
+			if (i)
+				b_op(&b, OP_PUSH, 0x105 + (uint64_t)i);
+			b_rec(&b, names[i], 0x100 * (uint64_t)(i + 1));
+			b.c.recs[i].tsc = 10 * (uint64_t)(i + 1);
+			b.c.recs[i].has_tsc = 1;
+		}
+		take(h, &b);
+		calls_seg_free(&b.c);
+		assert_int_equal(cli_out_init(&out, NULL), 0);
+		assert_int_equal(calls_print(h, &out), 0);
+		calls_hist_delete(h);
+		if (!fold) {
+			assert_int_equal(out.len, strlen("2\t  f\tinst 2,2\n"
+							 "3\t    g\tinst 3,3\n"));
+			assert_memory_equal(out.buf, "2\t  f\tinst 2,2\n"
+						     "3\t    g\tinst 3,3\n",
+					    out.len);
+		} else {
+			assert_int_equal(out.len, 0);
+		}
+		free(out.buf);
+	}
+	assert_int_equal(cli_out_init(&fo, NULL), 0);
+	assert_int_equal(calls_tree_print_folded(tree, &fo), 0);
+	assert_int_equal(fo.len, strlen("main;f 1\nmain;f;g 1\n"));
+	assert_memory_equal(fo.buf, "main;f 1\nmain;f;g 1\n", fo.len);
+	free(fo.buf);
+	calls_tree_delete(tree);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +419,8 @@ int main(void)
 		cmocka_unit_test(test_untimed),
 		cmocka_unit_test(test_time_back),
 		cmocka_unit_test(test_text_after_task),
+		cmocka_unit_test(test_chosen),
+		cmocka_unit_test(test_chosen_time),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

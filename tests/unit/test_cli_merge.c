@@ -43,14 +43,14 @@ static void r_text(struct run *r, const char *t)
 static void r_stream(struct run *r, uint32_t cpu, const char *head)
 {
 	r_text(r, head);
-	cli_merge_stream(r->m, cli_out_pos(&r->text), cpu);
+	cli_merge_stream(r->m, cli_out_pos(&r->text), cpu, 1);
 }
 
 static void r_mark(struct run *r, int have_key, uint64_t key, int have_task,
 		   uint64_t task)
 {
 	struct cli_mark c = { 0, key, task, (uint8_t)have_key,
-			      (uint8_t)have_task };
+			      (uint8_t)have_task, 0 };
 
 	cli_merge_mark(r->m, cli_out_pos(&r->text), &c);
 }
