@@ -204,6 +204,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		same_with_jobs_v(cmd_flow, "flow", win, path);
 		same_with_jobs_v(cmd_calls, "calls", tid, path);
 		same_with_jobs_v(cmd_calls, "calls", cpu, path);
+		same_with_jobs(cmd_calls, "calls", "--perf-time", path);
+		run(cmd_flow, "flow", "--perf-time", path);
 	}
 
 	fuzz_loud();

@@ -452,6 +452,8 @@ struct printer {
 	struct cli_out *out;
 	uint64_t index, first;
 	int min, time;
+	/* --perf-time: times in perf's, with this */
+	const struct hwt_pd_time_conv *tc;
 	/* --folded, --timeline: the lines go there, only the text to
 	 * @out */
 	struct calls_tree *tree;
@@ -497,6 +499,7 @@ struct calls_hist {
 	uint8_t have_tc;
 	uint64_t shown_task;
 	uint32_t shown_cpu;
+	struct hwt_pd_time_conv tc_print;	/* calls_hist_perf_time() */
 	struct hist_rec *recs;
 	size_t n, cap, chunk;
 	struct cli_out text;
@@ -563,6 +566,13 @@ static uint8_t rec_hide(const struct calls_hist *h, const struct calls_rec *r)
 			     h->have_tc ? &h->tc : NULL))
 		return HIDE_TIME;
 	return 0;
+}
+
+void calls_hist_perf_time(struct calls_hist *h,
+			  const struct hwt_pd_time_conv *tc)
+{
+	h->tc_print = *tc;
+	h->pr.tc = &h->tc_print;
 }
 
 void calls_hist_fold_into(struct calls_hist *h, struct calls_tree *t)
@@ -1007,7 +1017,15 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 		*p++ = ',';
 		p = cli_put_dec(p, pr->first + r->ninsn);
 		pr->first += r->ninsn;
-		if (pr->time && r->has_tsc) {
+		if (pr->time && pr->tc) {
+			p = cli_put_str(p, "\ttime ");
+			if (r->has_tsc)
+				p = cli_put_perf_time(
+					p, hwt_pd_tsc_to_perf_time(pr->tc,
+								   r->tsc));
+			else
+				*p++ = '?';
+		} else if (pr->time && r->has_tsc) {
 			p = cli_put_str(p, "\ttsc ");
 			p = cli_put_hex16(p, r->tsc);
 		} else if (pr->time) {
@@ -1022,8 +1040,8 @@ static void print_recs(struct printer *pr, const struct hist_rec *recs,
 
 int calls_print(struct calls_hist *h, struct cli_out *out)
 {
-	struct printer pr = { out, 0, 0, h->min, h->pr.time, h->tree,
-			      h->timeline };
+	struct printer pr = { out, 0, 0, h->min, h->pr.time, h->pr.tc,
+			      h->tree, h->timeline };
 	struct hist_rec *recs = NULL;
 	char *text = NULL;
 	size_t rcap = 0, tcap = 0;

@@ -183,6 +183,9 @@ int calls_drain(struct calls_hist *h, struct calls_seg *c,
  */
 void calls_hist_select(struct calls_hist *h, const struct cli_select *sel,
 		       const struct hwt_pd_time_conv *tc);
+/* Times print as perf's (seconds with ns), converted with @tc. */
+void calls_hist_perf_time(struct calls_hist *h,
+			  const struct hwt_pd_time_conv *tc);
 /* Print the history (what is left of it, streamed): numbered lines, and
  * the text between. A history of calls_hist_new_log() ends its stream. */
 int calls_print(struct calls_hist *h, struct cli_out *out);

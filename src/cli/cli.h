@@ -367,6 +367,18 @@ static inline char *cli_put_dec(char *p, uint64_t v)
 	return p + n;
 }
 
+/* perf's time @ns as perf script --ns prints it: SECONDS.NNNNNNNNN. */
+static inline char *cli_put_perf_time(char *p, uint64_t ns)
+{
+	uint64_t frac = ns % 1000000000u;
+
+	p = cli_put_dec(p, ns / 1000000000u);
+	*p++ = '.';
+	for (int k = 8; k >= 0; k--, frac /= 10)
+		p[k] = (char)('0' + frac % 10);
+	return p + 9;
+}
+
 /*
  * @v in hex without leading zeros; returns the end. (A digit at a time:
  * for the 6 to 12 digits of an address, faster than cli_put_hex16()'s

@@ -269,10 +269,14 @@ static void insn_line(struct flow *fl, struct seg *s,
 	p = cli_out_reserve(&s->out, LINE_MAX_LEN);
 
 	if (opt->time) {
-		if (have_time)
+		if (have_time && opt->perf_time)
+			p = cli_put_perf_time(p, hwt_pd_tsc_to_perf_time(&fl->tc,
+									 tsc));
+		else if (have_time)
 			p = cli_put_hex16(p, tsc);
 		else
-			p = cli_put_str(p, "????????????????");
+			p = cli_put_str(p, opt->perf_time ? "?" :
+					   "????????????????");
 		*p++ = ' ';
 		*p++ = ' ';
 	}

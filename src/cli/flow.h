@@ -87,6 +87,7 @@ struct flow_options {
 	int verbose;		/* -v: how -j cut the trace, on stderr */
 	unsigned disasm:1;
 	unsigned time:1;
+	unsigned perf_time:1;		/* --time as perf's (TIME_CONV) */
 	unsigned stream:1;		/* calls: print as it goes */
 	unsigned folded:1;		/* calls: folded stacks */
 	unsigned timeline:1;		/* calls: a trace-event JSON */

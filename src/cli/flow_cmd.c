@@ -266,6 +266,8 @@ void help_flow(void)
 	       "  --stat          counts only\n"
 	       "  --disasm        disassemble (Zydis, Intel syntax)\n"
 	       "  --time          print the estimated TSC per block\n"
+	       "  --perf-time     ... as perf's time (perf.data): seconds\n"
+	       "                  with ns, as perf script --ns prints it\n"
 	       "  --no-sym        no symbol lookup\n"
 	       "  --no-events     do not print events ([enabled], ...)\n"
 	       "  --by-stream     several CPUs' streams (perf record -a):\n"
@@ -314,6 +316,8 @@ void help_calls(void)
 	       "they happened. Lines are held to the end, beyond 64 Ki in a\n"
 	       "file under $TMPDIR. -j N prints what -j1 prints.\n"
 	       "  --time          the TSC at the segment's start\n"
+	       "  --perf-time     ... as perf's time (perf.data): seconds\n"
+	       "                  with ns, as perf script --ns prints it\n"
 	       "  --stream        print the lines as they come, indented\n"
 	       "                  from the first line's level (a return\n"
 	       "                  above it stays at 0, as in perf script's\n"
@@ -417,6 +421,9 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 			opt->disasm = 1;
 		} else if (!strcmp(a, "--time")) {
 			opt->time = 1;
+		} else if (!strcmp(a, "--perf-time")) {
+			opt->time = 1;
+			opt->perf_time = 1;
 		} else if (opt->mode == MODE_CALLS &&
 			   !strcmp(a, "--stream")) {
 			opt->stream = 1;
@@ -644,6 +651,18 @@ static int check_select(const struct flow_options *opt, struct cli_pd *pd)
 	return -1;
 }
 
+/* --perf-time needs the file's TIME_CONV: 0, or -1 after a message. */
+static int check_perf_time(const struct flow_options *opt, struct cli_pd *pd)
+{
+	struct hwt_pd_time_conv tc;
+
+	if (!opt->perf_time || (pd && cli_pd_time_conv(pd, &tc) == 0))
+		return 0;
+	fprintf(stderr, "%s: %s: --perf-time: perf's time needs a perf.data's "
+		"TIME_CONV; --time prints the TSC.\n", opt->prog, opt->trace);
+	return -1;
+}
+
 /* All @pd's streams are CPUs'. */
 static int on_cpus(struct cli_pd *pd)
 {
@@ -815,9 +834,10 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	opt.config.qry.errata = errata;
 	opt.config.qry.time.errata = errata;
 
-	if (check_select(&opt, pd) < 0 ||
-	    (!pd && opt.ntraces < 2 &&
-	     cli_input_open(&in, opt.trace, prog) < 0)) {
+	if ((!pd && opt.ntraces < 2 &&
+	     cli_input_open(&in, opt.trace, prog) < 0) ||
+	    check_select(&opt, pd) < 0 || check_perf_time(&opt, pd) < 0) {
+		cli_input_close(&in);
 		cli_pd_close(pd);
 		hwt_image_delete(fl.image);
 		free(opt.traces);

@@ -665,6 +665,8 @@ int flow_totals_init(const struct flow *fl, struct totals *t,
 			goto oom;
 		calls_hist_select(t->calls, &fl->opt->sel,
 				  fl->have_tc ? &fl->tc : NULL);
+		if (fl->opt->perf_time)
+			calls_hist_perf_time(t->calls, &fl->tc);
 	}
 	if (t->calls && fl->tree)
 		calls_hist_fold_into(t->calls, fl->tree);

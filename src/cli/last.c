@@ -29,7 +29,7 @@
 void help_last(void)
 {
 	printf(
-"usage: hwt last [-n N] [--depth N] [--no-lines] [--time] [--pid LIST]\n"
+"usage: hwt last [-n N] [--depth N] [--no-lines] [--[perf-]time] [--pid LIST]\n"
 "                [--tid LIST] [-C LIST] FILE\n"
 "\n"
 "How each thread of the perf.data FILE got to where its trace ends: how\n"
@@ -44,6 +44,7 @@ void help_last(void)
 "  --depth N   call stack frames to show (default 64)\n"
 "  --no-lines  no source lines\n"
 "  --time      each branch's time (the TSC, as hwt flow --time shows it)\n"
+"  --perf-time ... as perf's time (seconds with ns, as perf script --ns)\n"
 "  --pid LIST, --tid LIST   only the traces that end in these threads\n"
 "  -C LIST     only these CPUs' traces (0,2-3)\n"
 "\n"
@@ -56,7 +57,7 @@ void help_last(void)
 
 struct last_opts {
 	size_t n, depth;
-	int lines, time;
+	int lines, time, perf_time;
 	const char *file;
 	/* --pid, --tid, -C: the streams shown (their end's thread, CPU) */
 	struct cli_select sel;
@@ -93,6 +94,7 @@ struct last_ctx {
 	size_t nkept, cap_kept;
 	struct hwt_an_frame *stack;	/* call_stack()'s */
 	size_t shown;			/* streams printed */
+	struct hwt_pd_time_conv tc;	/* --perf-time */
 };
 
 static const char *kind_name(uint8_t kind)
@@ -338,10 +340,17 @@ static void print_branches(struct last_ctx *c, struct hwt_an_last *l,
 				b[i].pid, b[i].tid, comm ? comm : "?");
 		}
 		image = image_of(nm, b[i].pid);
-		if (c->o->time && b[i].have_tsc)
+		if (c->o->perf_time && b[i].have_tsc) {
+			char t[32];
+
+			*cli_put_perf_time(t, hwt_pd_tsc_to_perf_time(
+						      &c->tc, b[i].tsc)) = 0;
+			fprintf(f, "  %s", t);
+		} else if (c->o->time && b[i].have_tsc) {
 			fprintf(f, "  %016" PRIx64, b[i].tsc);
-		else if (c->o->time)
+		} else if (c->o->time) {
 			fprintf(f, "  %16s", "-");
+		}
 		if (b[i].kind == HWT_AN_LOST) {
 			fprintf(f, "  [trace lost at 0x%" PRIx64 ": %s]\n",
 				b[i].from, hwt_errstr(b[i].error));
@@ -602,11 +611,12 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 static int parse(int argc, char **argv, struct last_opts *o)
 {
 	enum { OPT_DEPTH = 256, OPT_NO_LINES, OPT_TIME, OPT_HELP, OPT_PID,
-	       OPT_TID };
+	       OPT_TID, OPT_PERF_TIME };
 	static const struct option long_opts[] = {
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 		{ "time", no_argument, NULL, OPT_TIME },
+		{ "perf-time", no_argument, NULL, OPT_PERF_TIME },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "cpus", required_argument, NULL, 'C' },
@@ -651,6 +661,10 @@ static int parse(int argc, char **argv, struct last_opts *o)
 			break;
 		case OPT_TIME:
 			o->time = 1;
+			break;
+		case OPT_PERF_TIME:
+			o->time = 1;
+			o->perf_time = 1;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -716,6 +730,12 @@ int cmd_last(int argc, char **argv)
 	if (cli_pd_open(&c.pd, o.file, "hwt last") < 0) {
 		cli_select_free(&o.sel);
 		return 1;
+	}
+	if (o.perf_time && cli_pd_time_conv(c.pd, &c.tc) < 0) {
+		fprintf(stderr, "hwt last: %s: --perf-time: the file has no "
+			"TIME_CONV; --time prints the TSC.\n", o.file);
+		ret = 1;
+		goto out;
 	}
 	if (o.sel.ncpus && !cli_pd_any_cpu(c.pd)) {
 		fprintf(stderr, "hwt last: %s: -C: its streams are threads' "

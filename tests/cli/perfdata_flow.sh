@@ -261,6 +261,13 @@ else
 			same "two CPUs: branches chosen by $sel, hwt vs perf" \
 				"$tmp/sel$k.perf" "$tmp/sel$k.hwt"
 		done
+		# --perf-time: the instruction lines' times are perf's
+		# times of its branch samples, all of them.
+		run_as pt "$hwt" flow --perf-time "$tmp/cpus.data"
+		awk '$1 ~ /^[0-9]+\.[0-9]{9}$/ { print $1 }' "$tmp/pt.out" |
+			sort -u >"$tmp/pt.hwt"
+		same "flow --perf-time: perf script's times" \
+			"$tmp/cpus.times" "$tmp/pt.hwt"
 		check
 		[ "$(wc -l <"$tmp/sel3.hwt")" -gt 100 ] &&
 			[ "$(wc -l <"$tmp/sel3.hwt")" -lt 10000 ] ||
@@ -686,6 +693,43 @@ if per_cpu "$tmp/two.data"; then
 	grep -v '^\[pid ' "$tmp/sv.out" >"$tmp/sv.got"
 	same "--time-range: two windows" "$tmp/sv.want" "$tmp/sv.got"
 
+	# --perf-time: --time's lines, each TSC as one perf time (going up
+	# with it); a window of that time in seconds chooses what the TSC's
+	# chooses.
+	run_as pa "$hwt" flow --time "$tmp/two.data"
+	run_as pb "$hwt" flow --perf-time "$tmp/two.data"
+	paste -d ' ' "$tmp/pa.out" "$tmp/pb.out" |
+		awk '$1 ~ /^[0-9a-f]{16}$/ {
+			if (!($4 ~ /^[0-9]+\.[0-9]{9}$/) || $2 != $5) bad++
+			if (($1 in t) && t[$1] != $4) bad++
+			t[$1] = $4; n++ }
+		     END { for (a in t) for (b in t)
+			if ((a < b) != (t[a] < t[b]) && a != b) bad++
+			if (!n || bad) { print n " lines, " bad " bad"; exit 1 } }' \
+		>"$tmp/pt.awk" ||
+		fail "flow --perf-time vs --time: $(cat "$tmp/pt.awk")"
+	sed 's/^[0-9a-f]\{16\}  //' "$tmp/pa.out" >"$tmp/pa.cut"
+	sed 's/^[0-9]*\.[0-9]\{9\}  //' "$tmp/pb.out" >"$tmp/pb.cut"
+	same "flow --perf-time: --time's lines" "$tmp/pa.cut" "$tmp/pb.cut"
+	for k in 2 3 7; do
+		tsc=$(awk '$1 ~ /^[0-9a-f]{16}$/ { print $1 }' "$tmp/pa.out" |
+			sort -u | sed -n "${k}p")
+		sec=$(awk -v t="$tsc" '$1 == t { print $4; exit }' \
+			<(paste -d ' ' "$tmp/pa.out" "$tmp/pb.out"))
+		run_as pc "$hwt" flow --time-range "0x$tsc,0x$tsc" \
+			"$tmp/two.data"
+		run_as pd "$hwt" flow --time-range "$sec,$sec" "$tmp/two.data"
+		same "--time-range $sec,$sec as 0x$tsc,0x$tsc" "$tmp/pc.out" \
+			"$tmp/pd.out"
+	done
+	run_as pe "$hwt" calls --perf-time "$tmp/two.data"
+	run_as pf "$hwt" calls --time "$tmp/two.data"
+	check
+	[ "$(cut -f 1-3 "$tmp/pe.out" | md5sum)" = \
+	  "$(cut -f 1-3 "$tmp/pf.out" | md5sum)" ] &&
+		grep -Eq '^[0-9]+	.*	time [0-9]+\.[0-9]{9}$' "$tmp/pe.out" ||
+		fail "calls --perf-time: not --time's lines with perf's times"
+
 	# hwt calls: tid 1235's lines, numbered as in the whole history.
 	run_as ca "$hwt" calls --time "$tmp/two.data"
 	run_as cb "$hwt" calls --time --tid 1235 "$tmp/two.data"
@@ -762,7 +806,9 @@ for bad in "flow --stat --tid 1:choose lines: not with --stat" \
 	"flow --pid:want a list of numbers" \
 	"flow -C 0 $tmp/calls.data:streams are threads'" \
 	"last -C 0 $tmp/calls.data:streams are threads'" \
-	"last --time-range 1,2:unknown option"; do
+	"last --time-range 1,2:unknown option" \
+	"flow --perf-time $tmp/calls.pt:perf's time needs" \
+	"flow --tid 1 $tmp/nonexistent.pt:nonexistent.pt"; do
 	args=${bad%%:*}
 	case $args in
 	*"$tmp"*) ;;
