@@ -436,6 +436,9 @@ int cli_select_cpu(const struct cli_select *s, int have_cpu, uint32_t cpu);
 /* @tsc in a window (@tc: the file's conversion, for bounds in seconds). */
 int cli_select_time(const struct cli_select *s, int have_key, uint64_t tsc,
 		    const struct hwt_pd_time_conv *tc);
+/* @tsc after every window's end (none open): no later time is chosen. */
+int cli_select_past(const struct cli_select *s, uint64_t tsc,
+		    const struct hwt_pd_time_conv *tc);
 
 /*
  * hwt flow on the CPUs' streams of a perf.data (merge.c): their text in

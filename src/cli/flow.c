@@ -940,6 +940,14 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 				block = batch[n - 1];
 			if (status < 0)
 				break;
+			/* Nothing from here on can be shown (its time, even a
+			 * note's, is past them all): the rest is not decoded. */
+			if (fl->stop_past && s->have_mkey &&
+			    cli_select_past(&opt->sel, s->mkey,
+					    fl->have_tc ? &fl->tc : NULL)) {
+				s->past = 1;
+				goto out;
+			}
 		}
 		if (status == -HWT_ERR_EOS)
 			break;

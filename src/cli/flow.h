@@ -195,6 +195,7 @@ struct seg {
 	uint64_t mkey;
 	uint8_t have_mkey;
 	uint8_t note;	/* seg_note() */
+	uint8_t past;	/* stopped past the times chosen (@stop_past) */
 	/* --blocks: the time of the next canonical block */
 	uint64_t next_mkey;
 	uint8_t have_next_mkey;
@@ -222,6 +223,9 @@ struct flow {
 	const struct cli_flow_hook *hook;
 	struct totals *all;		/* of all streams */
 	size_t skipped;			/* streams not chosen (@opt->sel) */
+	/* One thread, lines chosen by time: a stream's decode stops past
+	 * the last time chosen (a time never goes back). */
+	uint8_t stop_past;
 	/* perf.data: perf's time from the TSC, if the file says how */
 	struct hwt_pd_time_conv tc;
 	uint8_t have_tc;

@@ -249,7 +249,8 @@ static const char select_help[] =
 	"                                (as perf script, hwt sideband) or\n"
 	"                                0xTSC (as --time); an end left out\n"
 	"                                is open. Errors and lost-data notes\n"
-	"                                print whatever is chosen.\n";
+	"                                print whatever threads and CPUs\n"
+	"                                are chosen, in the times chosen.\n";
 
 void help_flow(void)
 {
@@ -898,6 +899,8 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		ret = run_traces(&fl, &t, &out) ? 1 : 0;
 		goto out;
 	}
+	/* (-j decodes every segment: what one thread has at the next.) */
+	fl.stop_past = opt.jobs <= 1;
 	if (pd && order_cpus(pd, &opt)) {
 		ret = flow_by_time(&fl, pd, &t, &out, 1);
 	} else if (opt.sel.set && opt.mode != MODE_CALLS) {

@@ -759,6 +759,8 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		if (s.cont)
 			s.seed = c;
 		flow_decode_segment(fl, &s, NULL, 0);
+		if (s.past)
+			break;
 	}
 	seg_give_back(fl, &s, t, out);
 	fl->base = 0;

@@ -59,6 +59,7 @@ struct cli_merge {
 	const struct hwt_pd_time_conv *tc;
 	uint8_t unordered;
 	struct hwt_pd_time_conv tc_copy;
+	uint8_t notes_hidden;	/* notes outside the times chosen */
 };
 
 static void fatal_oom(void)
@@ -285,18 +286,24 @@ static int advance(struct cli_merge *m, size_t si, struct cursor *k)
 	return 1;
 }
 
-/* Is @k's range chosen (cli_merge_select())? */
-static int chosen(const struct cli_merge *m, size_t si, const struct cursor *k)
+/*
+ * Is @k's range chosen (cli_merge_select())? Errors and lost-data notes
+ * whatever the threads (whose trace it was is not known), in the times
+ * chosen; those not, counted.
+ */
+static int chosen(struct cli_merge *m, size_t si, const struct cursor *k)
 {
 	const struct range *r = &k->r;
 
 	if (!m->sel)
 		return 1;
-	return cli_select_cpu(m->sel, m->streams[si].on_cpu,
-			      m->streams[si].cpu) &&
-	       (r->note ||
-		(cli_select_task(m->sel, r->have_task, r->task) &&
-		 cli_select_time(m->sel, r->have_key, r->key, m->tc)));
+	if (!cli_select_cpu(m->sel, m->streams[si].on_cpu, m->streams[si].cpu))
+		return 0;
+	if (!cli_select_time(m->sel, r->have_key, r->key, m->tc)) {
+		m->notes_hidden |= r->note;
+		return 0;
+	}
+	return r->note || cli_select_task(m->sel, r->have_task, r->task);
 }
 
 /* The streams one after the other, less what is not chosen. */
@@ -445,6 +452,10 @@ int cli_merge_print(struct cli_merge *m, struct cli_out *out)
 	}
 	ret = m->unordered ? print_in_order(m, k, &head, size, out) :
 			     print_ordered(m, k, &head, size, out);
+	/* (Lost data is never silent.) */
+	if (m->notes_hidden)
+		fprintf(stderr, "hwt flow: the trace has errors or lost data "
+			"outside the times chosen (not shown)\n");
 	goto out;
 oom:
 	fprintf(stderr, "hwt flow: out of memory.\n");

@@ -259,3 +259,14 @@ int cli_select_time(const struct cli_select *s, int have_key, uint64_t tsc,
 	}
 	return 0;
 }
+
+int cli_select_past(const struct cli_select *s, uint64_t tsc,
+		    const struct hwt_pd_time_conv *tc)
+{
+	if (!s->nwin)
+		return 0;
+	for (size_t i = 0; i < s->nwin; i++)
+		if (!s->win[i].to.set || cmp_bound(&s->win[i].to, tsc, tc) <= 0)
+			return 0;
+	return 1;
+}

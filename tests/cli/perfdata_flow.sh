@@ -965,14 +965,15 @@ for f in jcbig jcbad; do
 		"$tmp/j1.flat" "$tmp/jn.flat"
 done
 
-# Lines chosen: lost data prints whatever is chosen (whose trace it was is
-# not known), in the same places among the lines; the damaged file's
-# errors too. A thread's stream of another thread is not decoded.
+# Lines chosen: lost data prints whatever threads are chosen (whose trace
+# it was is not known), in the same places among the lines, and in the
+# times chosen (hwt calls: wherever); the damaged file's errors too. A
+# thread's stream of another thread is not decoded.
 for f in jcbig jcbad; do
 	for cmd in flow calls; do
 		run_as k1 "$hwt" $cmd "$tmp/$f.data"
 		grep '^\[warning\|^\[error' "$tmp/k1.out" >"$tmp/k1.notes"
-		for sel in "--tid 4321" "--time-range 0x0,0x1"; do
+		for sel in "--tid 4321" "--time-range 0x0,0xffffffffffffffff"; do
 			# shellcheck disable=SC2086
 			run_as k2 "$hwt" $cmd $sel "$tmp/$f.data"
 			grep '^\[warning\|^\[error' "$tmp/k2.out" \
@@ -999,6 +1000,24 @@ done
 check
 [ "$(grep -c '^\[error' "$tmp/k1.notes")" -gt 0 ] ||
 	fail "jcbad.data: no errors to keep"
+# Outside the times chosen: not shown, but said (lost data is never
+# silent); the decode stops past them (the rest could only be hidden),
+# which -j does not.
+run_as k6 "$hwt" flow --time-range 0x0,0x1 "$tmp/jcbig.data"
+check
+! grep -q '^\[warning' "$tmp/k6.out" &&
+	grep -q 'errors or lost data outside the times chosen' \
+		"$tmp/k6.err" ||
+	fail "flow --time-range 0x0,0x1: notes shown or not said"
+tsc=$("$hwt" flow --time "$tmp/jcbig.data" | awk '$1 ~ /^[0-9a-f]{16}$/ { print $1 }' |
+	sort -u | sed -n 40p)
+for m in --insn --blocks --branches; do
+	run_as k7 "$hwt" flow $m --time-range ",0x$tsc" "$tmp/jcbig.data"
+	run_as k8 env HWT_SEGMENT_SIZE=4096 "$hwt" flow -j2 $m \
+		--time-range ",0x$tsc" "$tmp/jcbig.data"
+	same "flow $m --time-range ,0x$tsc: stopping past it vs -j2" \
+		"$tmp/k8.out" "$tmp/k7.out"
+done
 run_as k5 "$hwt" flow --tid 9 "$tmp/jbig.data"
 check
 [ "$(cat "$tmp/k5.out")" = "$(head -n 1 "$tmp/k5.out")" ] &&
