@@ -189,11 +189,11 @@ static const char *disasm_text(struct flow *fl, struct seg *s,
 }
 
 /* The line of @insn (--disasm: its bytes, or without @img's image). */
-/* Each block's times (struct cli_blk_time): printed, ordering the lines
- * of CPUs' streams, or choosing lines (--time-range). */
+/* Each block's times (struct cli_blk_time): printed or choosing lines
+ * (@want_times), or ordering the lines of CPUs' streams. */
 static int block_times(const struct flow *fl)
 {
-	return fl->opt->time || fl->by_time || fl->opt->sel.nwin;
+	return fl->want_times || fl->by_time;
 }
 
 /*

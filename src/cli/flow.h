@@ -226,6 +226,9 @@ struct flow {
 	/* One thread, lines chosen by time: a stream's decode stops past
 	 * the last time chosen (a time never goes back). */
 	uint8_t stop_past;
+	/* Blocks' times: printed (--time) or choosing lines (--time-range);
+	 * one load a block where flow.c asks. */
+	uint8_t want_times;
 	/* perf.data: perf's time from the TSC, if the file says how */
 	struct hwt_pd_time_conv tc;
 	uint8_t have_tc;

@@ -846,6 +846,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		return 1;
 	}
 	fl.opt = &opt;
+	fl.want_times = opt.time || opt.sel.nwin;
 	fl.have_tc = pd && cli_pd_time_conv(pd, &fl.tc) == 0;
 	fl.trace = in.data;
 	fl.size = in.size;

@@ -101,14 +101,16 @@ static void stream(struct calls_merge *m, uint32_t cpu, struct build *b)
 	calls_seg_free(&b->c);
 }
 
-/* The streams' slices replayed into one history, printed; @m deleted. */
-static char *replay(struct calls_merge *m)
+/* The streams' slices replayed into one history that prints what @sel
+ * chooses (NULL: all), printed; @m deleted. */
+static char *replay_chosen(struct calls_merge *m, const struct cli_select *sel)
 {
 	struct calls_hist *h = calls_hist_new(NULL, 0);
 	struct cli_out out;
 	char *text;
 
 	assert_non_null(h);
+	calls_hist_select(h, sel, NULL);
 	assert_int_equal(calls_merge_replay(m, h), 0);
 	assert_int_equal(cli_out_init(&out, NULL), 0);
 	assert_int_equal(calls_print(h, &out), 0);
@@ -120,13 +122,19 @@ static char *replay(struct calls_merge *m)
 	return text;
 }
 
+static char *replay(struct calls_merge *m)
+{
+	return replay_chosen(m, NULL);
+}
+
 /*
  * CPU 0: thread 1 runs main, calls f (returning to 0x105); thread 2 then
  * runs g. CPU 1: thread 2 runs h, calls k (returning to 0x205); thread 1
  * then returns to 0x105 and runs main. Times (@timed): 10, 30 on CPU 0,
  * 20, 40 on CPU 1.
  */
-static char *run(struct calls_names *names, int timed)
+static struct calls_merge *run_streams(struct calls_names *names,
+					int timed)
 {
 	struct calls_merge *m = calls_merge_new();
 	struct build b;
@@ -150,7 +158,12 @@ static char *run(struct calls_names *names, int timed)
 	b_op(&b, OP_RETURN, 0x105);
 	b_rec(&b, "main", 0x105);
 	stream(m, 1, &b);
-	return replay(m);
+	return m;
+}
+
+static char *run(struct calls_names *names, int timed)
+{
+	return replay(run_streams(names, timed));
 }
 
 static void test_timed(void **state)
@@ -282,34 +295,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The streams replayed into a history that prints what @sel chooses. */
-static char *replay_chosen(struct calls_merge *m, const struct cli_select *sel)
-{
-	struct calls_hist *h = calls_hist_new(NULL, 0);
-	struct cli_out out;
-	char *text;
-
-	assert_non_null(h);
-	calls_hist_select(h, sel, NULL);
-	assert_int_equal(calls_merge_replay(m, h), 0);
-	assert_int_equal(cli_out_init(&out, NULL), 0);
-	assert_int_equal(calls_print(h, &out), 0);
-	text = strndup(out.buf, out.len);
-	assert_non_null(text);
-	free(out.buf);
-	calls_hist_delete(h);
-	calls_merge_delete(m);
-	return text;
-}
-
 /* run()'s streams, chosen by thread and by CPU: the lines keep their
  * numbers and depths; a thread line where the one shown changes. */
 static void test_chosen(void **state)
 {
 	uint32_t tid2 = 2, cpu0 = 0;
 	struct cli_select by_tid = { 0 }, by_cpu = { 0 };
-	struct calls_merge *m;
-	struct build b;
 	char *text;
 
 	by_tid.tids = &tid2;
@@ -319,26 +310,8 @@ static void test_chosen(void **state)
 	by_cpu.ncpus = 1;
 	by_cpu.set = 1;
 	for (int k = 0; k < 2; k++) {
-		m = calls_merge_new();
-		assert_non_null(m);
-		b_start(&b, *state);
-		b_task(&b, 1, 1, 10);
-		b_rec(&b, "main", 0x100);
-		b_op(&b, OP_PUSH, 0x105);
-		b_rec(&b, "f", 0x300);
-		b_task(&b, 2, 1, 30);
-		b_rec(&b, "g", 0x400);
-		stream(m, 0, &b);
-		b_start(&b, *state);
-		b_task(&b, 2, 1, 20);
-		b_rec(&b, "h", 0x200);
-		b_op(&b, OP_PUSH, 0x205);
-		b_rec(&b, "k", 0x500);
-		b_task(&b, 1, 1, 40);
-		b_op(&b, OP_RETURN, 0x105);
-		b_rec(&b, "main", 0x105);
-		stream(m, 1, &b);
-		text = replay_chosen(m, k ? &by_cpu : &by_tid);
+		text = replay_chosen(run_streams(*state, 1),
+				     k ? &by_cpu : &by_tid);
 		assert_string_equal(text, k ?
 				    "[pid 1 tid 1 cpu 0]\n"
 				    "1\tmain\tinst 1,1\n"
