@@ -4,9 +4,10 @@
  * reader (fuzz_perfdata covers that): the input is a file, and the
  * commands run on it as a user would run them, each in-process:
  *
- *   hwt info, hwt sideband, hwt dump --quiet, hwt flow --stat (sideband
- *   into the process model, streams in pieces, images from the mappings
- *   the file names, lost-data notes), hwt calls, hwt last
+ *   hwt info, hwt sideband (and with records chosen), hwt dump --quiet,
+ *   hwt flow --stat (sideband into the process model, streams in
+ *   pieces, images from the mappings the file names, lost-data notes),
+ *   hwt calls, hwt last
  *
  * None may crash, hang or leak (ASan/UBSan decide); a broken file is an
  * error message and an exit status. Output goes to /dev/null, but for
@@ -197,9 +198,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			"-C", "1", "--time-range", "13364.92104,", NULL };
 		static const char *const last[] = {
 			"-C", "0-1", "--pid", "1234", NULL };
+		static const char *const sb[] = {
+			"--tid", "1235", "--time-range", "13364.92,", NULL };
 		int fd2 = output_v(cmd_last, "last", last, path, "-n4");
 
 		close(fd2);
+		close(output_v(cmd_sideband, "sideband", sb, path,
+			       "--file-order"));
 		same_with_jobs_v(cmd_flow, "flow", tid, path);
 		same_with_jobs_v(cmd_flow, "flow", win, path);
 		same_with_jobs_v(cmd_calls, "calls", tid, path);

@@ -436,6 +436,10 @@ int cli_select_cpu(const struct cli_select *s, int have_cpu, uint32_t cpu);
 /* @tsc in a window (@tc: the file's conversion, for bounds in seconds). */
 int cli_select_time(const struct cli_select *s, int have_key, uint64_t tsc,
 		    const struct hwt_pd_time_conv *tc);
+/* Perf's time @ns in a window whose bounds are all seconds. */
+int cli_select_ns(const struct cli_select *s, int have_ns, uint64_t ns);
+/* A bound is a TSC (0x...). */
+int cli_select_tsc_bounds(const struct cli_select *s);
 /* @tsc after every window's end (none open): no later time is chosen. */
 int cli_select_past(const struct cli_select *s, uint64_t tsc,
 		    const struct hwt_pd_time_conv *tc);

@@ -270,3 +270,28 @@ int cli_select_past(const struct cli_select *s, uint64_t tsc,
 			return 0;
 	return 1;
 }
+
+int cli_select_ns(const struct cli_select *s, int have_ns, uint64_t ns)
+{
+	if (!s->nwin)
+		return 1;
+	if (!have_ns)
+		return 0;
+	for (size_t i = 0; i < s->nwin; i++) {
+		const struct cli_window *w = &s->win[i];
+
+		if ((!w->from.set || ns >= w->from.v) &&
+		    (!w->to.set || ns <= w->to.v))
+			return 1;
+	}
+	return 0;
+}
+
+int cli_select_tsc_bounds(const struct cli_select *s)
+{
+	for (size_t i = 0; i < s->nwin; i++)
+		if ((s->win[i].from.set && s->win[i].from.tsc) ||
+		    (s->win[i].to.set && s->win[i].to.tsc))
+			return 1;
+	return 0;
+}

@@ -40,7 +40,11 @@ void help_sideband(void)
 "PERF_RECORD_FINISHED_ROUND. Records with the same time keep file order.\n"
 "\n"
 "options:\n"
-"  --file-order       do not sort: the records as the file has them\n");
+"  --file-order       do not sort: the records as the file has them\n"
+"  --pid LIST, --tid LIST, -C LIST, --time-range \"START,END ...\"\n"
+"                     only the records of these threads (pid or tid\n"
+"                     listed), sample CPUs and times (perf's seconds),\n"
+"                     as perf script chooses its events\n");
 }
 
 struct sb_line {
@@ -214,8 +218,23 @@ static void put_details(struct cli_text *f, const struct hwt_pd_record *rec)
 	}
 }
 
+/* A record the options choose (its thread, CPU, time): as perf script's
+ * --pid, --tid, --cpu and --time choose its sideband events. */
+static int sb_chosen(const struct cli_select *sel,
+		     const struct hwt_pd_record *rec, int has_time,
+		     uint64_t time)
+{
+	uint32_t pid = 0, tid = 0;
+	int have_task = record_task(rec, &pid, &tid);
+
+	return cli_select_task(sel, have_task, (uint64_t)pid << 32 | tid) &&
+	       cli_select_cpu(sel, !!(rec->sid.present & HWT_PD_SID_CPU),
+			      rec->sid.cpu) &&
+	       cli_select_ns(sel, has_time, time);
+}
+
 static int sb_add(struct sb_state *st, const struct hwt_pd_record *rec,
-		  uint64_t seq)
+		  uint64_t seq, const struct cli_select *sel)
 {
 	struct cli_text f;
 	struct sb_line *l;
@@ -230,6 +249,8 @@ static int sb_add(struct sb_state *st, const struct hwt_pd_record *rec,
 		has_time = 1;
 		time = rec->u.auxtrace_error.time;
 	}
+	if (!sb_chosen(sel, rec, has_time, time))
+		return 0;
 	f.len = 0;
 	if (has_time)
 		cli_put(&f, "%5" PRIu64 ".%06" PRIu64, time / 1000000000u,
@@ -279,13 +300,18 @@ static int line_cmp(const void *a, const void *b)
 
 int cmd_sideband(int argc, char **argv)
 {
-	enum { OPT_HELP = 256, OPT_FILE_ORDER };
+	enum { OPT_HELP = 256, OPT_FILE_ORDER, OPT_PID, OPT_TID, OPT_TIME };
 	static const struct option long_opts[] = {
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "file-order", no_argument, NULL, OPT_FILE_ORDER },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "time-range", required_argument, NULL, OPT_TIME },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sb_state st = { 0 };
+	struct cli_select sel = { 0 };
 	struct hwt_pd_reader *r = NULL;
 	struct hwt_pd_record rec;
 	struct cli_out out;
@@ -295,26 +321,50 @@ int cmd_sideband(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hC:", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 		case OPT_HELP:
 			help_sideband();
+			cli_select_free(&sel);
 			return 0;
+		case OPT_PID:
+		case OPT_TID:
+		case OPT_TIME:
+		case 'C':
+			if (cli_select_parse(&sel, "hwt sideband",
+					     c == 'C' ? "-C" :
+					     c == OPT_PID ? "--pid" :
+					     c == OPT_TID ? "--tid" :
+					     "--time-range", optarg) < 0) {
+				cli_select_free(&sel);
+				return 2;
+			}
+			break;
 		case OPT_FILE_ORDER:
 			file_order = 1;
 			break;
 		default:
 			cli_bad_option("sideband", c, argv[optind - 1]);
+			cli_select_free(&sel);
 			return 2;
 		}
 	}
-	if (cli_one_file("sideband", argc, optind) < 0)
+	if (cli_select_tsc_bounds(&sel)) {
+		fprintf(stderr, "hwt sideband: --time-range: the records' times "
+			"are perf's: give seconds, not a TSC\n");
+		cli_select_free(&sel);
 		return 2;
+	}
+	if (cli_one_file("sideband", argc, optind) < 0) {
+		cli_select_free(&sel);
+		return 2;
+	}
 	err[0] = '\0';
 	ret = hwt_pd_open(&r, argv[optind], err, sizeof(err));
 	if (ret < 0) {
 		cli_pd_open_error("hwt sideband", argv[optind], err, ret);
+		cli_select_free(&sel);
 		return 1;
 	}
 	while ((ret = hwt_pd_next(r, &rec)) > 0) {
@@ -322,7 +372,7 @@ int cmd_sideband(int argc, char **argv)
 		if (rec.type == PERF_RECORD_SAMPLE ||
 		    rec.type == HWT_PD_FINISHED_ROUND)
 			continue;
-		if (sb_add(&st, &rec, seq)) {
+		if (sb_add(&st, &rec, seq, &sel)) {
 			fprintf(stderr, "hwt sideband: out of memory\n");
 			status = 1;
 			break;
@@ -345,5 +395,6 @@ int cmd_sideband(int argc, char **argv)
 	hwt_pd_close(r);
 	free(st.lines);
 	free(st.text);
+	cli_select_free(&sel);
 	return status;
 }

@@ -182,6 +182,52 @@ if [ $have_perf -eq 1 ]; then
 		if [ "$(grep -c ' exec ' "$tmp/pipeline.hwt")" -lt 3 ]; then
 			fail "pipeline: fewer than 3 exec COMMs"
 		fi
+		# Records chosen (--pid, --tid, -C, --time-range: perf's
+		# seconds): the listing's lines of those threads, sample
+		# CPUs and times.
+		"$hwt" sideband "$tmp/pipeline.data" >"$tmp/sel.all"
+		task=$(awk '$3 ~ /^[0-9]+\/[0-9]+$/ { print $3 }' \
+			"$tmp/sel.all" | sort -u | tail -n 1)
+		times=$(awk '$1 ~ /\./ { print $1 }' "$tmp/sel.all" | sort -u)
+		t3=$(echo "$times" | sed -n 3p)
+		t6=$(echo "$times" | sed -n 6p)
+		for sel in "--tid ${task#*/}" "--pid ${task%/*}" "-C 0" \
+			"--time-range $t3,${t6}999" "--pid ${task%/*} --time-range $t3,"; do
+			# shellcheck disable=SC2086
+			"$hwt" sideband $sel "$tmp/pipeline.data" \
+				>"$tmp/sel.got" 2>"$tmp/sel.err"
+			# shellcheck disable=SC2086
+			set -- $sel
+			awk -v o="$1" -v v="$2" -v o2="${3:-}" -v v2="${4:-}" '
+			function ok(o, v,   a, b, w) {
+				split($3, a, "/")
+				if (o == "--tid") return a[2] == v
+				if (o == "--pid") return a[1] == v
+				if (o == "-C") return $2 == v
+				if (o == "--time-range") {
+					split(v, w, ",")
+					t = $1
+					if ($1 !~ /\./) return 0
+					return (w[1] == "" || t >= w[1] + 0) &&
+					       (w[2] == "" || t <= w[2] + 0)
+				}
+				return 1
+			}
+			ok(o, v) && (o2 == "" || ok(o2, v2))' \
+				"$tmp/sel.all" >"$tmp/sel.want"
+			check
+			cmp -s "$tmp/sel.want" "$tmp/sel.got" ||
+				fail "sideband $sel: not the listing's records"
+		done
+		check
+		[ -s "$tmp/sel.got" ] && [ "$(wc -l <"$tmp/sel.got")" -lt \
+			"$(wc -l <"$tmp/sel.all")" ] ||
+			fail "sideband: the last choice chose all or none"
+		"$hwt" sideband --time-range 0x1,0x2 "$tmp/pipeline.data" \
+			>/dev/null 2>"$tmp/sel.err" &&
+			fail "sideband --time-range 0x1,0x2: exit 0"
+		grep -q "give seconds" "$tmp/sel.err" ||
+			fail "sideband --time-range 0x1,0x2: no reason given"
 	else
 		fail "pipeline: perf record failed"
 	fi
