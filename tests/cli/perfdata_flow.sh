@@ -684,6 +684,19 @@ if per_cpu "$tmp/two.data"; then
 		[ "$(grep -c '^0000' "$tmp/su.got")" -lt \
 		  "$(grep -c '^0000' "$tmp/st.out")" ] ||
 		fail "--time-range 0xA,0xB: $(grep -c '^0000' "$tmp/su.got") lines"
+	# A raw trace: its TSC chooses as well (-j2 as -j1).
+	run_as rt "$hwt" flow --time --elf "$tmp/deep" "$tmp/deep.pt"
+	run_as ru "$hwt" flow --time --elf "$tmp/deep" \
+		--time-range 0x1d2c3b4a8078,0x1d2c3b4aa788 "$tmp/deep.pt"
+	run_as rv env HWT_SEGMENT_SIZE=256 "$hwt" flow -j2 --time \
+		--elf "$tmp/deep" --time-range 0x1d2c3b4a8078,0x1d2c3b4aa788 \
+		"$tmp/deep.pt"
+	awk '/^[0-9a-f]{16}  / && $1 >= "00001d2c3b4a8078" &&
+	     $1 <= "00001d2c3b4aa788"' "$tmp/rt.out" >"$tmp/rt.want"
+	grep '^[0-9a-f]\{16\}  ' "$tmp/ru.out" >"$tmp/ru.got"
+	same "raw trace --time-range 0xA,0xB: the lines of --time in it" \
+		"$tmp/rt.want" "$tmp/ru.got"
+	same "raw trace --time-range: -j2 vs -j1" "$tmp/ru.out" "$tmp/rv.out"
 	# Two windows: the lines of each.
 	run_as sv "$hwt" flow --time --by-stream --time-range \
 		"0x1d2c3b4a8078,0x1d2c3b4a8078 0x1d2c3b4aa788,0x1d2c3b4aa788" \
