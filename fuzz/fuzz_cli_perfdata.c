@@ -64,14 +64,14 @@ static int run(int (*cmd)(int, char **), const char *a0, const char *a1,
 }
 
 /* What hwt A0 ARGS... -jN prints of @path (ARGS: @args, NULL-ended, at
- * most 4), in a memfd. */
+ * most 6), in a memfd. */
 static int output_v(int (*cmd)(int, char **), const char *a0,
 		    const char *const *args, const char *path, const char *jobs)
 {
-	char *argv[8] = { (char *)a0 };
+	char *argv[10] = { (char *)a0 };
 	int argc = 1, fd = memfd_create("out", 0);
 
-	for (; *args && argc < 5; args++)
+	for (; *args && argc < 7; args++)
 		argv[argc++] = (char *)*args;
 	argv[argc++] = (char *)jobs;
 	argv[argc++] = (char *)path;
@@ -197,7 +197,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		static const char *const cpu[] = {
 			"-C", "1", "--time-range", "13364.92104,", NULL };
 		static const char *const last[] = {
-			"-C", "0-1", "--pid", "1234", NULL };
+			"-C", "0-1", "--pid", "1234", "--at", "0x1d2c3b4a9400",
+			NULL };
 		static const char *const sb[] = {
 			"--tid", "1235", "--time-range", "13364.92,", NULL };
 		int fd2 = output_v(cmd_last, "last", last, path, "-n4");

@@ -191,9 +191,11 @@ size_t hwt_an_slices_stack(const struct hwt_an_slice *const *slices,
  * (hwt_blk_get_offset()) is what @sync set *@quiet to or more (*@quiet
  * is 0 before the call: asked before every block); the blocks between
  * come in batches (hwt_blk_next_batch_until()). A negative value from it
- * stops the decode, which returns it. Decode errors are kept as
- * HWT_AN_LOST branches (decoding goes on at the next PSB). Returns 0 or a
- * negative HWT_ERR_* (out of memory), or @sync's.
+ * stops the decode, which returns it; 1 ends the decode there as if the
+ * trace ended (the last branch goes to where the decoder stands: a time
+ * reached, say), and it returns 1. Decode errors are kept as
+ * HWT_AN_LOST branches (decoding goes on at the next PSB). Returns 0 (1:
+ * @sync ended it) or a negative HWT_ERR_* (out of memory), or @sync's.
  *
  * A long trace may come in pieces, each starting at a PSB, one call each
  * in order: @next is the offset in this piece of the PSB where the next

@@ -709,7 +709,9 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 			if (l->nwatch)
 				l->have_sync_tsc = hwt_blk_time(
 					dec, &l->sync_tsc, NULL, NULL) >= 0;
-			if (sync && (ret = sync(ctx, dec, &quiet)) < 0) {
+			if (sync && (ret = sync(ctx, dec, &quiet)) != 0) {
+				if (ret > 0)
+					goto stopped;
 				clean = 0;
 				goto out;
 			}
@@ -736,7 +738,9 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 		if (l->nwatch)
 			l->have_sync_tsc = hwt_blk_time(dec, &l->sync_tsc, NULL,
 							NULL) >= 0;
-		if (sync && (ret = sync(ctx, dec, &quiet)) < 0) {
+		if (sync && (ret = sync(ctx, dec, &quiet)) != 0) {
+			if (ret > 0)
+				goto stopped;
 			clean = 0;
 			goto out;
 		}
@@ -782,6 +786,14 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 	 * to describe: the straight path to where it stopped. */
 	if (l->have_stop && hwt_blk_get_ip(dec, &ip) >= 0 && tail(l, ip, 0))
 		tail(l, ip, 1);
+	goto out;
+stopped:
+	/* @sync ended it here: as if the trace ended (no tail: the thread
+	 * went on). */
+	if (l->pend.valid && hwt_blk_get_ip(dec, &ip) >= 0)
+		resolve(l, ip);
+	clean = 0;
+	ret = 1;
 out:
 	if (next && clean)
 		carry_time(l, dec);
@@ -790,7 +802,7 @@ out:
 	l->end.tsc = l->tsc;
 	l->end.have_tsc = l->have_tsc;
 	hwt_blk_delete(dec);
-	return ret < 0 ? ret : 0;
+	return ret < 0 ? ret : ret > 0;
 }
 
 size_t hwt_an_last_branches(struct hwt_an_last *l,

@@ -440,6 +440,8 @@ int cli_select_time(const struct cli_select *s, int have_key, uint64_t tsc,
 int cli_select_ns(const struct cli_select *s, int have_ns, uint64_t ns);
 /* A bound is a TSC (0x...). */
 int cli_select_tsc_bounds(const struct cli_select *s);
+/* One time, as a window's bound (seconds or 0xTSC): 0, or -1. */
+int cli_parse_time(const char *arg, struct cli_bound *b);
 /* @tsc after every window's end (none open): no later time is chosen. */
 int cli_select_past(const struct cli_select *s, uint64_t tsc,
 		    const struct hwt_pd_time_conv *tc);
@@ -762,6 +764,9 @@ int cli_pd_time_conv(const struct cli_pd *pd, struct hwt_pd_time_conv *tc);
  * on its CPU last before its end; -1 if none is known. */
 int cli_pd_stream_end_task(const struct cli_pd *pd, size_t i, uint32_t *pid,
 			   uint32_t *tid);
+/* ... the one at perf time @ns (or at its end, if that is before). */
+int cli_pd_stream_task_at(const struct cli_pd *pd, size_t i, uint64_t ns,
+			  uint32_t *pid, uint32_t *tid);
 /* Thread @tid's command name at stream @i's end (NULL if unknown). */
 const char *cli_pd_task_comm(const struct cli_pd *pd, size_t i, uint32_t tid);
 struct hwt_proc_view;

@@ -21,6 +21,7 @@
 #include <hwt/analysis.h>
 #include <hwt/perfdata.h>
 #include <hwt/proc.h>
+#include <hwt/pt.h>
 #include <hwt/record.h>
 
 #include "cli/cli.h"
@@ -29,8 +30,8 @@
 void help_last(void)
 {
 	printf(
-"usage: hwt last [-n N] [--depth N] [--no-lines] [--[perf-]time] [--pid LIST]\n"
-"                [--tid LIST] [-C LIST] FILE\n"
+"usage: hwt last [-n N] [--depth N] [--no-lines] [--[perf-]time] [--at TIME]\n"
+"                [--pid LIST] [--tid LIST] [-C LIST] FILE\n"
 "\n"
 "How each thread of the perf.data FILE got to where its trace ends: how\n"
 "its process ended (exit code, or the signal that killed it and the\n"
@@ -45,6 +46,9 @@ void help_last(void)
 "  --no-lines  no source lines\n"
 "  --time      each branch's time (the TSC, as hwt flow --time shows it)\n"
 "  --perf-time ... as perf's time (seconds with ns, as perf script --ns)\n"
+"  --at TIME   as if the recording ended at TIME (perf's seconds, as perf\n"
+"              script prints them, or 0xTSC): each trace's call stack and\n"
+"              last branches then, of the thread on its CPU then\n"
 "  --pid LIST, --tid LIST   only the traces that end in these threads\n"
 "  -C LIST     only these CPUs' traces (0,2-3)\n"
 "\n"
@@ -61,6 +65,10 @@ struct last_opts {
 	const char *file;
 	/* --pid, --tid, -C: the streams shown (their end's thread, CPU) */
 	struct cli_select sel;
+	/* --at TIME: as if the recording ended there (a window up to it) */
+	struct cli_select at;
+	struct cli_window at_win;
+	const char *at_text;
 };
 
 /* Where a stream ends: its last TSC packet, the thread it ends in. */
@@ -94,7 +102,8 @@ struct last_ctx {
 	size_t nkept, cap_kept;
 	struct hwt_an_frame *stack;	/* call_stack()'s */
 	size_t shown;			/* streams printed */
-	struct hwt_pd_time_conv tc;	/* --perf-time */
+	struct hwt_pd_time_conv tc;	/* --perf-time, --at */
+	uint64_t at_ns;			/* --at, in perf's time */
 };
 
 static const char *kind_name(uint8_t kind)
@@ -238,7 +247,7 @@ struct whose {
 };
 
 static void header(struct last_ctx *c, size_t i, const struct whose *w,
-		   const struct hwt_pd_exit *e, int took,
+		   const struct hwt_pd_exit *e, int took, int stopped,
 		   const struct hwt_image *image, FILE *f)
 {
 	const char *comm = w->known ? cli_pd_task_comm(c->pd, i, w->tid) :
@@ -252,15 +261,22 @@ static void header(struct last_ctx *c, size_t i, const struct whose *w,
 			w->tid, comm ? comm : "?");
 	else if (w->known)
 		fprintf(f, "# cpu %" PRIu32 ", thread %" PRIu32 "/%" PRIu32
-			" %s at the end: ", w->cpu, w->pid, w->tid,
-			comm ? comm : "?");
+			" %s at %s: ", w->cpu, w->pid, w->tid,
+			comm ? comm : "?", stopped ? c->o->at_text : "the end");
 	else
 		fprintf(f, "# cpu %" PRIu32 " (no thread known to run on "
 			"it): ", w->cpu);
 	if (to >= 0 && cli_pd_stream_cpu(c->pd, (size_t)to, &cpu) >= 0) {
 		/* Its end is another stream's. */
 		fprintf(f, "it went on on cpu %" PRIu32 ", where its trace "
-			"ends\n", cpu);
+			"%s\n", cpu, c->o->at.nwin ? "is then" : "ends");
+		return;
+	}
+	if (stopped) {
+		if (!w->on_cpu)
+			fprintf(f, "at %s, ", c->o->at_text);
+		fprintf(f, "%s\n", stopped > 1 ? "its trace starts after that" :
+				    "the trace goes on");
 		return;
 	}
 	if (!e) {
@@ -291,20 +307,22 @@ static void header(struct last_ctx *c, size_t i, const struct whose *w,
 static void print_stack(struct last_ctx *c, struct hwt_an_last *l,
 			const struct hwt_an_frame *fr, size_t n,
 			size_t dropped, const struct hwt_pd_exit *e, int took,
-			const struct hwt_image *image, FILE *f)
+			int stopped, const struct hwt_image *image, FILE *f)
 {
 	struct hwt_an_last_end end;
 	size_t k = 0;
 	char w[512];
 
 	hwt_an_last_end(l, &end);
-	fprintf(f, "call stack at the end, innermost first:\n");
+	fprintf(f, "call stack at %s, innermost first:\n",
+		stopped ? c->o->at_text : "the end");
 	if (took && e && e->signal && (e->flags & HWT_PD_EXIT_HAVE_IP)) {
 		where(c, image, e->ip, w, sizeof(w));
 		fprintf(f, "  #%zu  %s  <- faulted here\n", k++, w);
 	} else if (end.have_ip) {
 		where(c, image, end.ip, w, sizeof(w));
-		fprintf(f, "  #%zu  %s  <- the trace ends here\n", k++, w);
+		fprintf(f, "  #%zu  %s  <- %s\n", k++, w,
+			stopped ? "here then" : "the trace ends here");
 	}
 	for (size_t i = 0; i < n && i < c->o->depth; i++, k++) {
 		where(c, image, fr[i].site, w, sizeof(w));
@@ -472,14 +490,23 @@ struct piece_sync {
 	struct cli_sync_quiet quiet;	/* (a new one each piece) */
 	struct hwt_an_last *l;	/* a CPU's stream: told who runs */
 	int nomem;
+	const struct last_ctx *c;
 };
 
 static int last_sync(void *ctx, struct hwt_blk_decoder *dec,
 		     uint64_t *quiet)
 {
 	struct piece_sync *ps = ctx;
+	const struct last_ctx *c = ps->c;
 	uint32_t pid, tid;
+	uint64_t tsc;
 	int due;
+
+	/* --at: the decode ends at the first time past it (before its
+	 * sideband is applied). */
+	if (c->o->at.nwin && hwt_blk_time(dec, &tsc, NULL, NULL) >= 0 &&
+	    !cli_select_time(&c->o->at, 1, tsc, &c->tc))
+		return 1;
 
 	due = cli_hook_sync(ps->hook, ps->hook->ctx, &ps->quiet, dec,
 			    ps->base);
@@ -521,14 +548,14 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	struct last_ctx *c = ctx;
 	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1, 0 };
 	struct hwt_blk_config cfg = c->cfg;
-	struct piece_sync ps = { hook, 0, { 0, 0, 0, 0 }, NULL, 0 };
+	struct piece_sync ps = { hook, 0, { 0, 0, 0, 0 }, NULL, 0, c };
 	struct namer nm = { c->pd, i, 0, NULL, NULL, 0, 0 };
 	const struct hwt_pd_exit *e = NULL;
 	const struct hwt_image *names;
 	struct hwt_an_last_end end;
 	struct hwt_an_last *l;
 	struct whose w;
-	int took, more, ret = 0;
+	int took, more = 0, ret = 0, stopped = 0, r;
 
 	(void)image;	/* hook->image(), as the process changes */
 	/* (The first pass keeps every stream's runs of the threads.) */
@@ -548,24 +575,35 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 		if (c->ends[k].have_task &&
 		    hwt_an_last_watch(l, c->ends[k].pid, c->ends[k].tid) < 0)
 			ps.nomem = 1;
-	/* Whose process's exit to look for: the sideband's. */
+	/* Whose process's exit to look for: the sideband's (--at: one
+	 * before that time). */
 	if (c->ends[i].have_task)
 		e = exit_of(c, c->ends[i].pid);
+	if (e && c->o->at.nwin && (!e->time || e->time > c->at_ns))
+		e = NULL;
 	took = ran_last(c, i);
 	if (took && e && e->signal && (e->flags & HWT_PD_EXIT_HAVE_IP))
 		hwt_an_last_stop(l, e->ip);
-	while (!ret && (more = cli_pieces_next(trace)) > 0) {
+	while (!ret && !stopped && (more = cli_pieces_next(trace)) > 0) {
 		cfg.qry.begin = trace->buf;
 		cfg.qry.end = trace->buf + trace->len;
 		ps.base = trace->base;
 		memset(&ps.quiet, 0, sizeof(ps.quiet));
 		/* Each piece starts in the process the last one ended in. */
-		if (hwt_an_last_run(l, &cfg, hook->image(hook->ctx),
-				    trace->last ? 0 : trace->cut,
-				    last_sync, &ps) < 0 || ps.nomem) {
+		r = hwt_an_last_run(l, &cfg, hook->image(hook->ctx),
+				    trace->last ? 0 : trace->cut, last_sync,
+				    &ps);
+		if (r < 0 || ps.nomem) {
 			fprintf(stderr, "hwt last: out of memory\n");
 			ret = -1;
 		}
+		/* (--at: the time is reached; the rest is later.) */
+		stopped = r > 0;
+	}
+	/* (2: nothing before it.) */
+	if (stopped) {
+		hwt_an_last_end(l, &end);
+		stopped = end.insns ? 1 : 2;
 	}
 	if (!ret && more < 0)
 		ret = -1;
@@ -587,7 +625,7 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 		names = image_of(&nm, w.pid);
 		if (c->shown++)
 			printf("\n");
-		header(c, i, &w, e, took, names, stdout);
+		header(c, i, &w, e, took, stopped, names, stdout);
 		/* A thread that ran on other CPUs: its stack across them. */
 		if (w.on_cpu && w.known && moved(c, w.pid, w.tid)) {
 			nfr = call_stack(c, i, w.pid, w.tid, c->stack,
@@ -596,7 +634,8 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 		} else {
 			nfr = hwt_an_last_stack(l, &fr, &dropped);
 		}
-		print_stack(c, l, fr, nfr, dropped, e, took, names, stdout);
+		print_stack(c, l, fr, nfr, dropped, e, took, stopped, names,
+			    stdout);
 		print_branches(c, l, &nm, stdout);
 		hwt_an_last_end(l, &end);
 		if (end.errors)
@@ -611,7 +650,7 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 static int parse(int argc, char **argv, struct last_opts *o)
 {
 	enum { OPT_DEPTH = 256, OPT_NO_LINES, OPT_TIME, OPT_HELP, OPT_PID,
-	       OPT_TID, OPT_PERF_TIME };
+	       OPT_TID, OPT_PERF_TIME, OPT_AT };
 	static const struct option long_opts[] = {
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "no-lines", no_argument, NULL, OPT_NO_LINES },
@@ -620,6 +659,7 @@ static int parse(int argc, char **argv, struct last_opts *o)
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "cpus", required_argument, NULL, 'C' },
+		{ "at", required_argument, NULL, OPT_AT },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -666,6 +706,19 @@ static int parse(int argc, char **argv, struct last_opts *o)
 			o->time = 1;
 			o->perf_time = 1;
 			break;
+		case OPT_AT:
+			if (cli_parse_time(optarg, &o->at_win.to) < 0) {
+				fprintf(stderr, "hwt last: --at %s: not a time "
+					"(perf's seconds, as perf script "
+					"prints them, or 0xTSC)\n", optarg);
+				return 2;
+			}
+			/* (A window up to it, not freed.) */
+			o->at.win = &o->at_win;
+			o->at.nwin = 1;
+			o->at.set = 1;
+			o->at_text = optarg;
+			break;
 		case 'h':
 		case OPT_HELP:
 			help_last();
@@ -705,6 +758,28 @@ static int threads_moved(const struct last_ctx *c)
 	return 0;
 }
 
+/* --at: the last TSC packet of @len bytes of trace at or before the time
+ * into *@tsc (left as it is if none). */
+static void last_tsc_at(const struct last_ctx *c, const uint8_t *buf,
+			size_t len, uint64_t *tsc)
+{
+	const uint8_t *pos = buf, *end = buf + len;
+
+	while (pos < end) {
+		struct hwt_pt_packet pkt;
+		int n = hwt_pt_decode(pos, end, 0, &pkt);
+
+		if (n <= 0) {
+			pos++;
+			continue;
+		}
+		if (pkt.type == HWT_PT_TSC &&
+		    cli_select_time(&c->o->at, 1, pkt.u.tsc, &c->tc))
+			*tsc = pkt.u.tsc;
+		pos += (size_t)n;
+	}
+}
+
 int cmd_last(int argc, char **argv)
 {
 	struct last_opts o;
@@ -731,12 +806,24 @@ int cmd_last(int argc, char **argv)
 		cli_select_free(&o.sel);
 		return 1;
 	}
-	if (o.perf_time && cli_pd_time_conv(c.pd, &c.tc) < 0) {
-		fprintf(stderr, "hwt last: %s: --perf-time: the file has no "
-			"TIME_CONV; --time prints the TSC.\n", o.file);
+	if ((o.perf_time || o.at.nwin) && cli_pd_time_conv(c.pd, &c.tc) < 0) {
+		fprintf(stderr, "hwt last: %s: --%s: the file has no "
+			"TIME_CONV (perf's time)%s.\n", o.file,
+			o.at.nwin ? "at" : "perf-time",
+			o.at.nwin ? "" : "; --time prints the TSC");
 		ret = 1;
 		goto out;
 	}
+	if (o.at.nwin && !cli_pd_has_time(c.pd)) {
+		fprintf(stderr, "hwt last: %s: --at: its trace has no time (no "
+			"TSC)\n", o.file);
+		ret = 1;
+		goto out;
+	}
+	if (o.at.nwin)
+		c.at_ns = o.at_win.to.tsc ?
+			  hwt_pd_tsc_to_perf_time(&c.tc, o.at_win.to.v) :
+			  o.at_win.to.v;
 	if (o.sel.ncpus && !cli_pd_any_cpu(c.pd)) {
 		fprintf(stderr, "hwt last: %s: -C: its streams are threads' "
 			"(perf record --per-thread), not CPUs'.\n", o.file);
@@ -768,6 +855,11 @@ int cmd_last(int argc, char **argv)
 
 		cli_pd_stream_pieces(c.pd, i, &trace);
 		while ((more = cli_pieces_next(&trace)) > 0) {
+			if (o.at.nwin) {
+				last_tsc_at(&c, trace.buf, (size_t)trace.cut,
+					    &se->tsc);
+				continue;
+			}
 			hwt_rec_pt_scan(trace.buf, (size_t)trace.cut, &scan);
 			if (scan.have_tsc)
 				se->tsc = scan.last_tsc;
@@ -777,8 +869,11 @@ int cmd_last(int argc, char **argv)
 			ret = 1;
 			goto out;
 		}
-		se->have_task = cli_pd_stream_end_task(c.pd, i, &se->pid,
-						       &se->tid) >= 0;
+		se->have_task = (o.at.nwin ?
+				 cli_pd_stream_task_at(c.pd, i, c.at_ns,
+						       &se->pid, &se->tid) :
+				 cli_pd_stream_end_task(c.pd, i, &se->pid,
+							&se->tid)) >= 0;
 	}
 	c.stack = calloc(o.depth + 1, sizeof(*c.stack));
 	if (!c.stack) {

@@ -1696,6 +1696,21 @@ int cli_pd_any_cpu(const struct cli_pd *pd)
 	return 0;
 }
 
+int cli_pd_stream_task_at(const struct cli_pd *pd, size_t i, uint64_t ns,
+			  uint32_t *pid, uint32_t *tid)
+{
+	const struct pd_stream *st = &pd->streams[i];
+	uint64_t end = stream_end(st);
+
+	if (!stream_on_cpu(pd, st)) {
+		*pid = st->pid;
+		*tid = st->tid;
+		return 0;
+	}
+	return hwt_proc_ran_last(pd->model, st->cpu, ns < end ? ns : end,
+				 pid, tid) < 0 ? -1 : 0;
+}
+
 int cli_pd_stream_end_task(const struct cli_pd *pd, size_t i, uint32_t *pid,
 			   uint32_t *tid)
 {

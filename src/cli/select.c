@@ -295,3 +295,10 @@ int cli_select_tsc_bounds(const struct cli_select *s)
 			return 1;
 	return 0;
 }
+
+int cli_parse_time(const char *arg, struct cli_bound *b)
+{
+	if (parse_bound(arg, arg + strlen(arg), b) < 0 || !b->set)
+		return -1;
+	return 0;
+}

@@ -798,6 +798,37 @@ if per_cpu "$tmp/two.data"; then
 	! grep -q '"tid":1234,' "$tmp/cu.out" ||
 		fail "calls --timeline --tid 1235: tid 1234's events"
 
+	# hwt last --at T: as if the recording ended at T: the one-CPU
+	# file's thread in f1_loop, called by f3 from top (at its end: in
+	# done, no call), its last branches those of flow --branches up to
+	# T; the thread that moved over 3 CPUs the same on the CPU it is on
+	# then (its callers from the CPUs before: the runs kept up to T).
+	run_as at0 "$hwt" last --no-lines "$tmp/deep1.data"
+	contains "last: deep1's end" "$tmp/at0.out" \
+		'#0  0x401049 done\+0x5  <- the trace ends here'
+	for t in 0x1d2c3b4a9400 0x1d2c3b4c0000 0x1d2c3b4d8000; do
+		run_as at1 "$hwt" last -n 6 --no-lines --at $t "$tmp/deep1.data"
+		run_as at3 "$hwt" last -n 6 --no-lines --at $t "$tmp/deep3.data"
+		check
+		[ "$(grep -A 3 '^call stack at' "$tmp/at1.out" | tr -s ' ' |
+			tr '\n' '|')" = "call stack at $t, innermost first:| #0 0x401033 f1_loop+0x2 <- here then| #1 0x40103d f3| #2 0x401013 top+0x6|" ] ||
+			fail "last --at $t: not in f1_loop from f3 from top"
+		sed 1d "$tmp/at1.out" >"$tmp/at1.blk"
+		awk '/^# cpu/ { on = /the trace goes on$/; next } on && NF' \
+			"$tmp/at3.out" >"$tmp/at3.blk"
+		same "last --at $t: the moved thread as on one cpu" \
+			"$tmp/at1.blk" "$tmp/at3.blk"
+		"$hwt" flow --branches --time-range ",$t" "$tmp/deep1.data" |
+			grep '^0x' | tail -n 6 >"$tmp/at.want"
+		awk '/ -> / { print $2, $(NF - 1) }' "$tmp/at1.out" \
+			>"$tmp/at.got"
+		same "last --at $t: flow's branches up to then" \
+			"$tmp/at.want" "$tmp/at.got"
+	done
+	run_as at4 "$hwt" last --at 0x1d2c3b4a6cf0 "$tmp/deep3.data"
+	contains "last --at: a cpu whose trace is later" "$tmp/at4.out" \
+		'^# cpu 2 .*: its trace starts after that$'
+
 	# hwt last: the streams that end in the thread, or of the CPU.
 	run_as la "$hwt" last "$tmp/two.data"
 	run_as lb "$hwt" last --tid 1235 "$tmp/two.data"
@@ -820,6 +851,7 @@ for bad in "flow --stat --tid 1:choose lines: not with --stat" \
 	"flow -C 0 $tmp/calls.data:streams are threads'" \
 	"last -C 0 $tmp/calls.data:streams are threads'" \
 	"last --time-range 1,2:unknown option" \
+	"last --at 1,2:not a time" \
 	"flow --perf-time $tmp/calls.pt:perf's time needs" \
 	"flow --tid 1 $tmp/nonexistent.pt:nonexistent.pt"; do
 	args=${bad%%:*}

@@ -389,6 +389,60 @@ static void test_sync_stops(void **state)
 	hwt_image_delete(image);
 }
 
+/* @ctx: the calls so far, then the one to end at (0: none). */
+static int end_at(void *ctx, struct hwt_blk_decoder *dec, uint64_t *quiet)
+{
+	unsigned *n = ctx;
+
+	(void)dec;
+	(void)quiet;
+	return ++n[0] == n[1] ? 1 : 0;
+}
+
+/*
+ * @sync returning 1 ends the decode as the trace's end would (hwt last
+ * --at): the run returns 1, with fewer instructions than the whole, and
+ * its last branch resolved (to where the decoder stood).
+ */
+static void test_sync_ends(void **state)
+{
+	struct hwt_image *image = new_image();
+	struct hwt_an_last *l = new_last(16), *whole = new_last(16);
+	struct hwt_blk_config cfg;
+	struct hwt_an_last_end end, all;
+	const struct hwt_an_branch *b;
+	struct tb t = new_trace();
+	unsigned n[2] = { 0, 0 };
+	size_t nb;
+
+	(void)state;
+	tb_psbplus(&t, 0x1000);
+	tb_tnt(&t, "tt");
+	tb_tnt(&t, "tt");
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	hwt_blk_config_init(&cfg);
+	cfg.qry.begin = t.buf;
+	cfg.qry.end = t.buf + t.len;
+	/* (The syncs of the whole run: end at its last but one.) */
+	assert_int_equal(hwt_an_last_run(whole, &cfg, image, 0, end_at, n),
+			 0);
+	assert_true(n[0] >= 3);
+	n[1] = n[0] - 1;
+	n[0] = 0;
+	assert_int_equal(hwt_an_last_run(l, &cfg, image, 0, end_at, n), 1);
+	assert_int_equal(n[0], n[1]);
+	hwt_an_last_end(l, &end);
+	hwt_an_last_end(whole, &all);
+	assert_true(end.insns > 0);
+	assert_true(end.insns < all.insns);
+	nb = hwt_an_last_branches(l, &b);
+	assert_true(nb > 0);
+	assert_true(b[nb - 1].to != 0);
+	hwt_an_last_delete(l);
+	hwt_an_last_delete(whole);
+	hwt_image_delete(image);
+}
+
 /*
  * hwt_an_walks_: a block's inner branches and last instruction, the same
  * when replayed; the walk up to an instruction that cannot be read; the
@@ -564,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_code_changes),
 		cmocka_unit_test(test_sync_stops),
+		cmocka_unit_test(test_sync_ends),
 		cmocka_unit_test(test_walks),
 		cmocka_unit_test(test_walks_full),
 	};
