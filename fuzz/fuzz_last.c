@@ -4,9 +4,10 @@
  * (hwt_an_last_): random packets over a fixed small code image, as
  * fuzz_flow's, after a PSB+ that enables tracing there. The first input
  * byte picks the ring's size, the stack's depth, whether the trace is a
- * CPU's (a thread switch at given trace offsets) and whether the decoder
+ * CPU's (a thread switch at given trace offsets), whether the decoder
  * moves between two images (the same addresses, other code) as perf.data
- * input does at a process switch.
+ * input does at a process switch, and whether the sync ends the decode
+ * early (as hwt last --at does; at a sync picked by the input's size).
  *
  * Differential: each input is analysed twice, with the blocks' walks
  * kept and replayed (what hwt last does) and with every block walked
@@ -60,6 +61,7 @@ struct run {
 	struct hwt_an_last *l;
 	struct hwt_image *images[2];
 	unsigned syncs;
+	unsigned end_at;	/* the sync that ends the decode (--at), or 0 */
 	uint64_t last_off;
 	uint8_t on_cpu, switch_images;
 };
@@ -79,6 +81,8 @@ static int sync_cb(void *ctx, struct hwt_blk_decoder *dec, uint64_t *quiet)
 	r->last_off = off;
 	if (r->syncs > MAX_SYNCS)
 		return -HWT_ERR_INTERNAL;	/* stop: enough work */
+	if (r->end_at && r->syncs >= r->end_at)
+		return 1;			/* as hwt last --at */
 	k = (unsigned)(off >> 5) & 3;
 	*quiet = ((off >> 5) + 1) << 5;
 	if (r->switch_images &&
@@ -107,7 +111,8 @@ static void analyse(struct run *r, const uint8_t *trace, size_t n,
 	cfg.qry.begin = trace;
 	cfg.qry.end = trace + n;
 	err = hwt_an_last_run(r->l, &cfg, r->images[0], 0, sync_cb, r);
-	CHECK(err == 0 || err == -HWT_ERR_INTERNAL);
+	CHECK(err == 0 || err == -HWT_ERR_INTERNAL ||
+	      (err == 1 && r->end_at));
 }
 
 static void same(struct hwt_an_last *a, struct hwt_an_last *b)
@@ -210,6 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memo.images[1] = images[1];
 	memo.on_cpu = (data[0] >> 5) & 1;
 	memo.switch_images = (data[0] >> 6) & 1;
+	memo.end_at = data[0] >> 7 ? 1 + (unsigned)(size % 97) : 0;
 	walk = memo;
 
 	analyse(&memo, trace, n, &c);
