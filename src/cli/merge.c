@@ -14,6 +14,13 @@
  * file (the ranges), and the text through a window per stream. Memory is
  * a few windows a stream, whatever the size of the output (a range can be
  * a line: with CYC every block has a time of its own).
+ *
+ * Lines chosen (--pid, --tid, -C, --time-range: cli_merge_select()) go
+ * the same way, a range being one thread's at one time: the ranges not
+ * chosen are left out, and the streams print in time order or one after
+ * the other (then each where it came, with a CPU's threads named where
+ * they change, as without a choice). Ranges of errors and lost-data
+ * notes (cli_mark.note) are chosen by their time only.
  */
 #include <inttypes.h>
 #include <errno.h>
