@@ -249,8 +249,8 @@ static const char select_help[] =
 	"                                (as perf script, hwt sideband) or\n"
 	"                                0xTSC (as --time); an end left out\n"
 	"                                is open. Errors and lost-data notes\n"
-	"                                print whatever threads and CPUs\n"
-	"                                are chosen, in the times chosen.\n";
+	"                                print whatever threads are chosen,\n"
+	"                                in the CPUs and times chosen.\n";
 
 void help_flow(void)
 {
