@@ -442,6 +442,9 @@ int cli_select_ns(const struct cli_select *s, int have_ns, uint64_t ns);
 int cli_select_tsc_bounds(const struct cli_select *s);
 /* One time, as a window's bound (seconds or 0xTSC): 0, or -1. */
 int cli_parse_time(const char *arg, struct cli_bound *b);
+/* @tsc before every window's start (none open): nor an earlier time. */
+int cli_select_before(const struct cli_select *s, uint64_t tsc,
+		      const struct hwt_pd_time_conv *tc);
 /* @tsc after every window's end (none open): no later time is chosen. */
 int cli_select_past(const struct cli_select *s, uint64_t tsc,
 		    const struct hwt_pd_time_conv *tc);

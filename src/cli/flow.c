@@ -375,6 +375,35 @@ static int walk_branches(struct seg *s, const struct hwt_block *b)
  * of every instruction was 35% of hwt flow's time on gzip's trace, and
  * with --disasm 40%.)
  */
+/*
+ * Lines chosen by time: would every instruction line of a block with
+ * times @t be before every window (its time, as insn_line() marks it, the
+ * greatest of the segment's so far and the block's)? Then none is made:
+ * the marks of its times are (seg_time()), so the lines after have the
+ * times they would have. Not before the segment's first time: lines
+ * without one go with the stream's first (the merge's advance()).
+ */
+static int skipped(const struct flow *fl, struct seg *s,
+		   const struct cli_blk_time *t)
+{
+	uint64_t key = s->mkey;
+
+	if (!s->have_mkey)
+		return 0;
+	if (t->have_before && t->before > key)
+		key = t->before;
+	if (t->have_after && t->after > key)
+		key = t->after;
+	if (!cli_select_before(&fl->opt->sel, key,
+			       fl->have_tc ? &fl->tc : NULL))
+		return 0;
+	if (t->have_before)
+		seg_time(s, t->before);
+	if (t->have_after)
+		seg_time(s, t->after);
+	return 1;
+}
+
 static int walk_insns(struct flow *fl, struct seg *s,
 		      const struct hwt_block *b, const struct cli_blk_time *t)
 {
@@ -382,13 +411,16 @@ static int walk_insns(struct flow *fl, struct seg *s,
 				 .mode = b->mode };
 	struct cli_image_key img = { 0 };
 	struct hwt_an_walk w;
-	uint32_t k = 0;
+	uint32_t k = 0, lines;
 	uint64_t tsc;
 	int err = seg_walk(s, b, &w);
 
-	if (fl->opt->disasm)
+	lines = w.ninsn;
+	if (fl->skip_before && skipped(fl, s, t))
+		lines = 0;
+	else if (fl->opt->disasm)
 		img = cli_image_key(s->image);
-	for (uint32_t i = 0; i < w.ninsn; i++) {
+	for (uint32_t i = 0; i < lines; i++) {
 		int have_time = cli_blk_time_of(t, i + 1 == b->ninsn, &tsc);
 
 		insn.size = w.sizes[i];

@@ -229,6 +229,9 @@ struct flow {
 	/* Blocks' times: printed (--time) or choosing lines (--time-range);
 	 * one load a block where flow.c asks. */
 	uint8_t want_times;
+	/* Lines chosen by time (the merge's): instruction lines before
+	 * every window are not made (skipped()). */
+	uint8_t skip_before;
 	/* perf.data: perf's time from the TSC, if the file says how */
 	struct hwt_pd_time_conv tc;
 	uint8_t have_tc;

@@ -720,6 +720,7 @@ static int flow_by_time(struct flow *fl, struct cli_pd *pd, struct totals *t,
 		return 1;
 	cli_merge_select(fl->by_time, &fl->opt->sel, have_tc ? &tc : NULL,
 			 ordered);
+	fl->skip_before = fl->opt->sel.nwin != 0;
 	if (cli_out_init(&text, cli_merge_file(fl->by_time)) < 0) {
 		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
 		goto out;

@@ -302,3 +302,15 @@ int cli_parse_time(const char *arg, struct cli_bound *b)
 		return -1;
 	return 0;
 }
+
+int cli_select_before(const struct cli_select *s, uint64_t tsc,
+		      const struct hwt_pd_time_conv *tc)
+{
+	if (!s->nwin)
+		return 0;
+	for (size_t i = 0; i < s->nwin; i++)
+		if (!s->win[i].from.set ||
+		    cmp_bound(&s->win[i].from, tsc, tc) >= 0)
+			return 0;
+	return 1;
+}
