@@ -10,6 +10,11 @@
  * the one whose trace has the latest TSC (one thread runs at a time
  * under the portable source, and each stream gets a TSC when it runs
  * again after another).
+ *
+ * --at TIME: the same as if the recording had ended at TIME: each
+ * stream's decode ends at the first time past it (last_sync()), its
+ * last TSC and the thread on its CPU are those up to it, and only an
+ * exit before it counts.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -525,11 +530,6 @@ static int last_sync(void *ctx, struct hwt_blk_decoder *dec,
 	return 0;
 }
 
-/*
- * The trace is read and decoded piece by piece (cut at PSBs, as flow
- * does): memory is one piece, whatever the size of the stream; the call
- * stack and the last branches carry from piece to piece.
- */
 /* Stream @i is one the options choose: its CPU, the thread it ends in. */
 static int chosen(const struct last_ctx *c, size_t i)
 {
@@ -543,6 +543,11 @@ static int chosen(const struct last_ctx *c, size_t i)
 			       (uint64_t)e->pid << 32 | e->tid);
 }
 
+/*
+ * The trace is read and decoded piece by piece (cut at PSBs, as flow
+ * does): memory is one piece, whatever the size of the stream; the call
+ * stack and the last branches carry from piece to piece.
+ */
 static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	       struct hwt_image *image, const struct cli_flow_hook *hook)
 {
