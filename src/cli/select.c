@@ -198,13 +198,19 @@ int cli_select_threads(const struct cli_select *s)
 	return s->npids || s->ntids;
 }
 
-int cli_select_seconds(const struct cli_select *s)
+/* A bound given as a TSC (@tsc) or in seconds (!@tsc). */
+static int any_bound(const struct cli_select *s, int tsc)
 {
 	for (size_t i = 0; i < s->nwin; i++)
-		if ((s->win[i].from.set && !s->win[i].from.tsc) ||
-		    (s->win[i].to.set && !s->win[i].to.tsc))
+		if ((s->win[i].from.set && s->win[i].from.tsc == tsc) ||
+		    (s->win[i].to.set && s->win[i].to.tsc == tsc))
 			return 1;
 	return 0;
+}
+
+int cli_select_seconds(const struct cli_select *s)
+{
+	return any_bound(s, 0);
 }
 
 static int in_list(const uint32_t *v, size_t n, uint32_t x)
@@ -289,11 +295,7 @@ int cli_select_ns(const struct cli_select *s, int have_ns, uint64_t ns)
 
 int cli_select_tsc_bounds(const struct cli_select *s)
 {
-	for (size_t i = 0; i < s->nwin; i++)
-		if ((s->win[i].from.set && s->win[i].from.tsc) ||
-		    (s->win[i].to.set && s->win[i].to.tsc))
-			return 1;
-	return 0;
+	return any_bound(s, 1);
 }
 
 int cli_parse_time(const char *arg, struct cli_bound *b)

@@ -358,23 +358,30 @@ static int stop_at_third(void *ctx, struct hwt_blk_decoder *dec,
 	return ++*n == 3 ? -HWT_ERR_INTERNAL : 0;
 }
 
+/* The sync tests' trace: two TNTs of two taken branches, disabled. */
+static void sync_trace(struct tb *t, struct hwt_blk_config *cfg)
+{
+	*t = new_trace();
+	tb_psbplus(t, 0x1000);
+	tb_tnt(t, "tt");
+	tb_tnt(t, "tt");
+	tb_ip(t, HWT_PT_TIP_PGD, 0);
+	hwt_blk_config_init(cfg);
+	cfg->qry.begin = t->buf;
+	cfg->qry.end = t->buf + t->len;
+}
+
 static void test_sync_stops(void **state)
 {
 	struct hwt_image *image = new_image();
 	struct hwt_an_last *l = new_last(16), *whole = new_last(16);
 	struct hwt_blk_config cfg;
 	struct hwt_an_last_end end, all;
-	struct tb t = new_trace();
+	struct tb t;
 	unsigned n = 0;
 
 	(void)state;
-	tb_psbplus(&t, 0x1000);
-	tb_tnt(&t, "tt");
-	tb_tnt(&t, "tt");
-	tb_ip(&t, HWT_PT_TIP_PGD, 0);
-	hwt_blk_config_init(&cfg);
-	cfg.qry.begin = t.buf;
-	cfg.qry.end = t.buf + t.len;
+	sync_trace(&t, &cfg);
 	assert_int_equal(hwt_an_last_run(l, &cfg, image, 0, stop_at_third,
 					 &n), -HWT_ERR_INTERNAL);
 	assert_int_equal(n, 3);
@@ -411,18 +418,12 @@ static void test_sync_ends(void **state)
 	struct hwt_blk_config cfg;
 	struct hwt_an_last_end end, all;
 	const struct hwt_an_branch *b;
-	struct tb t = new_trace();
+	struct tb t;
 	unsigned n[2] = { 0, 0 };
 	size_t nb;
 
 	(void)state;
-	tb_psbplus(&t, 0x1000);
-	tb_tnt(&t, "tt");
-	tb_tnt(&t, "tt");
-	tb_ip(&t, HWT_PT_TIP_PGD, 0);
-	hwt_blk_config_init(&cfg);
-	cfg.qry.begin = t.buf;
-	cfg.qry.end = t.buf + t.len;
+	sync_trace(&t, &cfg);
 	/* (The syncs of the whole run: end at its last but one.) */
 	assert_int_equal(hwt_an_last_run(whole, &cfg, image, 0, end_at, n),
 			 0);
