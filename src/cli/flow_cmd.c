@@ -342,7 +342,9 @@ void help_calls(void)
 	       "\n%s%s"
 	       "Lines not chosen keep their numbers and instructions (and\n"
 	       "depths: every thread is decoded); --folded keeps a chosen\n"
-	       "thread's callers from outside the times chosen.\n",
+	       "thread's callers from outside the times chosen. The text\n"
+	       "between lines (errors, lost-data notes) prints whatever is\n"
+	       "chosen.\n",
 	       common_help, select_help);
 }
 
