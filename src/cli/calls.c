@@ -493,13 +493,13 @@ struct calls_hist {
 	uint64_t last_task;
 	uint8_t have_line;
 	/* The lines chosen (calls_hist_select()), and the thread and CPU of
-	 * the last one shown. */
+	 * the last one shown; the perf.data's conversion to perf time (for
+	 * bounds in seconds, and --perf-time's times). */
 	const struct cli_select *sel;
 	struct hwt_pd_time_conv tc;
 	uint8_t have_tc;
 	uint64_t shown_task;
 	uint32_t shown_cpu;
-	struct hwt_pd_time_conv tc_print;	/* calls_hist_perf_time() */
 	struct hist_rec *recs;
 	size_t n, cap, chunk;
 	struct cli_out text;
@@ -571,8 +571,9 @@ static uint8_t rec_hide(const struct calls_hist *h, const struct calls_rec *r)
 void calls_hist_perf_time(struct calls_hist *h,
 			  const struct hwt_pd_time_conv *tc)
 {
-	h->tc_print = *tc;
-	h->pr.tc = &h->tc_print;
+	h->tc = *tc;
+	h->have_tc = 1;
+	h->pr.tc = &h->tc;
 }
 
 void calls_hist_fold_into(struct calls_hist *h, struct calls_tree *t)

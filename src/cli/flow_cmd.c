@@ -626,12 +626,12 @@ static int parse_args(int argc, char **argv, struct flow_options *opt,
 	return ret;
 }
 
-/* What the lines chosen (--pid, ...) need of the trace: 0, or -1 after a
- * message. */
-static int check_select(const struct flow_options *opt, struct cli_pd *pd)
+/* What the lines chosen (--pid, ...) need of the trace (@have_tc: the
+ * perf.data's TIME_CONV): 0, or -1 after a message. */
+static int check_select(const struct flow_options *opt, struct cli_pd *pd,
+			int have_tc)
 {
 	const struct cli_select *s = &opt->sel;
-	struct hwt_pd_time_conv tc;
 	const char *why = NULL;
 
 	if (!s->set)
@@ -644,8 +644,7 @@ static int check_select(const struct flow_options *opt, struct cli_pd *pd)
 		      "--per-thread), not CPUs'";
 	else if (pd && s->nwin && !cli_pd_has_time(pd))
 		why = "--time-range: its trace has no time (no TSC)";
-	else if (cli_select_seconds(s) &&
-		 (!pd || cli_pd_time_conv(pd, &tc) < 0))
+	else if (cli_select_seconds(s) && !have_tc)
 		why = "--time-range: seconds are perf's time, which needs a "
 		      "perf.data's TIME_CONV; give TSC values (0x...)";
 	if (!why)
@@ -655,11 +654,9 @@ static int check_select(const struct flow_options *opt, struct cli_pd *pd)
 }
 
 /* --perf-time needs the file's TIME_CONV: 0, or -1 after a message. */
-static int check_perf_time(const struct flow_options *opt, struct cli_pd *pd)
+static int check_perf_time(const struct flow_options *opt, int have_tc)
 {
-	struct hwt_pd_time_conv tc;
-
-	if (!opt->perf_time || (pd && cli_pd_time_conv(pd, &tc) == 0))
+	if (!opt->perf_time || have_tc)
 		return 0;
 	fprintf(stderr, "%s: %s: --perf-time: perf's time needs a perf.data's "
 		"TIME_CONV; --time prints the TSC.\n", opt->prog, opt->trace);
@@ -711,8 +708,6 @@ static int order_cpus(struct cli_pd *pd, const struct flow_options *opt)
 static int flow_by_time(struct flow *fl, struct cli_pd *pd, struct totals *t,
 			struct cli_out *out, int ordered)
 {
-	struct hwt_pd_time_conv tc;
-	int have_tc = pd && cli_pd_time_conv(pd, &tc) == 0;
 	struct cli_out text;
 	int ret = 1, got;
 
@@ -720,8 +715,8 @@ static int flow_by_time(struct flow *fl, struct cli_pd *pd, struct totals *t,
 	fl->by_time = cli_merge_new();
 	if (!fl->by_time)
 		return 1;
-	cli_merge_select(fl->by_time, &fl->opt->sel, have_tc ? &tc : NULL,
-			 ordered);
+	cli_merge_select(fl->by_time, &fl->opt->sel,
+			 fl->have_tc ? &fl->tc : NULL, ordered);
 	fl->skip_before = fl->opt->sel.nwin != 0;
 	if (cli_out_init(&text, cli_merge_file(fl->by_time)) < 0) {
 		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
@@ -838,9 +833,11 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	opt.config.qry.errata = errata;
 	opt.config.qry.time.errata = errata;
 
+	fl.have_tc = pd && cli_pd_time_conv(pd, &fl.tc) == 0;
 	if ((!pd && opt.ntraces < 2 &&
 	     cli_input_open(&in, opt.trace, prog) < 0) ||
-	    check_select(&opt, pd) < 0 || check_perf_time(&opt, pd) < 0) {
+	    check_select(&opt, pd, fl.have_tc) < 0 ||
+	    check_perf_time(&opt, fl.have_tc) < 0) {
 		cli_input_close(&in);
 		cli_pd_close(pd);
 		hwt_image_delete(fl.image);
@@ -850,7 +847,6 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	}
 	fl.opt = &opt;
 	fl.want_times = opt.time || opt.sel.nwin;
-	fl.have_tc = pd && cli_pd_time_conv(pd, &fl.tc) == 0;
 	fl.trace = in.data;
 	fl.size = in.size;
 	ret = 1;
@@ -865,11 +861,8 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		goto out;
 	}
 	if (opt.timeline) {
-		struct hwt_pd_time_conv tc;
-		int have_tc = pd && cli_pd_time_conv(pd, &tc) == 0;
-
 		fl.timeline = calls_timeline_new(&jout, opt.time_clock,
-						 have_tc ? &tc : NULL);
+						 fl.have_tc ? &fl.tc : NULL);
 		if (!fl.timeline) {
 			fprintf(stderr, "%s: out of memory.\n", prog);
 			goto out;

@@ -63,9 +63,8 @@ struct cli_merge {
 	int failed;
 	/* What to print (cli_merge_select()). */
 	const struct cli_select *sel;
-	const struct hwt_pd_time_conv *tc;
-	uint8_t unordered;
-	struct hwt_pd_time_conv tc_copy;
+	struct hwt_pd_time_conv tc;	/* if @have_tc */
+	uint8_t have_tc, unordered;
 	uint8_t notes_hidden;	/* notes outside the times chosen */
 };
 
@@ -107,11 +106,9 @@ void cli_merge_select(struct cli_merge *m, const struct cli_select *sel,
 		      const struct hwt_pd_time_conv *tc, int ordered)
 {
 	m->sel = sel && sel->set ? sel : NULL;
-	m->tc = NULL;
-	if (tc) {
-		m->tc_copy = *tc;
-		m->tc = &m->tc_copy;
-	}
+	m->have_tc = tc != NULL;
+	if (tc)
+		m->tc = *tc;
 	m->unordered = !ordered;
 }
 
@@ -306,7 +303,8 @@ static int chosen(struct cli_merge *m, size_t si, const struct cursor *k)
 		return 1;
 	if (!cli_select_cpu(m->sel, m->streams[si].on_cpu, m->streams[si].cpu))
 		return 0;
-	if (!cli_select_time(m->sel, r->have_key, r->key, m->tc)) {
+	if (!cli_select_time(m->sel, r->have_key, r->key,
+			     m->have_tc ? &m->tc : NULL)) {
 		m->notes_hidden |= r->note;
 		return 0;
 	}

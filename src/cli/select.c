@@ -7,6 +7,7 @@
  * values (0x..., as hwt flow --time prints them); a line's time is its
  * TSC, converted with the file's TIME_CONV where a bound is in seconds.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -79,19 +80,15 @@ static int parse_bound(const char *p, const char *e, struct cli_bound *b)
 		return 0;
 	b->set = 1;
 	if (e - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-		b->tsc = 1;
-		for (p += 2; p < e; p++) {
-			unsigned d = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0') :
-				     *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10) :
-				     *p >= 'A' && *p <= 'F' ? (unsigned)(*p - 'A' + 10) :
-				     16;
+		char *end;
 
-			if (d > 15 || v >> 60)
-				return -1;
-			v = v << 4 | d;
-		}
-		b->v = v;
-		return 0;
+		/* (A bound ends at ',', ' ' or the end: no hex digit.) */
+		b->tsc = 1;
+		if (!isxdigit((unsigned char)p[2]))
+			return -1;
+		errno = 0;
+		b->v = strtoull(p + 2, &end, 16);
+		return errno || end != e ? -1 : 0;
 	}
 	for (; p < e; p++) {
 		if (*p == '.' && !dot) {
