@@ -15,6 +15,8 @@
 #   hwt flow --time       merged in time order, and --by-stream
 #   hwt calls             one history across the CPUs
 #   hwt last              (a first pass where a thread moved)
+#   hwt flow --time-range from 90% of the time on, with and without the
+#                         seek to a PSB before it
 # Output to /dev/null. Nothing here asserts on timings. Needs yasm, ld,
 # objcopy, nm and GNU time (/usr/bin/time) for the RSS.
 # Environment: BENCH_ROUNDS (the default of --rounds).
@@ -82,5 +84,21 @@ for f in one moved two; do
 		# shellcheck disable=SC2086
 		printf "%-6s %-32s %-22s %s\n" "$f" "hwt $cmd" \
 			"$(measure "$build/hwt" $cmd "$tmp/$f.data")" "$lines"
+	done
+done
+# A window over the last tenth of the time (--time-range T,): decoded
+# from a PSB before it (src/cli/seek.c), and from the trace's start
+# (HWT_NO_SEEK=1).
+for f in one two; do
+	t=$("$build/hwt" dump "$tmp/$f.data" |
+		awk '$2 == "tsc" { sub("tsc=", "", $3); print $3 }' | sort -u |
+		awk '{ a[NR] = $1 } END { print a[int(NR * 0.9) + 1] }')
+	for env in "" HWT_NO_SEEK=1; do
+		lines=$(env $env "$build/hwt" flow --time --time-range "$t," \
+			"$tmp/$f.data" 2>/dev/null | wc -l)
+		printf "%-6s %-32s %-22s %s\n" "$f" \
+			"${env:+$env }hwt flow --time-range 90%," \
+			"$(measure env $env "$build/hwt" flow --time \
+				--time-range "$t," "$tmp/$f.data")" "$lines"
 	done
 done

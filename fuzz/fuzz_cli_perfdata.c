@@ -15,7 +15,8 @@
  * time order: the marks of time and thread made where one thread makes
  * them) and hwt calls -j2 (and --stream, --time, --folded, --timeline),
  * and both with lines chosen (--tid, -C, --time-range: flow through the
- * merge's ranges, calls through the history's hidden lines), which must
+ * merge's ranges, from a PSB before the windows' start where one is
+ * found, calls through the history's hidden lines), which must
  * print what -j1 prints (segments decoded on threads, each
  * with its own view of the processes, lost-data notes placed as one
  * thread places them; calls replayed on a stack per traced thread and joined across
@@ -208,6 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			       "--file-order"));
 		same_with_jobs_v(cmd_flow, "flow", tid, path);
 		same_with_jobs_v(cmd_flow, "flow", win, path);
+		same_with_jobs_v(cmd_flow, "flow", cpu, path);
 		same_with_jobs_v(cmd_calls, "calls", tid, path);
 		same_with_jobs_v(cmd_calls, "calls", cpu, path);
 		same_with_jobs(cmd_calls, "calls", "--perf-time", path);

@@ -492,6 +492,8 @@ void cli_merge_mark(struct cli_merge *m, uint64_t pos,
 void cli_merge_stream_end(struct cli_merge *m, uint64_t pos);
 /* The file's text, ordered, to @out. Returns 0, or -1 after a message. */
 int cli_merge_print(struct cli_merge *m, struct cli_out *out);
+/* Lost data outside the times chosen, not decoded: said as the rest. */
+void cli_merge_hidden(struct cli_merge *m);
 
 /*
  * An unlinked temporary file under $TMPDIR (or /tmp), read and written;
@@ -553,7 +555,32 @@ void cli_pieces_init(struct cli_pieces *p, uint64_t size,
 		     void *ctx);
 /* The next piece: 1, 0 after the last, -1 after a message. */
 int cli_pieces_next(struct cli_pieces *p);
+/* The next piece starts at @off (a PSB; before the first piece). */
+void cli_pieces_seek(struct cli_pieces *p, uint64_t off);
 void cli_pieces_fini(struct cli_pieces *p);
+
+struct hwt_qry_config;
+
+/*
+ * Where a decode whose lines shown are all at or after the start of each
+ * of @sel's windows may begin (seek.c): a PSB before them where a decoder
+ * knows what one running from the trace's start knows, so that the lines
+ * in the windows are the same. Returns 1 and *@seek, or 0: from the start
+ * (a window with no start, a time that goes back, no such PSB, as where a
+ * calibration (CYC) carries over PSBs). @cfg: the trace's configuration
+ * (its begin and end are not read).
+ */
+struct cli_seek {
+	uint64_t off, tsc;	/* the PSB and its PSB+'s TSC */
+	uint64_t ovf, bad;	/* overflows, bad packets before it */
+	/* The decode's time state there, if not none (a calibration). */
+	struct hwt_time_tracker t;
+	uint8_t have_t;
+};
+
+int cli_seek_find(const struct cli_pieces *trace,
+		  const struct hwt_qry_config *cfg, const struct cli_select *sel,
+		  const struct hwt_pd_time_conv *tc, struct cli_seek *seek);
 
 /* ---- perf.data input (perfdata_input.c) ---- */
 

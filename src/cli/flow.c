@@ -625,6 +625,18 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 		if (opt->mode == MODE_CALLS)
 			calls_seg_event(&s->calls, ev);
 	}
+	/*
+	 * Lost data is never silent: an overflow prints in every line mode
+	 * (--branches too, which prints no other event unless asked), and
+	 * as a note, shown whatever threads and times are chosen.
+	 */
+	if (ev->type == HWT_EV_OVERFLOW && opt->mode <= MODE_BRANCHES) {
+		cli_ipt_event(text, sizeof(text), ev, 1);
+		seg_note(fl, s, 1);
+		cli_out_printf(&s->out, "[%s]\n", text);
+		seg_note(fl, s, 0);
+		return;
+	}
 	if (!opt->events || ev->type == HWT_EV_TICK)
 		return;
 	cli_ipt_event(text, sizeof(text), ev, 1);

@@ -232,6 +232,10 @@ struct flow {
 	/* Lines chosen by time (the merge's): instruction lines before
 	 * every window are not made (skipped()). */
 	uint8_t skip_before;
+	/* ... and every window has a start: a stream's decode starts at a
+	 * PSB before them (seek.c; HWT_NO_SEEK=1: from the start, the tests'
+	 * reference). */
+	uint8_t seek;
 	/* perf.data: perf's time from the TSC, if the file says how */
 	struct hwt_pd_time_conv tc;
 	uint8_t have_tc;
@@ -306,6 +310,8 @@ int flow_seg_init_map(struct flow *fl, struct seg *s, uint8_t *map);
 void flow_seg_free(struct seg *s);
 int flow_run(struct flow *fl, const struct span *sp, struct totals *t,
 	     struct cli_out *out);
+/* A raw trace's flow_run() from where @fl->seek lets it start. */
+int flow_run_raw(struct flow *fl, struct totals *t, struct cli_out *out);
 int flow_finish(struct flow *fl, struct totals *t, struct cli_out *out);
 int flow_totals_init(const struct flow *fl, struct totals *t,
 		     struct cli_out *out);

@@ -250,7 +250,12 @@ static const char select_help[] =
 	"                                0xTSC (as --time); an end left out\n"
 	"                                is open. Errors and lost-data notes\n"
 	"                                print whatever threads are chosen,\n"
-	"                                in the CPUs and times chosen.\n";
+	"                                in the CPUs and times chosen. With a\n"
+	"                                START to each, hwt flow decodes from\n"
+	"                                a PSB before them (-v says where):\n"
+	"                                the trace before is read, its lost\n"
+	"                                data said, its decode errors not\n"
+	"                                looked for (HWT_NO_SEEK=1: all).\n";
 
 void help_flow(void)
 {
@@ -718,6 +723,9 @@ static int flow_by_time(struct flow *fl, struct cli_pd *pd, struct totals *t,
 	cli_merge_select(fl->by_time, &fl->opt->sel,
 			 fl->have_tc ? &fl->tc : NULL, ordered);
 	fl->skip_before = fl->opt->sel.nwin != 0;
+	fl->seek = fl->skip_before && fl->opt->mode != MODE_CALLS &&
+		   fl->opt->mode != MODE_STAT &&
+		   fl->opt->mode != MODE_COVERAGE && !getenv("HWT_NO_SEEK");
 	if (cli_out_init(&text, cli_merge_file(fl->by_time)) < 0) {
 		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
 		goto out;
@@ -726,10 +734,8 @@ static int flow_by_time(struct flow *fl, struct cli_pd *pd, struct totals *t,
 		got = cli_pd_flow(pd, fl, &text);
 	} else {
 		/* A raw trace: one stream, chosen by its time. */
-		struct span whole = { 1, 0, 0, fl->size, NULL };
-
 		cli_merge_stream(fl->by_time, cli_out_pos(&text), 0, 0);
-		got = flow_run(fl, &whole, t, &text) < 0 ? -1 : 0;
+		got = flow_run_raw(fl, t, &text) < 0 ? -1 : 0;
 		cli_merge_stream_end(fl->by_time, cli_out_pos(&text));
 	}
 	if (got == 0) {

@@ -690,6 +690,70 @@ void flow_add_totals(struct totals *all, const struct totals *t)
 }
 
 /*
+ * Where @trace's decode starts (--time-range: before the windows, if
+ * @fl->seek and cli_seek_find() finds where): the offset, and in *@c the
+ * time state to start with there.
+ */
+static uint64_t seek_stream(struct flow *fl, struct cli_pieces *trace,
+			    struct carry *c)
+{
+	struct cli_seek sk;
+
+	memset(c, 0, sizeof(*c));
+	if (!fl->seek ||
+	    !cli_seek_find(trace, &fl->opt->config.qry, &fl->opt->sel,
+			   fl->have_tc ? &fl->tc : NULL, &sk))
+		return 0;
+	cli_pieces_seek(trace, sk.off);
+	c->t = sk.t;
+	c->have_t = sk.have_t;
+	if ((sk.ovf || sk.bad) && fl->by_time)
+		cli_merge_hidden(fl->by_time);
+	if (fl->opt->verbose)
+		fprintf(stderr, "%s: decoding from the PSB at 0x%" PRIx64
+			" (TSC 0x%" PRIx64 "%s): the trace before it is before "
+			"the times chosen\n", fl->opt->prog, sk.off, sk.tsc,
+			sk.have_t ? ", with the calibration it has there" : "");
+	return sk.off;
+}
+
+/* cli_pieces' read of a trace in memory. */
+static int mem_read(void *ctx, uint64_t pos, uint8_t *buf, size_t len)
+{
+	memcpy(buf, (const uint8_t *)ctx + pos, len);
+	return 0;
+}
+
+int flow_run_raw(struct flow *fl, struct totals *t, struct cli_out *out)
+{
+	const uint8_t *trace = fl->trace;
+	size_t size = fl->size;
+	struct span sp = { 1, 0, 0, fl->size, NULL };
+	struct cli_pieces whole;
+	struct carry c;
+	uint64_t off;
+	int ret;
+
+	if (!fl->seek)
+		return flow_run(fl, &sp, t, out);
+	cli_pieces_init(&whole, size, mem_read, (void *)trace);
+	off = seek_stream(fl, &whole, &c);
+	cli_pieces_fini(&whole);
+	/* (The offsets printed stay the trace's.) */
+	fl->trace += off;
+	fl->size -= off;
+	fl->base = off;
+	sp.first = off == 0;
+	sp.limit = fl->size;
+	sp.carry = &c;
+	ret = flow_run(fl, &sp, t, out);
+	fl->trace = trace;
+	fl->size = size;
+	fl->base = 0;
+	return ret;
+}
+
+/*
  * A perf.data stream with -j: each piece cut into segments decoded on
  * threads, each thread with a context of the hook's (its own view of the
  * processes).
@@ -700,7 +764,7 @@ static int run_pieces_jobs(struct flow *fl, struct cli_pieces *trace,
 	struct carry carry;
 	int more, alone = 0;
 
-	memset(&carry, 0, sizeof(carry));
+	seek_stream(fl, trace, &carry);
 	while ((more = cli_pieces_next(trace)) > 0) {
 		struct span sp;
 		int r;
@@ -734,6 +798,7 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		      struct totals *t, struct cli_out *out)
 {
 	struct seg s;
+	struct carry start;
 	int more;
 
 	if (fl->opt->jobs > 1)
@@ -744,6 +809,9 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		return -1;
 	}
 	seg_lend(fl, &s, t, out);
+	/* (The first piece from there, with its time.) */
+	if (seek_stream(fl, trace, &start))
+		s.reached = start;
 	while ((more = cli_pieces_next(trace)) > 0) {
 		/* As one decoder goes on over the PSB the piece starts at. */
 		struct carry c = seg_carry(&s);

@@ -423,6 +423,11 @@ static int print_ordered(struct cli_merge *m, struct cursor *k,
 	}
 }
 
+void cli_merge_hidden(struct cli_merge *m)
+{
+	m->notes_hidden = 1;
+}
+
 int cli_merge_print(struct cli_merge *m, struct cli_out *out)
 {
 	struct cursor *k = NULL;

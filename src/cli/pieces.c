@@ -103,3 +103,11 @@ int cli_pieces_next(struct cli_pieces *p)
 		want = want > SIZE_MAX / 2 ? SIZE_MAX : 2 * want;
 	}
 }
+
+void cli_pieces_seek(struct cli_pieces *p, uint64_t off)
+{
+	p->base = off;
+	p->cut = 0;
+	p->len = 0;
+	p->last = 0;
+}

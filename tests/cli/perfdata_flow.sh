@@ -1063,6 +1063,94 @@ for m in --insn --blocks --branches; do
 	same "flow $m --time-range ,0x$tsc: stopping past it vs -j2" \
 		"$tmp/k8.out" "$tmp/k7.out"
 done
+# A start to every window: each stream's decode starts at a PSB before
+# them (perf script --time's fast-forward; -v says where), and prints
+# what the decode from the trace's start prints (HWT_NO_SEEK=1), stderr
+# included: windows from the first tenth to the last, every line mode,
+# -j2, two windows, 64 KiB pieces; one CPU's, two CPUs' and a thread's
+# streams, a CYC trace (the calibration it has at the PSB), lost data
+# before the window (sideband notes, bad packets, an OVF: said, not
+# shown), a raw trace. Not where the time goes back (jcbad.data's
+# damaged TSCs), nor with a window open at its start.
+awk '/^psb$/ { if (++n == 300) print "ovf" } { print }' "$tmp/big.ptdesc" \
+	>"$tmp/ovf.ptdesc"
+"$build/ptgen" "$tmp/ovf.pt" <"$tmp/ovf.ptdesc" &&
+	"$mkptdata" --pt "$tmp/ovf.pt" --elf "$tmp/big" "$tmp/ovf.data" \
+		>/dev/null || fail "the OVF trace's perf.data"
+# seek_same DESC FLOW-ARGS...: the same with and without the seek, which
+# -v says was made.
+seek_same() {
+	local desc=$1
+	shift
+	run_as sk1 "$hwt" flow -v "$@"
+	run_as sk0 env HWT_NO_SEEK=1 "$hwt" flow "$@"
+	same "$desc: as from the start" "$tmp/sk0.out" "$tmp/sk1.out"
+	grep -v 'decoding from the PSB\|segments\{0,1\}$' "$tmp/sk1.err" \
+		>"$tmp/sk1.e"
+	check
+	cmp -s "$tmp/sk0.err" "$tmp/sk1.e" || fail "$desc: stderr differs"
+	grep -q 'decoding from the PSB at 0x[0-9a-f]*[1-9a-f]' "$tmp/sk1.err" ||
+		fail "$desc: decoded from the trace's start"
+}
+# tsc_at FILE Q: the TSC of the lines Q% into flow --time's times.
+tsc_at() {
+	"$hwt" flow --time "$@" 2>/dev/null |
+		awk '$1 ~ /^[0-9a-f]{16}$/ { print $1 }' | sort -u >"$tmp/sk.tsc"
+	sed -n "$(($(wc -l <"$tmp/sk.tsc") * q / 100 + 1))p" "$tmp/sk.tsc"
+}
+for f in two deep1 cyc jcbig jbig ovf; do
+	[ -s "$tmp/$f.data" ] || continue
+	for q in 10 50 90; do
+		t=0x$(tsc_at "$tmp/$f.data")
+		for m in --insn --blocks --branches; do
+			[ $q = 50 ] || [ $m = --branches ] || continue
+			seek_same "$f.data $m --time-range $t," $m --time \
+				--time-range "$t," "$tmp/$f.data"
+		done
+	done
+	t2=0x$(q=95 tsc_at "$tmp/$f.data")
+	seek_same "$f.data: a closed window" --time-range "$t,$t2" \
+		"$tmp/$f.data"
+	seek_same "$f.data: two windows" --branches --time \
+		--time-range "$t2,$t2 $t," "$tmp/$f.data"
+	seek_same "$f.data: -j2" -j2 --time-range "$t," "$tmp/$f.data"
+	seek_same "$f.data: --by-stream" --by-stream --time-range "$t," \
+		"$tmp/$f.data"
+	HWT_PIECE_SIZE=65536 seek_same "$f.data: in 64 KiB pieces" --time \
+		--time-range "$t," "$tmp/$f.data"
+done
+# A window from just past a PSB's TSC: the lines after that PSB are in
+# it, their times from the calibration the decode started with there.
+t=$("$hwt" dump "$tmp/cyc.data" |
+	awk '$2 == "tsc" && ++n == 200 { sub("tsc=", "", $3); print $3 }')
+seek_same "cyc.data: from just past a PSB's TSC" --time \
+	--time-range "$(printf '0x%x' $((t + 1)))," "$tmp/cyc.data"
+# The overflow (2% into ovf.data): a line of --branches too; in a window
+# from 1% in, shown; in one from 10% in, said.
+for q in 1 10; do
+	t=0x$(tsc_at "$tmp/ovf.data")
+	run_as sk$q "$hwt" flow --branches -v --time-range "$t," \
+		"$tmp/ovf.data"
+done
+check
+grep -q '^\[overflow, ip: 000000000040100d\]$' "$tmp/sk1.out" &&
+	! grep -q 'outside the times chosen' "$tmp/sk1.err" &&
+	! grep -q '^\[overflow' "$tmp/sk10.out" &&
+	grep -q 'lost data outside the times chosen' "$tmp/sk10.err" &&
+	grep -q 'decoding from the PSB' "$tmp/sk10.err" ||
+	fail "ovf.data: the overflow not shown in its window, or not said"
+t=0x$(q=50 tsc_at "$tmp/jcbad.data")
+run_as sk3 "$hwt" flow -v --time-range "$t," "$tmp/jcbad.data"
+run_as sk4 "$hwt" flow -v --time-range ",$t" "$tmp/ovf.data"
+check
+! grep -q 'decoding from' "$tmp/sk3.err" "$tmp/sk4.err" ||
+	fail "a seek where the time goes back, or with a window open"
+t=0x$(q=50 tsc_at --elf "$tmp/big" "$tmp/big.pt")
+seek_same "a raw trace" --time --elf "$tmp/big" --time-range "$t," \
+	"$tmp/big.pt"
+seek_same "a raw trace, -j2" -j2 --elf "$tmp/big" --time-range "$t," \
+	"$tmp/big.pt"
+
 run_as k5 "$hwt" flow --tid 9 "$tmp/jbig.data"
 check
 [ "$(cat "$tmp/k5.out")" = "$(head -n 1 "$tmp/k5.out")" ] &&
