@@ -797,13 +797,16 @@ int cli_pd_stream_end_task(const struct cli_pd *pd, size_t i, uint32_t *pid,
 /* ... the one at perf time @ns (or at its end, if that is before). */
 int cli_pd_stream_task_at(const struct cli_pd *pd, size_t i, uint64_t ns,
 			  uint32_t *pid, uint32_t *tid);
-/* Thread @tid's command name at stream @i's end (NULL if unknown). */
-const char *cli_pd_task_comm(const struct cli_pd *pd, size_t i, uint32_t tid);
+/* Thread @tid's command name at stream @i's end, or at perf time @until
+ * if that is earlier (NULL if unknown). */
+const char *cli_pd_task_comm(const struct cli_pd *pd, size_t i, uint32_t tid,
+			     uint64_t until);
 struct hwt_proc_view;
-/* Process @pid as mapped at stream @i's end, to name what ran in it (its
- * image: hwt_proc_view_image()); the caller deletes it. NULL: none. */
+/* Process @pid as mapped at stream @i's end, or at @until if earlier, to
+ * name what ran in it (its image: hwt_proc_view_image()); the caller
+ * deletes it. NULL: none. */
 struct hwt_proc_view *cli_pd_end_view(struct cli_pd *pd, size_t i,
-				      uint32_t pid);
+				      uint32_t pid, uint64_t until);
 /* The file's header information (features: exits, ...). */
 const struct hwt_pd_info *cli_pd_info(const struct cli_pd *pd);
 

@@ -760,7 +760,7 @@ static const char *thread_comm(void *ctx, uint32_t tid)
 	struct cli_pd *pd = ctx;
 	size_t n = cli_pd_nstreams(pd);
 
-	return n ? cli_pd_task_comm(pd, n - 1, tid) : NULL;
+	return n ? cli_pd_task_comm(pd, n - 1, tid, UINT64_MAX) : NULL;
 }
 
 /* calls --folded: the stacks, to stdout. */

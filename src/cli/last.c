@@ -111,6 +111,12 @@ struct last_ctx {
 	uint64_t at_ns;			/* --at, in perf's time */
 };
 
+/* The perf time names are taken at: --at's, else the end of the stream. */
+static uint64_t names_at(const struct last_ctx *c)
+{
+	return c->o->at.nwin ? c->at_ns : UINT64_MAX;
+}
+
 static const char *kind_name(uint8_t kind)
 {
 	switch (kind) {
@@ -201,6 +207,7 @@ static long moved_to(const struct last_ctx *c, size_t i)
 struct namer {
 	struct cli_pd *pd;
 	size_t stream;
+	uint64_t until;		/* names_at() */
 	int on_cpu;
 	struct hwt_image *own;
 	struct {
@@ -222,7 +229,7 @@ static const struct hwt_image *image_of(struct namer *nm, uint32_t pid)
 	if (hwt_grow((void **)&nm->views, &nm->cap, nm->n + 1,
 		     sizeof(*nm->views)) < 0)
 		return nm->own;
-	v = cli_pd_end_view(nm->pd, nm->stream, pid);
+	v = cli_pd_end_view(nm->pd, nm->stream, pid, nm->until);
 	if (!v)
 		return nm->own;
 	nm->views[nm->n].pid = pid;
@@ -255,8 +262,8 @@ static void header(struct last_ctx *c, size_t i, const struct whose *w,
 		   const struct hwt_pd_exit *e, int took, int stopped,
 		   const struct hwt_image *image, FILE *f)
 {
-	const char *comm = w->known ? cli_pd_task_comm(c->pd, i, w->tid) :
-				      NULL;
+	const char *comm = w->known ? cli_pd_task_comm(c->pd, i, w->tid,
+						       names_at(c)) : NULL;
 	char sig[32], at[512];
 	long to = w->on_cpu && w->known ? moved_to(c, i) : -1;
 	uint32_t cpu;
@@ -358,7 +365,8 @@ static void print_branches(struct last_ctx *c, struct hwt_an_last *l,
 		/* A CPU's: where another thread's branches start. */
 		if (nm->on_cpu && (!i || b[i].tid != b[i - 1].tid ||
 				   b[i].pid != b[i - 1].pid)) {
-			comm = cli_pd_task_comm(c->pd, nm->stream, b[i].tid);
+			comm = cli_pd_task_comm(c->pd, nm->stream, b[i].tid,
+						nm->until);
 			fprintf(f, "  -- thread %" PRIu32 "/%" PRIu32 " %s\n",
 				b[i].pid, b[i].tid, comm ? comm : "?");
 		}
@@ -555,7 +563,7 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1, 0 };
 	struct hwt_blk_config cfg = c->cfg;
 	struct piece_sync ps = { hook, 0, { 0, 0, 0, 0 }, NULL, 0, c };
-	struct namer nm = { c->pd, i, 0, NULL, NULL, 0, 0 };
+	struct namer nm = { c->pd, i, names_at(c), 0, NULL, NULL, 0, 0 };
 	const struct hwt_pd_exit *e = NULL;
 	const struct hwt_image *names;
 	struct hwt_an_last_end end;

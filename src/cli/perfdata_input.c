@@ -1725,17 +1725,25 @@ int cli_pd_stream_end_task(const struct cli_pd *pd, size_t i, uint32_t *pid,
 				 tid) < 0 ? -1 : 0;
 }
 
-const char *cli_pd_task_comm(const struct cli_pd *pd, size_t i, uint32_t tid)
+static uint64_t end_or(const struct pd_stream *st, uint64_t until)
 {
-	return hwt_proc_comm(pd->model, tid, stream_end(&pd->streams[i]));
+	uint64_t end = stream_end(st);
+
+	return until < end ? until : end;
+}
+
+const char *cli_pd_task_comm(const struct cli_pd *pd, size_t i, uint32_t tid,
+			     uint64_t until)
+{
+	return hwt_proc_comm(pd->model, tid, end_or(&pd->streams[i], until));
 }
 
 struct hwt_proc_view *cli_pd_end_view(struct cli_pd *pd, size_t i,
-				      uint32_t pid)
+				      uint32_t pid, uint64_t until)
 {
 	struct hwt_proc_view *v = hwt_proc_view_new(pd->model, pid);
 
-	if (v && hwt_proc_view_advance(v, stream_end(&pd->streams[i])) < 0) {
+	if (v && hwt_proc_view_advance(v, end_or(&pd->streams[i], until)) < 0) {
 		hwt_proc_view_delete(v);
 		return NULL;
 	}

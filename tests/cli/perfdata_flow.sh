@@ -828,6 +828,35 @@ if per_cpu "$tmp/two.data"; then
 	run_as at4 "$hwt" last --at 0x1d2c3b4a6cf0 "$tmp/deep3.data"
 	contains "last --at: a cpu whose trace is later" "$tmp/at4.out" \
 		'^# cpu 2 .*: its trace starts after that$'
+	# Named as mapped then: deep.b's code (the same, other names)
+	# mapped over deep's halfway through (mkptdata --remap). hwt last
+	# --at a time before names with deep's symbols, one after with
+	# deep.b's, in a CPU's stream and in a thread's; hwt flow names each
+	# block with the mapping it ran in: deep's, then deep.b's.
+	for c in "--cpu 0" ""; do
+		# shellcheck disable=SC2086
+		"$mkptdata" $c --remap "$tmp/deep.b" --pt "$tmp/deep.pt" \
+			--elf "$tmp/deep" "$tmp/remap.data" >/dev/null ||
+			fail "mkptdata $c --remap"
+		run_as rm1 "$hwt" last -n 3 --no-lines --at 0x1d2c3b4a9400 \
+			"$tmp/remap.data"
+		run_as rm2 "$hwt" last -n 3 --no-lines --at 0x1d2c3b4d8000 \
+			"$tmp/remap.data"
+		contains "last --at before a remap ($c)" "$tmp/rm1.out" \
+			'#0  0x401033 f1_loop\+0x2  <- here then'
+		contains "last --at after a remap ($c)" "$tmp/rm2.out" \
+			'#0  0x401033 bf1_loop\+0x2  <- here then'
+		check
+		! grep -q ' b[a-z_0-9]*\(+0x[0-9a-f]*\)\{0,1\}$' "$tmp/rm1.out" ||
+			fail "last --at before a remap ($c): deep.b's names"
+		run_as rm3 "$hwt" flow --blocks "$tmp/remap.data"
+		check
+		awk '/^[0-9a-f]{16} / { b = $NF ~ /^b/; if (b) nb++; else if (nb) bad++
+			     else n++ }
+		     END { exit !(n > 100 && nb > 100 && !bad) }' \
+			"$tmp/rm3.out" ||
+			fail "flow --blocks with a remap ($c): not deep's, then deep.b's"
+	done
 
 	# hwt last: the streams that end in the thread, or of the CPU.
 	run_as la "$hwt" last "$tmp/two.data"

@@ -31,6 +31,8 @@
  *                     K-th of it) into K parts, part i in the buffer of
  *                     CPU N + i, with the switches out of the CPU before
  *                     and into this one just before the part's first TSC
+ *     --remap ELF     PROG's code mapped again from ELF (the same code
+ *                     under other names) halfway through the trace's time
  *     --exit PID:SIG:X  how process PID ended (hwt's HWT_EXIT feature):
  *                     SIG 0: exited with status X; else killed by signal
  *                     SIG at instruction X (up to two of them)
@@ -86,6 +88,7 @@ struct opts {
 	int have_c2;
 	uint64_t losses;	/* --losses */
 	uint32_t move;		/* --move: parts */
+	const char *remap;	/* --remap */
 	struct hwt_pd_exit exits[2];	/* --exit */
 	size_t nexits;
 	FILE *show;	/* where the records go as perf must show them */
@@ -541,6 +544,17 @@ static int write_pt(const struct opts *o, int argc, char **argv)
 		goto fail;
 	if (o->sw_n && put_switches(w, o, t_start, &tc, &ti))
 		goto fail;
+	if (o->remap) {
+		struct opts r = *o;
+
+		r.elf = o->remap;
+		if (put_mmaps(w, &r, (hwt_pd_tsc_to_perf_time(&tc,
+							      ti.first_tsc) +
+				      hwt_pd_tsc_to_perf_time(&tc,
+							      ti.last_tsc)) / 2,
+			      &nmaps))
+			goto fail;
+	}
 	for (uint64_t k = 1; k <= o->losses; k++) {
 		uint64_t first = hwt_pd_tsc_to_perf_time(&tc, ti.first_tsc);
 		uint64_t last = hwt_pd_tsc_to_perf_time(&tc, ti.last_tsc);
@@ -926,6 +940,8 @@ int main(int argc, char **argv)
 				   &o.sw_pid, o.sw_elf, &o.sw_n) != 3 ||
 			    !o.sw_n)
 				return die("--switch %s: want PID:ELF:N", val);
+		} else if (!strcmp(a, "--remap")) {
+			o.remap = val;
 		} else if (!strcmp(a, "--thread")) {
 			if (sscanf(val, "%" SCNu32 ":%" SCNu32, &o.sw_tid,
 				   &o.sw_n) != 2 || !o.sw_n || !o.sw_tid)
