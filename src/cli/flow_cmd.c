@@ -725,7 +725,7 @@ static int flow_by_time(struct flow *fl, struct cli_pd *pd, struct totals *t,
 	fl->skip_before = fl->opt->sel.nwin != 0;
 	fl->seek = fl->skip_before && fl->opt->mode != MODE_CALLS &&
 		   fl->opt->mode != MODE_STAT &&
-		   fl->opt->mode != MODE_COVERAGE && !getenv("HWT_NO_SEEK");
+		   fl->opt->mode != MODE_COVERAGE && !cli_env_on("HWT_NO_SEEK");
 	if (cli_out_init(&text, cli_merge_file(fl->by_time)) < 0) {
 		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
 		goto out;

@@ -22,7 +22,11 @@
  *     state there no longer depends on what came before;
  *   - every line before it is before the windows: the trace's TSCs up to
  *     the first one in (or past) a window only go up (the times the
- *     flow gives between two TSCs stay below the second).
+ *     flow gives between two TSCs stay below the second);
+ *   - another such PSB follows before the windows: the decode runs into
+ *     that one as a decode from the start does, and meets what it meets
+ *     there (in a damaged trace, an error where the flow does not come
+ *     to its PSB+'s IP), as at -j's cuts.
  * Lines in the windows are then the same; what is not looked for in the
  * trace not decoded is the flow's own errors there (code not found, say),
  * which a decode from the start would count as hidden. Lost data there
@@ -38,8 +42,8 @@
 
 #include "cli/cli.h"
 
-/* The last good PSBs the walk passed: the latest that checks out wins. */
-#define SEEK_TRIES 4
+/* The last good PSBs the walk passed, of which two must check out. */
+#define SEEK_TRIES 6
 
 struct seek_psb {
 	uint64_t off, tsc;
@@ -314,12 +318,15 @@ int cli_seek_find(const struct cli_pieces *trace,
 	/* No TSC in a window: nothing to show (the decode stops early). */
 	if (w.back || !w.done)
 		return 0;
-	/* The latest good PSB whose time checks out. */
-	for (size_t i = w.ngood; i-- > 0;) {
+	/*
+	 * Of the good PSBs whose time checks out, the one before the latest:
+	 * the decode comes to the latest as one from the start does (above).
+	 */
+	for (size_t i = w.ngood, later = 0; i-- > 0;) {
 		const struct seek_psb *g = &w.good[i];
 		int t;
 
-		if (!(t = time_start(cfg, trace, g, &seek->t)))
+		if (!(t = time_start(cfg, trace, g, &seek->t)) || !later++)
 			continue;
 		seek->have_t = t == 2;
 		seek->off = g->off;

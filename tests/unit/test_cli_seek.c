@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Where hwt flow --time-range starts a stream's decode (src/cli/seek.c):
- * the latest PSB before the first time in the windows where a decoder
- * starting there knows what one from the trace's start knows; none where that cannot be had. Traces of
+ * of the PSBs before the first time in the windows where a decoder
+ * starting there knows what one from the trace's start knows, the one
+ * before the latest; none where that cannot be had. Traces of
  * PSB+s at TSCs 0x1000, 0x2000, ... with branches between, read in
  * pieces as perf.data streams are.
  */
@@ -95,29 +96,31 @@ static void test_where(void **state)
 	(void)state;
 	build(&tr, NULL, 0);
 	assert_true(tr.t.len > 512);
-	/* The first TSC in the window is PSB 5's: from PSB 4, its TSC
-	 * given. */
+	/* The first TSC in the window is PSB 5's: the last good PSB before
+	 * it is PSB 4, and the decode starts at the one before, PSB 3 (its
+	 * TSC given). */
 	assert_int_equal(seek(&tr, "0x5800,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[4]);
-	assert_int_equal(sk.tsc, 0x5000);
+	assert_int_equal(sk.off, tr.psb[3]);
+	assert_int_equal(sk.tsc, 0x4000);
 	assert_int_equal(sk.have_t, 0);
 	assert_int_equal(sk.ovf + sk.bad, 0);
 	/* A bound at a PSB's TSC is in the window. */
 	assert_int_equal(seek(&tr, "0x6000,0x7000", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[4]);
+	assert_int_equal(sk.off, tr.psb[3]);
 	assert_int_equal(seek(&tr, "0x6001,0x7000", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[5]);
+	assert_int_equal(sk.off, tr.psb[4]);
 	/* Several windows: the earliest start. */
 	assert_int_equal(seek(&tr, "0x9000,0xa000 0x7800,0x7900", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[6]);
+	assert_int_equal(sk.off, tr.psb[5]);
 	/* A window open at its start, or one that starts before any PSB
 	 * with two before it: from the trace's start. */
 	assert_int_equal(seek(&tr, ",0x5000", &sk), 0);
 	assert_int_equal(seek(&tr, "0x9000, ,0x100", &sk), 0);
 	assert_int_equal(seek(&tr, "0x3000,", &sk), 0);
 	assert_int_equal(sk.off, 0);
+	assert_int_equal(seek(&tr, "0x4000,", &sk), 0);
 	assert_int_equal(seek(&tr, "0x5000,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[3]);
+	assert_int_equal(sk.off, tr.psb[2]);
 	/* After the trace: no TSC in the window, nothing to show. */
 	assert_int_equal(seek(&tr, "0x20000,", &sk), 0);
 }
@@ -187,43 +190,46 @@ static void test_not_there(void **state)
 	/* The first TSC in the window need not be a PSB's. */
 	build(&tr, tsc, 0);
 	assert_int_equal(seek(&tr, "0x5700,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[4]);
+	assert_int_equal(sk.off, tr.psb[3]);
 	assert_int_equal(seek(&tr, "0x5900,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[4]);
+	assert_int_equal(sk.off, tr.psb[3]);
 	assert_int_equal(seek(&tr, "0x6001,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[5]);
+	assert_int_equal(sk.off, tr.psb[4]);
 	/* The time goes back before the window: no seek. */
 	build(&tr, back, 0);
 	assert_int_equal(seek(&tr, "0x8800,", &sk), 0);
 	/* Before that, as ever. */
 	assert_int_equal(seek(&tr, "0x5800,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[4]);
+	assert_int_equal(sk.off, tr.psb[3]);
 
 	/* Lost data before: counted. Not at a PSB whose IP an OVF waits
 	 * for. */
 	build(&tr, ovf, 0);
 	assert_int_equal(seek(&tr, "0x5800,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[4]);
+	assert_int_equal(sk.off, tr.psb[3]);
 	assert_int_equal(sk.ovf, 1);
-	assert_int_equal(seek(&tr, "0x9800,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[8]);
-	assert_int_equal(sk.ovf, 2);
-	assert_int_equal(seek(&tr, "0x8800,", &sk), 1);
+	/* (PSB 8 the last good; PSB 7 waits: PSB 6.) */
+	assert_int_equal(seek(&tr, "0xa000,", &sk), 1);
 	assert_int_equal(sk.off, tr.psb[6]);
+	assert_int_equal(sk.ovf, 1);
+	/* (PSB 7 waits: PSB 6 is the last good, and PSB 5 the start.) */
+	assert_int_equal(seek(&tr, "0x8800,", &sk), 1);
+	assert_int_equal(sk.off, tr.psb[5]);
 
 	/* A PSB+ that does not say the exec mode. */
 	build(&tr, no_mode, 0);
 	assert_int_equal(seek(&tr, "0x9000,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[6]);
+	assert_int_equal(sk.off, tr.psb[5]);
 
 	/* The TSX state said before and not again: not there. */
 	build(&tr, tsx, 0);
 	assert_int_equal(seek(&tr, "0x5800,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[4]);
+	assert_int_equal(sk.off, tr.psb[3]);
 	assert_int_equal(seek(&tr, "0x8800,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[4]);
+	assert_int_equal(sk.off, tr.psb[3]);
+	/* (PSB 8 the last good: the one before is PSB 4.) */
 	assert_int_equal(seek(&tr, "0xa000,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[8]);
+	assert_int_equal(sk.off, tr.psb[4]);
 }
 
 /* A bad packet (a reserved opcode) after PSB 2's branches. */
@@ -242,7 +248,7 @@ static void test_bad_packet(void **state)
 	(void)state;
 	build(&tr, bad, 0);
 	assert_int_equal(seek(&tr, "0x7800,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[6]);
+	assert_int_equal(sk.off, tr.psb[5]);
 	assert_int_equal(sk.bad, 1);
 	assert_int_equal(sk.ovf, 0);
 }
@@ -263,7 +269,7 @@ static void test_calibration(void **state)
 	(void)state;
 	build(&tr, NULL, 1);
 	assert_int_equal(seek(&tr, "0x7800,", &sk), 1);
-	assert_int_equal(sk.off, tr.psb[6]);
+	assert_int_equal(sk.off, tr.psb[5]);
 	assert_int_equal(sk.have_t, 1);
 
 	hwt_qry_config_init(&cfg);
