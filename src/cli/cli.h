@@ -567,8 +567,8 @@ struct hwt_qry_config;
  * knows what one running from the trace's start knows, so that the lines
  * in the windows are the same. Returns 1 and *@seek, or 0: from the start
  * (a window with no start, a time that goes back, no such PSB, as where a
- * calibration (CYC) carries over PSBs). @cfg: the trace's configuration
- * (its begin and end are not read).
+ * CYC calibration does not settle). @cfg: the trace's configuration (its
+ * begin and end are not read).
  */
 struct cli_seek {
 	uint64_t off, tsc;	/* the PSB and its PSB+'s TSC */

@@ -44,6 +44,8 @@
 
 /* The last good PSBs the walk passed, of which two must check out. */
 #define SEEK_TRIES 6
+/* The walk reads the trace in pieces of this size at most. */
+#define SEEK_PIECE (4u << 20)
 
 struct seek_psb {
 	uint64_t off, tsc;
@@ -306,7 +308,7 @@ int cli_seek_find(const struct cli_pieces *trace,
 	w.sel = sel;
 	w.tc = tc;
 	cli_pieces_init(&scan, trace->size, trace->read, trace->ctx);
-	scan.piece = trace->piece;
+	scan.piece = trace->piece < SEEK_PIECE ? trace->piece : SEEK_PIECE;
 	while (!w.done && !w.back && (more = cli_pieces_next(&scan)) > 0) {
 		stop = scan.base + walk_buf(&w, scan.buf, scan.len, scan.cut,
 					    scan.base, scan.base == 0, clean);
