@@ -565,20 +565,22 @@ struct hwt_qry_config;
  * Where a decode whose lines shown are all at or after the start of each
  * of @sel's windows may begin (seek.c): a PSB before them where a decoder
  * knows what one running from the trace's start knows, so that the lines
- * in the windows are the same. Returns 1 and *@seek, or 0: from the start
- * (a window with no start, a time that goes back, no such PSB, as where a
- * CYC calibration does not settle). @cfg: the trace's configuration (its
- * begin and end are not read).
+ * in the windows are the same. @trace: as the decode reads it (in its
+ * pieces), @whole: the trace if it is in memory (a raw trace: one piece),
+ * else NULL. Returns 1 and *@seek, or 0: from the start (a window with no
+ * start, a time that goes back, no such PSB). @cfg: the trace's
+ * configuration (its begin and end are not read).
  */
 struct cli_seek {
 	uint64_t off, tsc;	/* the PSB and its PSB+'s TSC */
 	uint64_t ovf, bad;	/* overflows, bad packets before it */
-	/* The decode's time state there, if not none (a calibration). */
+	/* The decode's time state there, where the PSB+ does not set all
+	 * of it (MTC, TMA or CYC packets before). */
 	struct hwt_time_tracker t;
 	uint8_t have_t;
 };
 
-int cli_seek_find(const struct cli_pieces *trace,
+int cli_seek_find(const struct cli_pieces *trace, const uint8_t *whole,
 		  const struct hwt_qry_config *cfg, const struct cli_select *sel,
 		  const struct hwt_pd_time_conv *tc, struct cli_seek *seek);
 

@@ -695,13 +695,13 @@ void flow_add_totals(struct totals *all, const struct totals *t)
  * time state to start with there.
  */
 static uint64_t seek_stream(struct flow *fl, struct cli_pieces *trace,
-			    struct carry *c)
+			    const uint8_t *whole, struct carry *c)
 {
 	struct cli_seek sk;
 
 	memset(c, 0, sizeof(*c));
 	if (!fl->seek ||
-	    !cli_seek_find(trace, &fl->opt->config.qry, &fl->opt->sel,
+	    !cli_seek_find(trace, whole, &fl->opt->config.qry, &fl->opt->sel,
 			   fl->have_tc ? &fl->tc : NULL, &sk))
 		return 0;
 	cli_pieces_seek(trace, sk.off);
@@ -713,7 +713,7 @@ static uint64_t seek_stream(struct flow *fl, struct cli_pieces *trace,
 		fprintf(stderr, "%s: decoding from the PSB at 0x%" PRIx64
 			" (TSC 0x%" PRIx64 "%s): the trace before it is before "
 			"the times chosen\n", fl->opt->prog, sk.off, sk.tsc,
-			sk.have_t ? ", with the calibration it has there" : "");
+			sk.have_t ? ", with the time state it has there" : "");
 	return sk.off;
 }
 
@@ -737,7 +737,7 @@ int flow_run_raw(struct flow *fl, struct totals *t, struct cli_out *out)
 	if (!fl->seek)
 		return flow_run(fl, &sp, t, out);
 	cli_pieces_init(&whole, size, mem_read, (void *)trace);
-	off = seek_stream(fl, &whole, &c);
+	off = seek_stream(fl, &whole, trace, &c);
 	cli_pieces_fini(&whole);
 	/* (The offsets printed stay the trace's.) */
 	fl->trace += off;
@@ -764,7 +764,7 @@ static int run_pieces_jobs(struct flow *fl, struct cli_pieces *trace,
 	struct carry carry;
 	int more, alone = 0;
 
-	seek_stream(fl, trace, &carry);
+	seek_stream(fl, trace, NULL, &carry);
 	while ((more = cli_pieces_next(trace)) > 0) {
 		struct span sp;
 		int r;
@@ -810,7 +810,7 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 	}
 	seg_lend(fl, &s, t, out);
 	/* (The first piece from there, with its time.) */
-	if (seek_stream(fl, trace, &start))
+	if (seek_stream(fl, trace, NULL, &start))
 		s.reached = start;
 	while ((more = cli_pieces_next(trace)) > 0) {
 		/* As one decoder goes on over the PSB the piece starts at. */

@@ -11,15 +11,17 @@
  * there knows what one that ran into it knows, as at -j's cuts (cuts.c):
  *   - reached at a packet's end, with no OVF waiting for its IP and no
  *     bad packet since the PSB before; its PSB+ whole, with a TSC, the IP
- *     (FUP) and the exec mode (MODE.Exec); the TSX state said again
- *     (MODE.TSX), or none said before it (a CPU that has TSX says it in
- *     every PSB+: none before means no transaction);
- *   - the time a decoder running into it has: none, where its PSB+
- *     sets all of it (a TSC, no calibration carried over); else (CYC
- *     packets' calibration) the state a decoder has after the two PSBs
- *     before it (-j's estimate, hwt_evt_time_warm()), if one that had
- *     the state two PSBs further back comes to it with the same: the
- *     state there no longer depends on what came before;
+ *     (FUP) and the exec mode (MODE.Exec, the last one's before it, else
+ *     it is an error of the decoder that ran into it); the TSX state said
+ *     again (MODE.TSX), or none said before it (a CPU that has TSX says
+ *     it in every PSB+: none before means no transaction);
+ *   - the time a decoder running into it has: none, where the trace
+ *     before has no timing packets but TSCs and CBRs (a PSB+ sets
+ *     those); else the one a query decoder from the trace's start has
+ *     there, in the pieces the decode reads (each seeded with the time
+ *     the one before reached), which costs a pass of the query layer
+ *     (events, no flow) over the trace before: exact where a calibration
+ *     (CYC) or an MTC's counter carries over PSBs;
  *   - every line before it is before the windows: the trace's TSCs up to
  *     the first one in (or past) a window only go up (the times the
  *     flow gives between two TSCs stay below the second);
@@ -42,15 +44,18 @@
 
 #include "cli/cli.h"
 
-/* The last good PSBs the walk passed, of which two must check out. */
-#define SEEK_TRIES 6
+/* The last good PSBs the walk passed: the start is the one before the
+ * latest. */
+#define SEEK_TRIES 2
+/* What of a MODE.Exec is the mode. */
+#define EXEC_MODE (HWT_PT_EXEC_CSL | HWT_PT_EXEC_CSD)
 /* The walk reads the trace in pieces of this size at most. */
 #define SEEK_PIECE (4u << 20)
 
 struct seek_psb {
 	uint64_t off, tsc;
-	uint64_t back2, back4;	/* the PSBs two and four before it */
 	uint64_t ovf, bad;	/* lost data before it */
+	uint8_t timing;		/* MTC, TMA or CYC packets before it */
 };
 
 struct walk {
@@ -59,24 +64,23 @@ struct walk {
 	/* Time seen so far: the largest TSC, which must never go back. */
 	uint64_t max_tsc;
 	uint8_t have_tsc, back, done;
-	uint8_t ovf_pending, tsx_said;
+	uint8_t ovf_pending, tsx_said, timing, cbr_said;
+	/* The last MODE.Exec's mode (CS.L, CS.D), if any. */
+	uint8_t mode, have_mode;
 	uint64_t ovf, bad;
-	/* The PSBs passed: the last five's offsets (any), and the good. */
-	uint64_t psb[5];
-	size_t npsb;
+	size_t npsb;		/* PSBs passed */
 	struct seek_psb good[SEEK_TRIES];
 	size_t ngood;
 	/* The PSB+ being read. */
 	struct {
 		uint64_t off, tsc, ovf, bad;
-		uint8_t on, ok, tsc_set, fup, mode, tsx;
+		uint8_t on, ok, tsc_set, fup, mode, tsx, cbr, timing;
+		uint8_t mode_before, have_mode_before;
 	} cur;
 };
 
 static void psb_begin(struct walk *w, uint64_t off, int clean)
 {
-	memmove(w->psb + 1, w->psb, sizeof(w->psb) - sizeof(w->psb[0]));
-	w->psb[0] = off;
 	w->npsb++;
 	memset(&w->cur, 0, sizeof(w->cur));
 	w->cur.on = 1;
@@ -84,6 +88,9 @@ static void psb_begin(struct walk *w, uint64_t off, int clean)
 	w->cur.ok = clean && !w->ovf_pending;
 	w->cur.ovf = w->ovf;
 	w->cur.bad = w->bad;
+	w->cur.timing = w->timing;
+	w->cur.mode_before = w->mode;
+	w->cur.have_mode_before = w->have_mode;
 }
 
 static void psb_end(struct walk *w)
@@ -92,7 +99,7 @@ static void psb_end(struct walk *w)
 
 	w->cur.on = 0;
 	if (!w->cur.ok || !w->cur.tsc_set || !w->cur.fup || !w->cur.mode ||
-	    (!w->cur.tsx && w->tsx_said) || w->npsb < 3)
+	    (!w->cur.tsx && w->tsx_said))
 		return;
 	if (w->ngood == SEEK_TRIES)
 		memmove(w->good, w->good + 1, (SEEK_TRIES - 1) *
@@ -102,10 +109,10 @@ static void psb_end(struct walk *w)
 	g = &w->good[w->ngood - 1];
 	g->off = w->cur.off;
 	g->tsc = w->cur.tsc;
-	g->back2 = w->psb[2];
-	g->back4 = w->npsb >= 5 ? w->psb[4] : w->psb[2];
 	g->ovf = w->cur.ovf;
 	g->bad = w->cur.bad;
+	/* (A CBR before that this PSB+ does not say again: its state.) */
+	g->timing = w->cur.timing || (w->cbr_said && !w->cur.cbr);
 }
 
 /* A packet at stream offset @off; 0 once the windows are reached. */
@@ -122,8 +129,17 @@ static int walk_packet(struct walk *w, const struct hwt_pt_packet *p,
 	} else if (hwt_pt_is_ip_packet(p->type)) {
 		w->ovf_pending = 0;
 	}
+	if (p->type == HWT_PT_MODE_EXEC) {
+		w->mode = p->u.exec & EXEC_MODE;
+		w->have_mode = 1;
+	}
 	if (p->type == HWT_PT_MODE_TSX)
 		w->tsx_said = 1;
+	else if (p->type == HWT_PT_MTC || p->type == HWT_PT_TMA ||
+		 p->type == HWT_PT_CYC)
+		w->timing = 1;
+	else if (p->type == HWT_PT_CBR)
+		w->cbr_said = 1;
 	if (p->type == HWT_PT_TSC) {
 		if (w->have_tsc && p->u.tsc < w->max_tsc) {
 			w->back = 1;
@@ -151,11 +167,19 @@ static int walk_packet(struct walk *w, const struct hwt_pt_packet *p,
 		break;
 	case HWT_PT_MODE_EXEC:
 		w->cur.mode = 1;
+		/* One that differs from the mode before is an error of the
+		 * decoder that ran into it, which one starting here has not. */
+		if (w->cur.have_mode_before &&
+		    (p->u.exec & EXEC_MODE) != w->cur.mode_before)
+			w->cur.ok = 0;
 		break;
 	case HWT_PT_MODE_TSX:
 		w->cur.tsx = 1;
 		break;
-	case HWT_PT_PAD: case HWT_PT_PIP: case HWT_PT_TMA: case HWT_PT_CBR:
+	case HWT_PT_CBR:
+		w->cur.cbr = 1;
+		break;
+	case HWT_PT_PAD: case HWT_PT_PIP: case HWT_PT_TMA:
 	case HWT_PT_VMCS: case HWT_PT_MNT:
 		break;
 	default:
@@ -217,82 +241,66 @@ out:
 }
 
 /*
- * The time state a decoder starting at the PSB at @from with @seed has on
- * reaching the one at @to (offsets in @cfg's buffer): 1, or 0 if it meets
- * an error first.
+ * The time state the decode has at stream offset @off (a PSB): a query
+ * decoder's from the start, piece by piece as the decode reads the
+ * trace, each piece's decoder seeded with the state the one before had on
+ * reaching the next piece's PSB (flow_run.c's carry). 1 and *@tt, or 0
+ * if it did not come there.
  */
-static int time_reach(const struct hwt_qry_config *cfg, uint64_t from,
-		      const struct hwt_time_tracker *seed, uint64_t to,
-		      struct hwt_time_tracker *tt)
+static int time_at(const struct cli_pieces *trace, const uint8_t *whole,
+		   const struct hwt_qry_config *tmpl, uint64_t off,
+		   struct hwt_time_tracker *tt)
 {
-	struct hwt_evt_decoder *d = hwt_evt_new(cfg);
-	struct hwt_event ev;
-	int got = 0;
+	struct hwt_qry_config cfg = *tmpl;
+	struct hwt_time_tracker carry;
+	struct cli_pieces p;
+	int have = 0, got = 0;
 
-	if (!d)
-		return 0;
-	hwt_evt_time_seed(d, seed);
-	hwt_evt_time_watch(d, to);
-	if (hwt_evt_sync_set(d, from) >= 0)
-		while (!(got = hwt_evt_time_watched(d, tt)) &&
-		       hwt_evt_next(d, &ev) >= 0)
-			;
-	hwt_evt_delete(d);
+	cli_pieces_init(&p, trace->size, trace->read, trace->ctx);
+	p.piece = trace->piece;
+	/* A trace in memory: one piece, not copied. */
+	if (whole) {
+		p.buf = (uint8_t *)whole;
+		p.len = p.cut = trace->size;
+		p.last = 1;
+	}
+	while (!got && (whole || cli_pieces_next(&p) > 0) && p.base <= off) {
+		uint64_t to = off < p.base + p.cut ? off - p.base : p.cut;
+		struct hwt_evt_decoder *d;
+		struct hwt_event ev;
+		int err, reached = 0;
+
+		cfg.begin = p.buf;
+		cfg.end = p.buf + p.len;
+		d = hwt_evt_new(&cfg);
+		if (!d)
+			break;
+		if (have)
+			hwt_evt_time_seed(d, &carry);
+		hwt_evt_time_watch(d, to);
+		err = p.base ? hwt_evt_sync_set(d, 0) : hwt_evt_sync_forward(d);
+		while (!(reached = hwt_evt_time_watched(d, &carry)) &&
+		       err != -HWT_ERR_EOS)
+			err = err < 0 ? hwt_evt_sync_forward(d) :
+					hwt_evt_next(d, &ev);
+		hwt_evt_delete(d);
+		have = reached;
+		got = reached && to == off - p.base;
+		if (whole)
+			break;
+	}
+	if (!whole)
+		cli_pieces_fini(&p);
+	if (got)
+		*tt = carry;
 	return got;
 }
 
-/*
- * The time state to start @g's decode with, if it is the one a decoder
- * that ran into it has: none (1) where its PSB+ sets all of it (hwt_evt_time_same_from(): a decoder that had another state there
- * has the same times from there on). Else (a calibration from CYC
- * carries over PSBs) the state a decoder has after the two PSBs before
- * (hwt_evt_time_warm(), -j's estimate), if one that had the state of two
- * PSBs before those reaches it with the same (2, *@tt): the state there
- * no longer depends on what came before. 0: neither.
- */
-static int time_start(const struct hwt_qry_config *tmpl,
-		      const struct cli_pieces *trace, const struct seek_psb *g,
-		      struct hwt_time_tracker *tt)
-{
-	struct hwt_qry_config cfg = *tmpl;
-	struct hwt_time_tracker warm, fresh, before, again;
-	/* Past the PSB+ to the first event after it. */
-	uint64_t end = g->off + (1u << 20), len, at, at2;
-	uint8_t *buf;
-	int ok = 0;
-
-	if (end > trace->size)
-		end = trace->size;
-	len = end - g->back4;
-	if (len > (64u << 20) || !(buf = malloc(len ? len : 1)))
-		return 0;
-	if (trace->read(trace->ctx, g->back4, buf, len) < 0)
-		goto out;
-	cfg.begin = buf;
-	cfg.end = buf + len;
-	at = g->off - g->back4;
-	at2 = g->back2 - g->back4;
-	hwt_time_tracker_reset(&fresh);
-	if (hwt_evt_time_warm(&cfg, at, at, &warm) <= 0)
-		goto out;
-	if (hwt_time_tracker_same(&warm, &fresh) ||
-	    hwt_evt_time_same_from(&cfg, at, &warm, &fresh) > 0) {
-		ok = 1;
-	} else if (at2 && hwt_evt_time_warm(&cfg, at2, at2, &before) > 0 &&
-		   time_reach(&cfg, at2, &before, at, &again) &&
-		   hwt_time_tracker_same(&again, &warm)) {
-		*tt = warm;
-		ok = 2;
-	}
-out:
-	free(buf);
-	return ok;
-}
-
-int cli_seek_find(const struct cli_pieces *trace,
+int cli_seek_find(const struct cli_pieces *trace, const uint8_t *whole,
 		  const struct hwt_qry_config *cfg, const struct cli_select *sel,
 		  const struct hwt_pd_time_conv *tc, struct cli_seek *seek)
 {
+	const struct seek_psb *g;
 	struct cli_pieces scan;
 	struct walk w;
 	int more, clean = 1;
@@ -321,21 +329,18 @@ int cli_seek_find(const struct cli_pieces *trace,
 	if (w.back || !w.done)
 		return 0;
 	/*
-	 * Of the good PSBs whose time checks out, the one before the latest:
-	 * the decode comes to the latest as one from the start does (above).
+	 * The good PSB before the latest: the decode comes to the latest as
+	 * one from the start does (above).
 	 */
-	for (size_t i = w.ngood, later = 0; i-- > 0;) {
-		const struct seek_psb *g = &w.good[i];
-		int t;
-
-		if (!(t = time_start(cfg, trace, g, &seek->t)) || !later++)
-			continue;
-		seek->have_t = t == 2;
-		seek->off = g->off;
-		seek->tsc = g->tsc;
-		seek->ovf = g->ovf;
-		seek->bad = g->bad;
-		return 1;
-	}
-	return 0;
+	if (w.ngood < 2)
+		return 0;
+	g = &w.good[w.ngood - 2];
+	if (g->timing && !time_at(trace, whole, cfg, g->off, &seek->t))
+		return 0;
+	seek->have_t = g->timing;
+	seek->off = g->off;
+	seek->tsc = g->tsc;
+	seek->ovf = g->ovf;
+	seek->bad = g->bad;
+	return 1;
 }

@@ -82,7 +82,7 @@ static int seek(struct trace *tr, const char *win, struct cli_seek *sk)
 	cli_pieces_init(&p, tr->t.len, mem_read, tr->mem);
 	/* Several pieces: the walk goes on over their cuts. */
 	p.piece = 256;
-	r = cli_seek_find(&p, &cfg, &sel, NULL, sk);
+	r = cli_seek_find(&p, NULL, &cfg, &sel, NULL, sk);
 	cli_pieces_fini(&p);
 	cli_select_free(&sel);
 	return r;
@@ -112,13 +112,16 @@ static void test_where(void **state)
 	/* Several windows: the earliest start. */
 	assert_int_equal(seek(&tr, "0x9000,0xa000 0x7800,0x7900", &sk), 1);
 	assert_int_equal(sk.off, tr.psb[5]);
-	/* A window open at its start, or one that starts before any PSB
-	 * with two before it: from the trace's start. */
+	/* A window open at its start, or one that starts before the second
+	 * PSB's end: from the trace's start. */
 	assert_int_equal(seek(&tr, ",0x5000", &sk), 0);
 	assert_int_equal(seek(&tr, "0x9000, ,0x100", &sk), 0);
-	assert_int_equal(seek(&tr, "0x3000,", &sk), 0);
+	assert_int_equal(seek(&tr, "0x2000,", &sk), 0);
 	assert_int_equal(sk.off, 0);
-	assert_int_equal(seek(&tr, "0x4000,", &sk), 0);
+	assert_int_equal(seek(&tr, "0x3000,", &sk), 1);
+	assert_int_equal(sk.off, tr.psb[0]);
+	assert_int_equal(seek(&tr, "0x4000,", &sk), 1);
+	assert_int_equal(sk.off, tr.psb[1]);
 	assert_int_equal(seek(&tr, "0x5000,", &sk), 1);
 	assert_int_equal(sk.off, tr.psb[2]);
 	/* After the trace: no TSC in the window, nothing to show. */
@@ -160,6 +163,20 @@ static void no_mode(struct tb *t, int i, int *done)
 		return;
 	tb_simple(t, HWT_PT_PSB);
 	tb_tsc(t, 0x8000);
+	tb_ip(t, HWT_PT_FUP, 0x401000);
+	tb_simple(t, HWT_PT_PSBEND);
+	*done = 1;
+}
+
+/* PSB 7's PSB+ says 16-bit code, then 64-bit (a damaged trace). */
+static void other_mode(struct tb *t, int i, int *done)
+{
+	if (i != 7)
+		return;
+	tb_simple(t, HWT_PT_PSB);
+	tb_tsc(t, 0x8000);
+	tb_mode_exec(t, 0);
+	tb_mode_exec(t, HWT_PT_EXEC_CSL);
 	tb_ip(t, HWT_PT_FUP, 0x401000);
 	tb_simple(t, HWT_PT_PSBEND);
 	*done = 1;
@@ -221,6 +238,14 @@ static void test_not_there(void **state)
 	assert_int_equal(seek(&tr, "0x9000,", &sk), 1);
 	assert_int_equal(sk.off, tr.psb[5]);
 
+	/* A mode other than the one before: the decoder that ran into it
+	 * has an error there, one starting there not. */
+	build(&tr, other_mode, 0);
+	assert_int_equal(seek(&tr, "0x9000,", &sk), 1);
+	assert_int_equal(sk.off, tr.psb[5]);
+	assert_int_equal(seek(&tr, "0xa000,", &sk), 1);
+	assert_int_equal(sk.off, tr.psb[6]);
+
 	/* The TSX state said before and not again: not there. */
 	build(&tr, tsx, 0);
 	assert_int_equal(seek(&tr, "0x5800,", &sk), 1);
@@ -255,36 +280,59 @@ static void test_bad_packet(void **state)
 
 /*
  * CYCs make time through a calibration carried over PSBs: the decode
- * starts with the state one decoder from the start has there.
+ * starts with the state one decoder from the start has there (a query
+ * decoder's, in the pieces the trace is read in).
  */
-static void test_calibration(void **state)
+/* The time state a decoder from @tr's start has at the PSB at @off. */
+static void assert_time_at(struct trace *tr, uint64_t off,
+			   const struct hwt_time_tracker *tt)
 {
-	struct trace tr;
-	struct cli_seek sk;
 	struct hwt_qry_config cfg;
 	struct hwt_time_tracker watched;
 	struct hwt_evt_decoder *one;
 	struct hwt_event ev;
+
+	hwt_qry_config_init(&cfg);
+	cfg.begin = tr->t.buf;
+	cfg.end = tr->t.buf + tr->t.len;
+	cfg.time.cpuid_0x15_eax = 1;
+	cfg.time.cpuid_0x15_ebx = 4;
+	one = hwt_evt_new(&cfg);
+	assert_non_null(one);
+	hwt_evt_time_watch(one, off);
+	assert_int_equal(hwt_evt_sync_forward(one), 0);
+	while (!hwt_evt_time_watched(one, &watched))
+		assert_true(hwt_evt_next(one, &ev) >= 0);
+	assert_true(hwt_time_tracker_same(&watched, tt));
+	hwt_evt_delete(one);
+}
+
+/* One CYC, after PSB 0's branches, and no MTC: its cycles count on. */
+static void one_cyc(struct tb *t, int i, int *done)
+{
+	(void)done;
+	if (i == 1)
+		tb_cyc(t, 5);
+}
+
+static void test_calibration(void **state)
+{
+	struct trace tr;
+	struct cli_seek sk;
 
 	(void)state;
 	build(&tr, NULL, 1);
 	assert_int_equal(seek(&tr, "0x7800,", &sk), 1);
 	assert_int_equal(sk.off, tr.psb[5]);
 	assert_int_equal(sk.have_t, 1);
-
-	hwt_qry_config_init(&cfg);
-	cfg.begin = tr.t.buf;
-	cfg.end = tr.t.buf + tr.t.len;
-	cfg.time.cpuid_0x15_eax = 1;
-	cfg.time.cpuid_0x15_ebx = 4;
-	one = hwt_evt_new(&cfg);
-	assert_non_null(one);
-	hwt_evt_time_watch(one, sk.off);
-	assert_int_equal(hwt_evt_sync_forward(one), 0);
-	while (!hwt_evt_time_watched(one, &watched))
-		assert_true(hwt_evt_next(one, &ev) >= 0);
-	assert_true(hwt_time_tracker_same(&watched, &sk.t));
-	hwt_evt_delete(one);
+	assert_time_at(&tr, sk.off, &sk.t);
+	/* (fuzz_seek found it: a state from the trace's first PSBs, which
+	 * no estimate from the PSBs before the start has.) */
+	build(&tr, one_cyc, 0);
+	assert_int_equal(seek(&tr, "0x7800,", &sk), 1);
+	assert_int_equal(sk.off, tr.psb[5]);
+	assert_int_equal(sk.have_t, 1);
+	assert_time_at(&tr, sk.off, &sk.t);
 }
 
 int main(void)
