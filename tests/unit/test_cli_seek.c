@@ -315,6 +315,14 @@ static void one_cyc(struct tb *t, int i, int *done)
 		tb_cyc(t, 5);
 }
 
+/* A CBR after PSB 2's branches, which no PSB+ says again. */
+static void cbr(struct tb *t, int i, int *done)
+{
+	(void)done;
+	if (i == 3)
+		tb_cbr(t, 24);
+}
+
 static void test_calibration(void **state)
 {
 	struct trace tr;
@@ -333,6 +341,15 @@ static void test_calibration(void **state)
 	assert_int_equal(sk.off, tr.psb[5]);
 	assert_int_equal(sk.have_t, 1);
 	assert_time_at(&tr, sk.off, &sk.t);
+	/* A core:bus ratio from before the PSB: its state too. Before it,
+	 * none. */
+	build(&tr, cbr, 0);
+	assert_int_equal(seek(&tr, "0x7800,", &sk), 1);
+	assert_int_equal(sk.have_t, 1);
+	assert_time_at(&tr, sk.off, &sk.t);
+	assert_int_equal(seek(&tr, "0x4000,", &sk), 1);
+	assert_int_equal(sk.off, tr.psb[1]);
+	assert_int_equal(sk.have_t, 0);
 }
 
 int main(void)
