@@ -229,12 +229,12 @@ struct flow {
 	/* Blocks' times: printed (--time) or choosing lines (--time-range);
 	 * one load a block where flow.c asks. */
 	uint8_t want_times;
-	/* Lines chosen by time (the merge's): instruction lines before
-	 * every window are not made (skipped()). */
+	/* Lines chosen by time (the merge's), one thread: instruction lines
+	 * before every window are not made (skipped()). */
 	uint8_t skip_before;
-	/* ... and every window has a start: a stream's decode starts at a
-	 * PSB before them (seek.c; HWT_NO_SEEK=1: from the start, the tests'
-	 * reference). */
+	/* Lines chosen by time, every window with a start: a stream's
+	 * decode starts at a PSB before them (seek.c; HWT_NO_SEEK=1: from
+	 * the start, the tests' reference). */
 	uint8_t seek;
 	/* perf.data: perf's time from the TSC, if the file says how */
 	struct hwt_pd_time_conv tc;

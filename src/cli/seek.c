@@ -14,7 +14,9 @@
  *     (FUP) and the exec mode (MODE.Exec, the last one's before it, else
  *     it is an error of the decoder that ran into it); the TSX state said
  *     again (MODE.TSX), or none said before it (a CPU that has TSX says
- *     it in every PSB+: none before means no transaction);
+ *     it in every PSB+: none before means no transaction); a query
+ *     decoder syncs there (the PSB+'s values are good: a CBR of 0 is
+ *     not);
  *   - the time a decoder running into it has: none, where the trace
  *     before has no timing packets but TSCs and CBRs (a PSB+ sets
  *     those); else the one a query decoder from the trace's start has
@@ -25,6 +27,8 @@
  *   - every line before it is before the windows: the trace's TSCs up to
  *     the first one in (or past) a window only go up (the times the
  *     flow gives between two TSCs stay below the second);
+ *   - no block packets (BBP, BIP, BEP) before it: a BIP's size is the
+ *     BBP's before it, which the query layer may read otherwise;
  *   - another such PSB follows before the windows: the decode runs into
  *     that one as a decode from the start does, and meets what it meets
  *     there (in a damaged trace, an error where the flow does not come
@@ -63,7 +67,11 @@ struct walk {
 	const struct hwt_pd_time_conv *tc;
 	/* Time seen so far: the largest TSC, which must never go back. */
 	uint64_t max_tsc;
-	uint8_t have_tsc, back, done;
+	uint8_t have_tsc, done;
+	/* No seek: a time that goes back, a packet whose size the packets
+	 * before decide (BIP: the query layer may read them otherwise), no
+	 * memory. */
+	uint8_t refuse;
 	uint8_t ovf_pending, tsx_said, timing, cbr_said;
 	/* The last MODE.Exec's mode (CS.L, CS.D), if any. */
 	uint8_t mode, have_mode;
@@ -123,6 +131,11 @@ static int walk_packet(struct walk *w, const struct hwt_pt_packet *p,
 		psb_begin(w, off, clean);
 		return 1;
 	}
+	if (p->type == HWT_PT_BBP || p->type == HWT_PT_BIP ||
+	    p->type == HWT_PT_BEP) {
+		w->refuse = 1;
+		return 0;
+	}
 	if (p->type == HWT_PT_OVF) {
 		w->ovf++;
 		w->ovf_pending = 1;
@@ -142,7 +155,7 @@ static int walk_packet(struct walk *w, const struct hwt_pt_packet *p,
 		w->cbr_said = 1;
 	if (p->type == HWT_PT_TSC) {
 		if (w->have_tsc && p->u.tsc < w->max_tsc) {
-			w->back = 1;
+			w->refuse = 1;
 			return 0;
 		}
 		w->max_tsc = p->u.tsc;
@@ -207,7 +220,7 @@ static uint64_t walk_buf(struct walk *w, const uint8_t *buf, size_t len,
 	int err;
 
 	if (!pd) {
-		w->back = 1;	/* (no seek) */
+		w->refuse = 1;
 		return 0;
 	}
 	err = first ? hwt_pkt_sync_forward(pd) : hwt_pkt_sync_set(pd, 0);
@@ -296,6 +309,31 @@ static int time_at(const struct cli_pieces *trace, const uint8_t *whole,
 	return got;
 }
 
+/*
+ * Does a query decoder sync at the PSB at @off (its PSB+ decodes: a CBR
+ * of 0 in it, say, is an error there, which the packets do not show)?
+ */
+static int syncs_at(const struct cli_pieces *trace,
+		    const struct hwt_qry_config *tmpl, uint64_t off)
+{
+	struct hwt_qry_config cfg = *tmpl;
+	struct hwt_evt_decoder *d;
+	uint8_t buf[4096];
+	size_t len = sizeof(buf);
+	int ok;
+
+	if (len > trace->size - off)
+		len = (size_t)(trace->size - off);
+	if (trace->read(trace->ctx, off, buf, len) < 0)
+		return 0;
+	cfg.begin = buf;
+	cfg.end = buf + len;
+	d = hwt_evt_new(&cfg);
+	ok = d && hwt_evt_sync_set(d, 0) >= 0;
+	hwt_evt_delete(d);
+	return ok;
+}
+
 int cli_seek_find(const struct cli_pieces *trace, const uint8_t *whole,
 		  const struct hwt_qry_config *cfg, const struct cli_select *sel,
 		  const struct hwt_pd_time_conv *tc, struct cli_seek *seek)
@@ -317,7 +355,7 @@ int cli_seek_find(const struct cli_pieces *trace, const uint8_t *whole,
 	w.tc = tc;
 	cli_pieces_init(&scan, trace->size, trace->read, trace->ctx);
 	scan.piece = trace->piece < SEEK_PIECE ? trace->piece : SEEK_PIECE;
-	while (!w.done && !w.back && (more = cli_pieces_next(&scan)) > 0) {
+	while (!w.done && !w.refuse && (more = cli_pieces_next(&scan)) > 0) {
 		stop = scan.base + walk_buf(&w, scan.buf, scan.len, scan.cut,
 					    scan.base, scan.base == 0, clean);
 		/* (The next piece starts at its PSB: met as one decoder
@@ -326,7 +364,7 @@ int cli_seek_find(const struct cli_pieces *trace, const uint8_t *whole,
 	}
 	cli_pieces_fini(&scan);
 	/* No TSC in a window: nothing to show (the decode stops early). */
-	if (w.back || !w.done)
+	if (w.refuse || !w.done)
 		return 0;
 	/*
 	 * The good PSB before the latest: the decode comes to the latest as
@@ -335,7 +373,8 @@ int cli_seek_find(const struct cli_pieces *trace, const uint8_t *whole,
 	if (w.ngood < 2)
 		return 0;
 	g = &w.good[w.ngood - 2];
-	if (g->timing && !time_at(trace, whole, cfg, g->off, &seek->t))
+	if (!syncs_at(trace, cfg, g->off) ||
+	    (g->timing && !time_at(trace, whole, cfg, g->off, &seek->t)))
 		return 0;
 	seek->have_t = g->timing;
 	seek->off = g->off;
