@@ -5,8 +5,9 @@
  * PSB before that time, as perf script --time's fast-forward does,
  * instead of at the trace's start (cli.h, cli_seek_find()).
  *
- * Found by reading the packets before it, which is some ten times
- * cheaper than following the flow through them. To print what a decode
+ * Found by reading the packets before it (the packet layer, some ten
+ * times cheaper than following the flow through them; where the time
+ * needs it, the query layer too, some four times). To print what a decode
  * from the start prints, the PSB must be one where a decoder starting
  * there knows what one that ran into it knows, as at -j's cuts (cuts.c):
  *   - reached at a packet's end, with no OVF waiting for its IP and no
@@ -76,7 +77,6 @@ struct walk {
 	/* The last MODE.Exec's mode (CS.L, CS.D), if any. */
 	uint8_t mode, have_mode;
 	uint64_t ovf, bad;
-	size_t npsb;		/* PSBs passed */
 	struct seek_psb good[SEEK_TRIES];
 	size_t ngood;
 	/* The PSB+ being read. */
@@ -89,7 +89,6 @@ struct walk {
 
 static void psb_begin(struct walk *w, uint64_t off, int clean)
 {
-	w->npsb++;
 	memset(&w->cur, 0, sizeof(w->cur));
 	w->cur.on = 1;
 	w->cur.off = off;
