@@ -29,12 +29,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int mem_read(void *ctx, uint64_t pos, uint8_t *buf, size_t len)
-{
-	memcpy(buf, (const uint8_t *)ctx + pos, len);
-	return 0;
-}
-
 /* The TSC of the @k-th TSC packet of @buf (the last if fewer), or 0. */
 static uint64_t kth_tsc(const uint8_t *buf, size_t len, unsigned k)
 {
@@ -105,7 +99,7 @@ static void seek(const uint8_t *trace, size_t len, uint64_t start,
 	cfg.time.cpuid_0x15_eax = 1;
 	cfg.time.cpuid_0x15_ebx = 4;
 	cfg.time.mtc_freq = 3;
-	cli_pieces_init(&p, len, mem_read, (void *)trace);
+	cli_pieces_init_mem(&p, trace, len);
 	p.piece = piece;
 
 	fuzz_quiet();

@@ -553,6 +553,9 @@ void cli_pieces_init(struct cli_pieces *p, uint64_t size,
 		     int (*read)(void *ctx, uint64_t pos, uint8_t *buf,
 				 size_t len),
 		     void *ctx);
+/* The same for a trace in memory, [@buf, @buf + @size) (borrowed). */
+void cli_pieces_init_mem(struct cli_pieces *p, const uint8_t *buf,
+			 uint64_t size);
 /* The next piece: 1, 0 after the last, -1 after a message. */
 int cli_pieces_next(struct cli_pieces *p);
 /* The next piece starts at @off (a PSB; before the first piece). */

@@ -717,13 +717,6 @@ static uint64_t seek_stream(struct flow *fl, struct cli_pieces *trace,
 	return sk.off;
 }
 
-/* cli_pieces' read of a trace in memory. */
-static int mem_read(void *ctx, uint64_t pos, uint8_t *buf, size_t len)
-{
-	memcpy(buf, (const uint8_t *)ctx + pos, len);
-	return 0;
-}
-
 int flow_run_raw(struct flow *fl, struct totals *t, struct cli_out *out)
 {
 	const uint8_t *trace = fl->trace;
@@ -736,7 +729,7 @@ int flow_run_raw(struct flow *fl, struct totals *t, struct cli_out *out)
 
 	if (!fl->seek)
 		return flow_run(fl, &sp, t, out);
-	cli_pieces_init(&whole, size, mem_read, (void *)trace);
+	cli_pieces_init_mem(&whole, trace, size);
 	off = seek_stream(fl, &whole, trace, &c);
 	cli_pieces_fini(&whole);
 	/* (The offsets printed stay the trace's.) */

@@ -36,6 +36,18 @@ void cli_pieces_init(struct cli_pieces *p, uint64_t size,
 		p->piece = (size_t)v;
 }
 
+static int mem_read(void *ctx, uint64_t pos, uint8_t *buf, size_t len)
+{
+	memcpy(buf, (const uint8_t *)ctx + pos, len);
+	return 0;
+}
+
+void cli_pieces_init_mem(struct cli_pieces *p, const uint8_t *buf,
+			 uint64_t size)
+{
+	cli_pieces_init(p, size, mem_read, (void *)buf);
+}
+
 void cli_pieces_fini(struct cli_pieces *p)
 {
 	free(p->buf);

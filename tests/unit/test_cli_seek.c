@@ -60,12 +60,6 @@ static void build(struct trace *tr,
 	}
 }
 
-static int mem_read(void *ctx, uint64_t pos, uint8_t *buf, size_t len)
-{
-	memcpy(buf, (const uint8_t *)ctx + pos, len);
-	return 0;
-}
-
 /* cli_seek_find() on @tr with the windows @win ("START,END ..."). */
 static int seek(struct trace *tr, const char *win, struct cli_seek *sk)
 {
@@ -79,7 +73,7 @@ static int seek(struct trace *tr, const char *win, struct cli_seek *sk)
 	hwt_qry_config_init(&cfg);
 	cfg.time.cpuid_0x15_eax = 1;
 	cfg.time.cpuid_0x15_ebx = 4;
-	cli_pieces_init(&p, tr->t.len, mem_read, tr->mem);
+	cli_pieces_init_mem(&p, tr->mem, tr->t.len);
 	/* Several pieces: the walk goes on over their cuts. */
 	p.piece = 256;
 	r = cli_seek_find(&p, NULL, &cfg, &sel, NULL, sk);
