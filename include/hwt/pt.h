@@ -185,6 +185,19 @@ int hwt_pt_decode(const uint8_t *pos, const uint8_t *end, unsigned bip_size,
 		  struct hwt_pt_packet *packet);
 
 /*
+ * The next packet at or after @pos that decodes (outside a BBP..BEP
+ * block), for scans that want what a trace says rather than where it
+ * breaks: the bytes before it are skipped one at a time, counted in
+ * *@skipped (if not NULL), where a decoder would resynchronise at the
+ * next PSB. Returns its position (its size is @packet->size), or NULL if
+ * none decodes before @end. A scan: for (p = buf; (p =
+ * hwt_pt_scan_next(p, end, &pkt, NULL)); p += pkt.size).
+ */
+const uint8_t *hwt_pt_scan_next(const uint8_t *pos, const uint8_t *end,
+				struct hwt_pt_packet *packet,
+				uint64_t *skipped);
+
+/*
  * Encode @packet at @pos. @packet->size is ignored (derived from the
  * fields). Returns the number of bytes written, -HWT_ERR_EOS if it does not
  * fit, -HWT_ERR_BAD_PACKET/-HWT_ERR_INVALID if it cannot be encoded.

@@ -778,20 +778,12 @@ static void last_tsc_at(const struct last_ctx *c, const uint8_t *buf,
 			size_t len, uint64_t *tsc)
 {
 	const uint8_t *pos = buf, *end = buf + len;
+	struct hwt_pt_packet pkt;
 
-	while (pos < end) {
-		struct hwt_pt_packet pkt;
-		int n = hwt_pt_decode(pos, end, 0, &pkt);
-
-		if (n <= 0) {
-			pos++;
-			continue;
-		}
+	for (; (pos = hwt_pt_scan_next(pos, end, &pkt, NULL)); pos += pkt.size)
 		if (pkt.type == HWT_PT_TSC &&
 		    cli_select_time(&c->o->at, 1, pkt.u.tsc, &c->tc))
 			*tsc = pkt.u.tsc;
-		pos += (size_t)n;
-	}
 }
 
 int cmd_last(int argc, char **argv)

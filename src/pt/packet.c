@@ -353,6 +353,18 @@ int hwt_pt_decode(const uint8_t *pos, const uint8_t *end, unsigned bip_size,
 	return decode_one(pos, end, bip_size, pkt);
 }
 
+const uint8_t *hwt_pt_scan_next(const uint8_t *pos, const uint8_t *end,
+				struct hwt_pt_packet *pkt, uint64_t *skipped)
+{
+	for (; pos && pos < end; pos++) {
+		if (decode_one(pos, end, 0, pkt) > 0)
+			return pos;
+		if (skipped)
+			++*skipped;
+	}
+	return NULL;
+}
+
 /* ------------------------------------------------------------------ */
 /* The decoder object                                                  */
 /* ------------------------------------------------------------------ */

@@ -35,17 +35,11 @@ void hwt_rec_pt_scan(const uint8_t *trace, size_t size,
 		     struct hwt_rec_pt_scan *scan)
 {
 	const uint8_t *pos = trace, *end = trace + size;
+	struct hwt_pt_packet pkt;
 
 	memset(scan, 0, sizeof(*scan));
-	while (pos < end) {
-		struct hwt_pt_packet pkt;
-		int n = hwt_pt_decode(pos, end, 0, &pkt);
-
-		if (n <= 0) {
-			scan->nbad++;
-			pos++;
-			continue;
-		}
+	for (; (pos = hwt_pt_scan_next(pos, end, &pkt, &scan->nbad));
+	     pos += pkt.size) {
 		switch (pkt.type) {
 		case HWT_PT_TSC:
 			if (!scan->have_tsc)
@@ -68,7 +62,6 @@ void hwt_rec_pt_scan(const uint8_t *trace, size_t size,
 		default:
 			break;
 		}
-		pos += n;
 	}
 }
 

@@ -426,25 +426,18 @@ static int write_fail(struct import *im, int ret)
 /* TSC packets on the perf.data clock: a 7-byte payload, 56 bits. */
 static void shift_tsc(uint8_t *trace, size_t size)
 {
-	const uint8_t *end = trace + size;
-	uint8_t *pos = trace;
+	const uint8_t *pos = trace, *end = trace + size;
+	struct hwt_pt_packet pkt;
 
-	while (pos < end) {
-		struct hwt_pt_packet pkt;
-		int n = hwt_pt_decode(pos, end, 0, &pkt);
+	for (; (pos = hwt_pt_scan_next(pos, end, &pkt, NULL)); pos += pkt.size) {
+		uint8_t *at = trace + (pos - trace);
+		uint64_t tsc;
 
-		if (n <= 0) {
-			pos++;
+		if (pkt.type != HWT_PT_TSC || pkt.size != 8)
 			continue;
-		}
-		if (pkt.type == HWT_PT_TSC && n == 8) {
-			uint64_t tsc = (pkt.u.tsc + CLOCK_BASE) &
-				       ((1ull << 56) - 1);
-
-			for (int i = 1; i < 8; i++, tsc >>= 8)
-				pos[i] = (uint8_t)tsc;
-		}
-		pos += n;
+		tsc = (pkt.u.tsc + CLOCK_BASE) & ((1ull << 56) - 1);
+		for (int i = 1; i < 8; i++, tsc >>= 8)
+			at[i] = (uint8_t)tsc;
 	}
 }
 

@@ -1181,6 +1181,44 @@ static void test_is_ip_packet(void **state)
 				 t == HWT_PT_TIP_PGD || t == HWT_PT_FUP);
 }
 
+/* A scan takes each packet that decodes and counts the bytes between. */
+static void test_scan_next(void **state)
+{
+	/* A bad escape, a TSC, two bad escapes, a TNT-8, a TIP cut short by
+	 * the end (its bytes read again as a TIP.PGE and a TNT-8). */
+	const uint8_t b[] = { 0x02, 0x19, 1, 2, 3, 4, 5, 6, 7, 0x02, 0x02,
+			      0x06, 0x6d, 0x11, 0x22 };
+	const ptrdiff_t at[] = { 1, 11, 13, 14 };
+	const unsigned type[] = { HWT_PT_TSC, HWT_PT_TNT8, HWT_PT_TIP_PGE,
+				  HWT_PT_TNT8 };
+	const uint8_t *end = b + sizeof(b), *pos = b;
+	struct hwt_pt_packet pkt;
+	uint64_t skipped = 0;
+	size_t n = 0;
+
+	(void)state;
+	for (; (pos = hwt_pt_scan_next(pos, end, &pkt, &skipped));
+	     pos += pkt.size, n++) {
+		assert_true(n < 4);
+		assert_int_equal(pos - b, at[n]);
+		assert_int_equal(pkt.type, type[n]);
+	}
+	assert_int_equal(n, 4);
+	assert_int_equal(skipped, 4);
+	/* The TSC's value, not a byte of it read as a packet. */
+	assert_non_null(hwt_pt_scan_next(b, end, &pkt, NULL));
+	assert_int_equal(pkt.size, 8);
+	assert_int_equal(pkt.u.tsc, 0x07060504030201ull);
+
+	/* Nothing that decodes: every byte counted; none at all. */
+	skipped = 0;
+	assert_null(hwt_pt_scan_next(b, b + 1, &pkt, &skipped));
+	assert_int_equal(skipped, 1);
+	assert_null(hwt_pt_scan_next(end, end, &pkt, &skipped));
+	assert_null(hwt_pt_scan_next(NULL, end, &pkt, &skipped));
+	assert_int_equal(skipped, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1194,6 +1232,7 @@ int main(void)
 		cmocka_unit_test(test_reserved_bits_ignored),
 		cmocka_unit_test(test_bip_needs_block),
 		cmocka_unit_test(test_decode_bad_args),
+		cmocka_unit_test(test_scan_next),
 		cmocka_unit_test(test_roundtrip_random),
 		cmocka_unit_test(test_roundtrip_tnt_exhaustive),
 		cmocka_unit_test(test_roundtrip_cyc_lengths),
