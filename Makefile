@@ -32,7 +32,7 @@ PGO_TRAIN    = bash bench/pgo-train.sh $(PGO_BUILD) "$(GENERATOR)" $(JOBS) $(WER
 DEB_PKGS = cmake ninja-build gcc clang libclang-rt-14-dev libcmocka-dev \
            pkg-config yasm binutils dpkg-dev ca-certificates curl \
            libzydis-dev libelf-dev libdw-dev libiberty-dev libipt-dev libzstd-dev \
-           linux-perf valgrind gzip xz-utils python3 sqlite3 gawk
+           linux-perf valgrind gzip xz-utils python3 sqlite3 gawk lcov
 
 .PHONY: all check asan tsan fuzz bench libipt-suite deps clean configure example example-pt pgo
 

@@ -149,6 +149,26 @@ static void same_one_block(int (*cmd)(int, char **), const char *a0,
 	same_as_env(cmd, a0, a1, path, "HWT_ONE_BLOCK");
 }
 
+/* coverage --lcov: the same counts and the same file with -j1 and -j2. */
+static void same_lcov(const char *path)
+{
+	int f1 = memfd_create("lcov1", 0), f2 = memfd_create("lcov2", 0);
+	char p1[64], p2[64];
+
+	CHECK(f1 >= 0 && f2 >= 0);
+	snprintf(p1, sizeof(p1), "/proc/self/fd/%d", f1);
+	snprintf(p2, sizeof(p2), "/proc/self/fd/%d", f2);
+	{
+		const char *const a1[] = { "--lcov", p1, NULL };
+		const char *const a2[] = { "--lcov", p2, NULL };
+		int one = output_v(cmd_coverage, "coverage", a1, path, "-j1");
+
+		same_fds(one, output_v(cmd_coverage, "coverage", a2, path,
+				       "-j2"));
+	}
+	same_fds(f1, f2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
@@ -189,6 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_as_env(cmd_flow, "flow", "--disasm", path, "HWT_WALK_EACH");
 	same_as_env(cmd_calls, "calls", "--time", path, "HWT_WALK_EACH");
 	run(cmd_last, "last", "--time", path);
+	same_lcov(path);
 	/* Lines chosen (the seeds' threads, CPUs and times). */
 	{
 		static const char *const tid[] = { "--tid", "1235", NULL };

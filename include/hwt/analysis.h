@@ -9,6 +9,8 @@
  *                  line tables (elfutils libdw) of the file mapped there.
  *   hwt_an_walks_  the branches inside a block and its last instruction,
  *                  from a walk of its instructions kept per block.
+ *   hwt_an_cover_  source-line coverage: the blocks a trace ran counted,
+ *                  their lines' counts as an lcov tracefile.
  *
  * Prefix: hwt_an_.
  */
@@ -17,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <hwt/flow.h>
 #include <hwt/image.h>
@@ -243,6 +246,56 @@ void hwt_an_lines_delete(struct hwt_an_lines *s);
  */
 int hwt_an_lines_find(struct hwt_an_lines *s, const struct hwt_image *image,
 		      uint64_t vaddr, const char **file, unsigned *line);
+
+/* As hwt_an_lines_find(), for byte @off of the file at @path (what an
+ * image says the byte comes from: hwt_image_origin()). */
+int hwt_an_lines_at(struct hwt_an_lines *s, const char *path, uint64_t off,
+		    const char **file, unsigned *line);
+
+/*
+ * Every row of the line tables of the file at @path (its compile units'
+ * in order; a line may come more than once): @fn(@ctx, file, line), the
+ * file's name owned by @s. Returns 0 (also for a file without DWARF),
+ * the first non-zero value of @fn, or -HWT_ERR_NOMEM.
+ */
+int hwt_an_lines_each(struct hwt_an_lines *s, const char *path,
+		      int (*fn)(void *ctx, const char *file, unsigned line),
+		      void *ctx);
+
+/* ---- source-line coverage ---- */
+
+struct hwt_an_cover;
+
+struct hwt_an_cover *hwt_an_cover_new(void);
+void hwt_an_cover_delete(struct hwt_an_cover *c);
+
+/*
+ * Count one run of block @b, in @image (the decoder's when it gave the
+ * block: the code it ran is resolved to the file it comes from the first
+ * time a block comes). 0, or -HWT_ERR_NOMEM (or -HWT_ERR_INVALID).
+ */
+int hwt_an_cover_block(struct hwt_an_cover *c, const struct hwt_image *image,
+		       const struct hwt_block *b);
+
+/* Add @src's counts to @dst's (by file and offset: any images). */
+int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src);
+
+struct hwt_an_cover_sum {
+	uint64_t files;		/* source files */
+	uint64_t found, hit;	/* their lines, and those that ran */
+	uint64_t insns;		/* distinct instructions that ran in files */
+	uint64_t insns_no_line;	/* ... with no line information */
+};
+
+/*
+ * An lcov tracefile of the counts to @out (NULL: only *@sum), test name
+ * @test (may be NULL): every line of the line tables of each file that
+ * ran (from its DWARF or its debug file's), with the times it ran: the
+ * count of its instruction that ran most often, 0 for a line that did
+ * not. 0, or a negative HWT_ERR_*.
+ */
+int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
+		      struct hwt_an_cover_sum *sum);
 
 #ifdef __cplusplus
 }

@@ -9,11 +9,13 @@
  */
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 
 #include <hwt/analysis.h>
@@ -26,9 +28,18 @@ struct ln_file {
 	Dwarf *dw;		/* its DWARF, or the debug file's; NULL */
 };
 
+/* A relative source name joined to its compile unit's directory, by
+ * the two names' pointers (libdw's, stable while the file is open). */
+struct ln_join {
+	const char *dir, *src;
+	char *path;
+};
+
 struct hwt_an_lines {
 	struct ln_file *f;
 	size_t n;
+	struct ln_join *joins;		/* open addressing, @jmask + 1 */
+	size_t njoins, jmask;
 };
 
 struct hwt_an_lines *hwt_an_lines_new(void)
@@ -56,7 +67,115 @@ void hwt_an_lines_delete(struct hwt_an_lines *s)
 		free(f->path);
 	}
 	free(s->f);
+	for (size_t i = 0; s->joins && i <= s->jmask; i++)
+		free(s->joins[i].path);
+	free(s->joins);
 	free(s);
+}
+
+/* @path with "." and "x/.." taken out, in place (a name, not a file:
+ * links are not followed). */
+static void normalise(char *path)
+{
+	char *out = path, *p = path;
+
+	while (*p) {
+		char *seg = p, *end = strchr(p, '/'), *last;
+		size_t n = end ? (size_t)(end - seg) : strlen(seg);
+
+		p = end ? end + 1 : seg + n;
+		if (n == 0 && seg != path)
+			continue;
+		if (n == 1 && seg[0] == '.')
+			continue;
+		/* The last name written, "x/" (not "/" nor "../"). */
+		last = out > path ? out - 1 : out;
+		while (last > path && last[-1] != '/')
+			last--;
+		if (n == 2 && seg[0] == '.' && seg[1] == '.' &&
+		    ((last < out && out - last > 1 &&
+		      strncmp(last, "../", 3)) ||
+		     (path[0] == '/' && out == path + 1))) {
+			/* (Above the root is the root.) */
+			out = last < out && out - last > 1 ? last : out;
+			continue;
+		}
+		memmove(out, seg, n);
+		out += n;
+		if (end)
+			*out++ = '/';
+	}
+	if (out > path + 1 && out[-1] == '/')
+		out--;
+	*out = 0;
+}
+
+static size_t join_hash(const char *dir, const char *src)
+{
+	uint64_t h = ((uintptr_t)dir ^ (uintptr_t)src * 0x9e3779b97f4a7c15ull) *
+		     0xff51afd7ed558ccdull;
+
+	return (size_t)(h >> 32);
+}
+
+static struct ln_join *join_slot(struct ln_join *tab, size_t mask,
+				 const char *dir, const char *src)
+{
+	size_t i = join_hash(dir, src) & mask;
+
+	while (tab[i].path && (tab[i].dir != dir || tab[i].src != src))
+		i = (i + 1) & mask;
+	return &tab[i];
+}
+
+/* @src of compile unit @cu as a path from the root, where it is not
+ * one: its directory's (DW_AT_comp_dir) joined to it. NULL: no memory. */
+static const char *full_name(struct hwt_an_lines *s, Dwarf_Die *cu,
+			     const char *src)
+{
+	Dwarf_Attribute attr;
+	const char *dir;
+	struct ln_join *j;
+
+	/* (A relative directory, as -fdebug-prefix-map leaves it: the path
+	 * from the build's root. libdw has joined the directory to the names
+	 * of the files in it, not to those of the line table's other
+	 * directories.) */
+	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	if (src[0] == '/' || !dir || !dir[0] ||
+	    (!strncmp(src, dir, strlen(dir)) && src[strlen(dir)] == '/'))
+		dir = "";
+	if (2 * (s->njoins + 1) > s->jmask + 1 || !s->joins) {
+		size_t mask = s->joins ? 2 * s->jmask + 1 : 255;
+		struct ln_join *tab = calloc(mask + 1, sizeof(*tab));
+
+		if (!tab)
+			return NULL;
+		for (size_t i = 0; s->joins && i <= s->jmask; i++)
+			if (s->joins[i].path)
+				*join_slot(tab, mask, s->joins[i].dir,
+					   s->joins[i].src) = s->joins[i];
+		free(s->joins);
+		s->joins = tab;
+		s->jmask = mask;
+	}
+	j = join_slot(s->joins, s->jmask, dir, src);
+	if (!j->path) {
+		size_t nd = strlen(dir), ns = strlen(src);
+
+		j->path = malloc(nd + ns + 2);
+		if (!j->path)
+			return NULL;
+		memcpy(j->path, dir, nd);
+		if (nd)
+			j->path[nd++] = '/';
+		memcpy(j->path + nd, src, ns + 1);
+		normalise(j->path);
+		j->dir = dir;
+		j->src = src;
+		s->njoins++;
+	}
+	return j->path;
 }
 
 static Dwarf *debug_file(struct ln_file *f)
@@ -136,16 +255,24 @@ static int link_addr(Elf *elf, uint64_t off, uint64_t *addr)
 int hwt_an_lines_find(struct hwt_an_lines *s, const struct hwt_image *image,
 		      uint64_t vaddr, const char **file, unsigned *line)
 {
-	const char *path, *src;
-	struct ln_file *f;
-	Dwarf_Line *dl;
-	Dwarf_Die cu;
-	uint64_t off, addr;
-	int lineno;
+	const char *path;
+	uint64_t off;
 
 	if (hwt_image_origin(image, vaddr, &path, &off) < 0)
 		return 0;
-	f = get(s, path);
+	return hwt_an_lines_at(s, path, off, file, line);
+}
+
+int hwt_an_lines_at(struct hwt_an_lines *s, const char *path, uint64_t off,
+		    const char **file, unsigned *line)
+{
+	struct ln_file *f = get(s, path);
+	const char *src;
+	Dwarf_Line *dl;
+	Dwarf_Die cu;
+	uint64_t addr;
+	int lineno;
+
 	if (!f)
 		return -HWT_ERR_NOMEM;
 	if (!f->dw || !link_addr(f->elf, off, &addr) ||
@@ -157,7 +284,55 @@ int hwt_an_lines_find(struct hwt_an_lines *s, const struct hwt_image *image,
 	src = dwarf_linesrc(dl, NULL, NULL);
 	if (!src)
 		return 0;
+	src = full_name(s, &cu, src);
+	if (!src)
+		return -HWT_ERR_NOMEM;
 	*file = src;
 	*line = (unsigned)lineno;
 	return 1;
+}
+
+int hwt_an_lines_each(struct hwt_an_lines *s, const char *path,
+		      int (*fn)(void *ctx, const char *file, unsigned line),
+		      void *ctx)
+{
+	struct ln_file *f = get(s, path);
+	Dwarf_Off at = 0, next;
+	size_t hsize;
+
+	if (!f)
+		return -HWT_ERR_NOMEM;
+	if (!f->dw)
+		return 0;
+	while (dwarf_nextcu(f->dw, at, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t n;
+
+		if (dwarf_offdie(f->dw, at + hsize, &cu) &&
+		    dwarf_getsrclines(&cu, &lines, &n) == 0) {
+			for (size_t i = 0; i < n; i++) {
+				Dwarf_Line *dl = dwarf_onesrcline(lines, i);
+				const char *src;
+				bool end = false;
+				int lineno, r;
+
+				if (!dl || dwarf_lineendsequence(dl, &end) ||
+				    end || dwarf_lineno(dl, &lineno) ||
+				    lineno <= 0)
+					continue;
+				src = dwarf_linesrc(dl, NULL, NULL);
+				if (!src)
+					continue;
+				src = full_name(s, &cu, src);
+				if (!src)
+					return -HWT_ERR_NOMEM;
+				r = fn(ctx, src, (unsigned)lineno);
+				if (r)
+					return r;
+			}
+		}
+		at = next;
+	}
+	return 0;
 }

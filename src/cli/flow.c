@@ -533,6 +533,9 @@ static int do_block(struct flow *fl, struct seg *s,
 			new_block(s, b);
 			s->block_image = s->image;
 		}
+		if (s->cover)
+			return hwt_an_cover_block(s->cover, hwt_blk_image(dec),
+						  b);
 		return 0;
 	}
 	default:
@@ -665,7 +668,7 @@ static int use_batch(const struct flow *fl)
 	/* (For tests: the blocks one at a time, the reference.) */
 	if (cli_env_on("HWT_ONE_BLOCK"))
 		return 0;
-	return fl->opt->mode != MODE_STAT && fl->opt->mode != MODE_COVERAGE;
+	return !use_fold(fl);
 }
 
 

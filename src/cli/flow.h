@@ -57,6 +57,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <hwt/analysis.h>
 #include <hwt/flow.h>
 #include <hwt/image.h>
 #include <hwt/perfdata.h>
@@ -80,6 +81,7 @@ struct flow_options {
 	const char **traces;
 	size_t ntraces;
 	const char *bitmap_out;		/* coverage -o */
+	const char *lcov_out;		/* coverage --lcov */
 	struct cli_pd_files files;	/* perf.data: where the code is */
 	struct hwt_blk_config config;
 	enum flow_mode mode;
@@ -95,6 +97,7 @@ struct flow_options {
 	unsigned by_stream:1;		/* CPUs' streams: not merged */
 	unsigned no_sym:1;
 	unsigned events:1;		/* print events (insn, blocks) */
+	unsigned lines:1;		/* coverage: count source lines */
 	/* perf.data: the threads, CPUs and times to show (lines) */
 	struct cli_select sel;
 };
@@ -139,6 +142,7 @@ struct seg {
 	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
 	/* --blocks, --stat, coverage: canonical blocks (and the map) */
 	struct hwt_blk_fold fold;
+	struct hwt_an_cover *cover;	/* coverage --lcov: the blocks run */
 	uint64_t psb_ip;		/* where the last PSB+ resumes */
 	uint8_t have_psb_ip;
 	struct pending pend;
@@ -244,6 +248,7 @@ struct flow {
 struct totals {
 	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
 	uint8_t *map;
+	struct hwt_an_cover *cover;	/* coverage --lcov */
 	/* @map's cli_map_hash(), if made already (@hashed) */
 	uint64_t hash;
 	size_t edges;
@@ -278,9 +283,12 @@ static inline int time_matters(const struct flow *fl)
 	return fl->opt->time || fl->opt->sel.nwin || fl->hook;
 }
 
+/* Counts only: blocks folded by the decoder, none come out (not where
+ * coverage counts each block's lines). */
 static inline int use_fold(const struct flow *fl)
 {
-	return fl->opt->mode == MODE_STAT || fl->opt->mode == MODE_COVERAGE;
+	return fl->opt->mode == MODE_STAT ||
+	       (fl->opt->mode == MODE_COVERAGE && !fl->opt->lines);
 }
 
 /*
@@ -293,7 +301,7 @@ static inline int use_fold(const struct flow *fl)
  */
 static inline int inline_notes(const struct flow *fl)
 {
-	return !use_fold(fl);
+	return fl->opt->mode != MODE_STAT && fl->opt->mode != MODE_COVERAGE;
 }
 
 /* flow.c: one segment, decoded into @s (its lines, counts, map). */
@@ -315,7 +323,8 @@ int flow_run_raw(struct flow *fl, struct totals *t, struct cli_out *out);
 int flow_finish(struct flow *fl, struct totals *t, struct cli_out *out);
 int flow_totals_init(const struct flow *fl, struct totals *t,
 		     struct cli_out *out);
-void flow_add_totals(struct totals *all, const struct totals *t);
+int flow_add_totals(struct totals *all, const struct totals *t);
+void flow_totals_free(struct totals *t);
 int flow_not_a_trace(const struct totals *t, const char *prog,
 		     const char *name);
 

@@ -133,8 +133,10 @@ static int corpus_print(struct corpus *c, size_t k, struct totals *all,
 		flow_seg_free(&sl->s);
 		return 1;
 	}
-	/* (The union's bitmap is the one written, at the end.) */
+	/* (The union's bitmap and lines are the ones written, at the
+	 * end.) */
 	o.bitmap_out = NULL;
+	o.lcov_out = NULL;
 	f.opt = &o;
 	memset(&t, 0, sizeof(t));
 	cli_out_printf(out, "# trace %s\n", o.traces[k]);
@@ -143,7 +145,12 @@ static int corpus_print(struct corpus *c, size_t k, struct totals *all,
 	t.hashed = 1;
 	flow_consume(&f, &sl->s, &t, out);
 	(void)flow_finish(&f, &t, out);
-	flow_add_totals(all, &t);
+	if (flow_add_totals(all, &t) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", o.prog);
+		flow_totals_free(&t);
+		return 1;
+	}
+	flow_totals_free(&t);
 	return flow_not_a_trace(&t, o.prog, o.traces[k]);
 }
 
@@ -370,6 +377,12 @@ void help_coverage(void)
 	       "them all, its block cache warm after the first, and -j N\n"
 	       "decodes N traces at a time.\n"
 	       "  -o FILE         write the bitmap (65536 bytes) to FILE\n"
+	       "  --lcov FILE     and the source lines' coverage, an lcov\n"
+	       "                  tracefile (genhtml, lcov, IDEs): every\n"
+	       "                  line of the DWARF line tables of each\n"
+	       "                  file that ran, with the times its most\n"
+	       "                  run instruction ran (0: not run); prints\n"
+	       "                  'lines: HIT of FOUND in N source files'\n"
 	       "  -j N            decode on N threads\n"
 	       "  -v              say how -j cut the trace (stderr)\n"
 	       "\n%s", common_help);
@@ -478,6 +491,16 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 				return -1;
 			}
 			opt->bitmap_out = next;
+			i++;
+		} else if (opt->mode == MODE_COVERAGE &&
+			   !strcmp(a, "--lcov")) {
+			if (!next) {
+				fprintf(stderr, "%s: --lcov: missing "
+					"argument.\n", prog);
+				return -1;
+			}
+			opt->lcov_out = next;
+			opt->lines = 1;
 			i++;
 		} else if (!strcmp(a, "--symfs") || !strcmp(a, "--vdso") ||
 			   !strcmp(a, "--buildid-dir")) {
@@ -948,8 +971,7 @@ out:
 			strerror(errno));
 		ret = 1;
 	}
-	free(t.map);
-	calls_hist_delete(t.calls);
+	flow_totals_free(&t);
 	calls_merge_delete(fl.merge);
 	calls_tree_delete(fl.tree);
 	calls_timeline_delete(fl.timeline);

@@ -194,6 +194,13 @@ int flow_consume(struct flow *fl, struct seg *s, struct totals *t,
 	t->nerrors += s->nerrors;
 	if (s->fold.map && t->map)
 		cli_map_add(t->map, s->fold.map);
+	if (s->cover && !t->cover) {
+		t->cover = s->cover;
+		s->cover = NULL;
+	} else if (s->cover && hwt_an_cover_merge(t->cover, s->cover) < 0) {
+		cli_out_printf(out, "[error: out of memory counting lines]\n");
+		t->nerrors++;
+	}
 	if (fl->opt->mode == MODE_CALLS) {
 		consume_calls(fl, s, t);
 	} else if (fl->hook && s->hctx != fl->hook->ctx) {
@@ -219,6 +226,8 @@ int flow_consume(struct flow *fl, struct seg *s, struct totals *t,
 	s->out.buf = NULL;
 	free(s->fold.map);
 	s->fold.map = NULL;
+	hwt_an_cover_delete(s->cover);
+	s->cover = NULL;
 	free(s->marks);
 	s->marks = NULL;
 	s->nmarks = s->markcap = 0;
@@ -242,6 +251,8 @@ int flow_seg_init_map(struct flow *fl, struct seg *s, uint8_t *map)
 		if (!s->fold.map)
 			return -1;
 	}
+	if (fl->opt->lines && !(s->cover = hwt_an_cover_new()))
+		return -1;
 	return 0;
 }
 
@@ -275,6 +286,7 @@ void flow_seg_free(struct seg *s)
 {
 	free(s->out.buf);
 	free(s->fold.map);
+	hwt_an_cover_delete(s->cover);
 	free(s->marks);
 	calls_seg_free(&s->calls);
 }
@@ -463,7 +475,7 @@ int flow_run(struct flow *fl, const struct span *sp, struct totals *t,
 		 */
 		if (opt->mode == MODE_INSN)
 			chunk = SEG_INSN;
-		else if (!use_fold(fl))
+		else if (!use_fold(fl) && opt->mode != MODE_COVERAGE)
 			chunk = SEG_MIN;
 		else if (chunk < SEG_MIN)
 			chunk = SEG_MIN;
@@ -599,6 +611,40 @@ int flow_run(struct flow *fl, const struct span *sp, struct totals *t,
 	return ret;
 }
 
+/* coverage --lcov: the lines' counts to the file, a summary to @out. */
+static int write_lcov(const struct flow_options *opt, struct totals *t,
+		      struct cli_out *out)
+{
+	struct hwt_an_cover_sum sum;
+	FILE *f = fopen(opt->lcov_out, "w");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "%s: cannot write %s: %s.\n", opt->prog,
+			opt->lcov_out, strerror(errno));
+		return -1;
+	}
+	err = t->cover ? hwt_an_cover_lcov(t->cover, f, NULL, &sum) :
+			 -HWT_ERR_INTERNAL;
+	if (fclose(f)) {
+		fprintf(stderr, "%s: cannot write %s: %s.\n", opt->prog,
+			opt->lcov_out, strerror(errno));
+		return -1;
+	}
+	if (err < 0) {
+		fprintf(stderr, "%s: --lcov: %s.\n", opt->prog,
+			hwt_errstr(err));
+		return -1;
+	}
+	cli_out_printf(out, "lines: %" PRIu64 " of %" PRIu64 " in %" PRIu64
+		       " source files\n", sum.hit, sum.found, sum.files);
+	if (sum.insns_no_line)
+		cli_out_printf(out, "insn without a line: %" PRIu64 " of %"
+			       PRIu64 " (code without DWARF)\n",
+			       sum.insns_no_line, sum.insns);
+	return 0;
+}
+
 int flow_finish(struct flow *fl, struct totals *t, struct cli_out *out)
 {
 	const struct flow_options *opt = fl->opt;
@@ -622,6 +668,8 @@ int flow_finish(struct flow *fl, struct totals *t, struct cli_out *out)
 		cli_out_printf(out, "blocks: %" PRIu64 "\n", t->nblocks);
 		cli_out_printf(out, "insn: %" PRIu64 "\n", t->ninsn);
 		cli_out_printf(out, "errors: %" PRIu64 "\n", t->nerrors);
+		if (opt->lcov_out && write_lcov(opt, t, out) < 0)
+			return -1;
 		if (opt->bitmap_out) {
 			FILE *f = fopen(opt->bitmap_out, "wb");
 
@@ -654,6 +702,8 @@ int flow_totals_init(const struct flow *fl, struct totals *t,
 		if (!t->map)
 			goto oom;
 	}
+	if (fl->opt->lines && !(t->cover = hwt_an_cover_new()))
+		goto oom;
 	if (fl->opt->mode == MODE_CALLS && fl->merge && fl->hook) {
 		t->calls = calls_hist_new_log(fl->merge, fl->hook->cpu);
 		if (!t->calls)
@@ -678,7 +728,7 @@ oom:
 	return -1;
 }
 
-void flow_add_totals(struct totals *all, const struct totals *t)
+int flow_add_totals(struct totals *all, const struct totals *t)
 {
 	all->ninsn += t->ninsn;
 	all->nblocks += t->nblocks;
@@ -687,6 +737,19 @@ void flow_add_totals(struct totals *all, const struct totals *t)
 	all->nerrors += t->nerrors;
 	if (all->map && t->map)
 		cli_map_add(all->map, t->map);
+	if (all->cover && t->cover)
+		return hwt_an_cover_merge(all->cover, t->cover);
+	return 0;
+}
+
+void flow_totals_free(struct totals *t)
+{
+	free(t->map);
+	t->map = NULL;
+	hwt_an_cover_delete(t->cover);
+	t->cover = NULL;
+	calls_hist_delete(t->calls);
+	t->calls = NULL;
 }
 
 /*
@@ -860,8 +923,10 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 		fl->skipped++;
 		return 0;
 	}
-	/* The bitmap of all streams is written once, at the end. */
+	/* The bitmap and lines of all streams are written once, at the
+	 * end. */
 	o.bitmap_out = NULL;
+	o.lcov_out = NULL;
 	memset(&t, 0, sizeof(t));
 	fl->opt = &o;
 	fl->image = image;
@@ -884,11 +949,12 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 	}
 	if (fl->by_time)
 		cli_merge_stream_end(fl->by_time, cli_out_pos(out));
-	if (fl->all)
-		flow_add_totals(fl->all, &t);
+	if (fl->all && flow_add_totals(fl->all, &t) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", o.prog);
+		ret = -1;
+	}
 out:
-	free(t.map);
-	calls_hist_delete(t.calls);
+	flow_totals_free(&t);
 	fl->opt = saved;
 	fl->image = saved_image;
 	fl->hook = NULL;

@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt_an_cover_: source-line coverage (lcov) of the blocks a trace ran.
+ *
+ * A block is counted by its key (the image's id and generation, its
+ * first IP, length and mode: the same address may hold other code in
+ * another process or after a mapping changed), one table lookup a block.
+ * The first time a key comes, its instructions are walked and each is
+ * resolved, while the image still maps them, to the file and offset it
+ * comes from; the lines are looked up only at the end, once per distinct
+ * instruction. Counts then go from blocks to instructions (@ins, by file
+ * and offset), which is also what two covers (two -j segments, two
+ * traces) add up by, whatever their images were.
+ *
+ * A line's count is the count of its instruction that ran most often: a
+ * line whose code loops within itself (rep movs, a for's test) counts its
+ * turns, as gcov counts a line's blocks.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwt/analysis.h>
+
+#include "common/grow.h"
+
+#define NO_FILE UINT32_MAX
+
+struct cov_block {
+	uint64_t ip, image, gen;	/* image 0: an empty slot */
+	uint64_t count;			/* since the last flatten() */
+	uint32_t ninsn, first, n;	/* its instructions: @at[first..] */
+	uint8_t mode;
+};
+
+/* Where an instruction comes from: file @file, offset @off. */
+struct cov_at {
+	uint64_t off;
+	uint32_t file;
+};
+
+struct cov_ins {
+	uint64_t off, count;
+	uint32_t file;			/* NO_FILE: an empty slot */
+};
+
+/*
+ * The blocks of the image now (its id and generation: @front_image,
+ * @front_gen) counted in a small direct-mapped table first, which the
+ * hot ones stay in: the block table is ~50 bytes a block, a random
+ * probe into megabytes. A count moves to the block table when its slot
+ * is taken by another block, or the image changes (spill()).
+ */
+#define FRONT_BITS 12
+
+struct cov_front {
+	uint64_t ip;
+	uint32_t ninsn;			/* 0: an empty slot */
+	uint8_t mode;
+	uint64_t count;
+};
+
+struct hwt_an_cover {
+	struct cov_block *blocks;	/* open addressing, @bmask + 1 */
+	size_t nblocks, bmask;
+	struct cov_at *at;
+	size_t nat, capat;
+	struct cov_ins *ins;		/* open addressing, @imask + 1 */
+	size_t nins, imask;
+	char **paths;			/* the files, by number */
+	size_t npaths, cappaths;
+	/* the path last looked up (an image's pointer) and its number */
+	const char *last_path;
+	uint32_t last_file;
+	struct hwt_an_walks *walks;
+	struct cov_front front[1u << FRONT_BITS];
+	uint64_t front_image, front_gen;
+};
+
+static uint64_t mix(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t h = (a ^ b * 0x9e3779b97f4a7c15ull ^ c * 0xc2b2ae3d27d4eb4full);
+
+	h ^= h >> 31;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ h >> 29;
+}
+
+struct hwt_an_cover *hwt_an_cover_new(void)
+{
+	struct hwt_an_cover *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->bmask = 1023;
+	c->imask = 1023;
+	c->blocks = calloc(c->bmask + 1, sizeof(*c->blocks));
+	c->ins = malloc((c->imask + 1) * sizeof(*c->ins));
+	c->walks = hwt_an_walks_new();
+	if (!c->blocks || !c->ins || !c->walks) {
+		hwt_an_cover_delete(c);
+		return NULL;
+	}
+	for (size_t i = 0; i <= c->imask; i++)
+		c->ins[i].file = NO_FILE;
+	return c;
+}
+
+void hwt_an_cover_delete(struct hwt_an_cover *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->npaths; i++)
+		free(c->paths[i]);
+	free(c->paths);
+	free(c->blocks);
+	free(c->at);
+	free(c->ins);
+	hwt_an_walks_delete(c->walks);
+	free(c);
+}
+
+/* The number of file @path, made if new; NO_FILE if out of memory. */
+static uint32_t file_of(struct hwt_an_cover *c, const char *path)
+{
+	if (path == c->last_path)
+		return c->last_file;
+	for (size_t i = 0; i < c->npaths; i++) {
+		if (!strcmp(c->paths[i], path)) {
+			c->last_path = path;
+			c->last_file = (uint32_t)i;
+			return (uint32_t)i;
+		}
+	}
+	if (c->npaths >= NO_FILE ||
+	    hwt_grow((void **)&c->paths, &c->cappaths, c->npaths + 1,
+		     sizeof(*c->paths)) < 0)
+		return NO_FILE;
+	c->paths[c->npaths] = strdup(path);
+	if (!c->paths[c->npaths])
+		return NO_FILE;
+	c->last_path = path;
+	c->last_file = (uint32_t)c->npaths;
+	return (uint32_t)c->npaths++;
+}
+
+/* ---- instructions ---- */
+
+static struct cov_ins *ins_slot(struct cov_ins *tab, size_t mask,
+				uint32_t file, uint64_t off)
+{
+	size_t i = (size_t)mix(off, file, 0) & mask;
+
+	while (tab[i].file != NO_FILE &&
+	       (tab[i].file != file || tab[i].off != off))
+		i = (i + 1) & mask;
+	return &tab[i];
+}
+
+static int ins_add(struct hwt_an_cover *c, uint32_t file, uint64_t off,
+		   uint64_t count)
+{
+	struct cov_ins *e;
+
+	if (2 * (c->nins + 1) > c->imask + 1) {
+		size_t mask = 2 * c->imask + 1;
+		struct cov_ins *tab = malloc((mask + 1) * sizeof(*tab));
+
+		if (!tab)
+			return -HWT_ERR_NOMEM;
+		for (size_t i = 0; i <= mask; i++)
+			tab[i].file = NO_FILE;
+		for (size_t i = 0; i <= c->imask; i++)
+			if (c->ins[i].file != NO_FILE)
+				*ins_slot(tab, mask, c->ins[i].file,
+					  c->ins[i].off) = c->ins[i];
+		free(c->ins);
+		c->ins = tab;
+		c->imask = mask;
+	}
+	e = ins_slot(c->ins, c->imask, file, off);
+	if (e->file == NO_FILE) {
+		e->file = file;
+		e->off = off;
+		e->count = 0;
+		c->nins++;
+	}
+	e->count += count;
+	return 0;
+}
+
+static struct cov_block *block_slot(struct cov_block *tab, size_t mask,
+				    uint64_t image, uint64_t gen, uint64_t ip,
+				    uint32_t ninsn, uint8_t mode);
+
+/* Front slot @f's count to its block (which is in the table). */
+static void spill_one(struct hwt_an_cover *c, struct cov_front *f)
+{
+	if (f->ninsn && f->count)
+		block_slot(c->blocks, c->bmask, c->front_image, c->front_gen,
+			   f->ip, f->ninsn, f->mode)->count += f->count;
+	f->count = 0;
+}
+
+/* All of the front's counts to the blocks, the front emptied. */
+static void spill(struct hwt_an_cover *c)
+{
+	for (size_t i = 0; i < (1u << FRONT_BITS); i++) {
+		spill_one(c, &c->front[i]);
+		c->front[i].ninsn = 0;
+	}
+}
+
+/* The blocks' counts into the instructions'. */
+static int flatten(struct hwt_an_cover *c)
+{
+	spill(c);
+	for (size_t i = 0; i <= c->bmask; i++) {
+		struct cov_block *b = &c->blocks[i];
+
+		if (!b->image || !b->count)
+			continue;
+		for (uint32_t k = 0; k < b->n; k++) {
+			const struct cov_at *a = &c->at[b->first + k];
+
+			if (a->file != NO_FILE &&
+			    ins_add(c, a->file, a->off, b->count) < 0)
+				return -HWT_ERR_NOMEM;
+		}
+		b->count = 0;
+	}
+	return 0;
+}
+
+/* ---- blocks ---- */
+
+static struct cov_block *block_slot(struct cov_block *tab, size_t mask,
+				    uint64_t image, uint64_t gen, uint64_t ip,
+				    uint32_t ninsn, uint8_t mode)
+{
+	size_t i = (size_t)mix(ip, image, gen) & mask;
+
+	while (tab[i].image &&
+	       (tab[i].ip != ip || tab[i].image != image ||
+		tab[i].gen != gen || tab[i].ninsn != ninsn ||
+		tab[i].mode != mode))
+		i = (i + 1) & mask;
+	return &tab[i];
+}
+
+static int blocks_grow(struct hwt_an_cover *c)
+{
+	size_t mask = 2 * c->bmask + 1;
+	struct cov_block *tab = calloc(mask + 1, sizeof(*tab));
+
+	if (!tab)
+		return -HWT_ERR_NOMEM;
+	for (size_t i = 0; i <= c->bmask; i++) {
+		const struct cov_block *o = &c->blocks[i];
+
+		if (o->image)
+			*block_slot(tab, mask, o->image, o->gen, o->ip,
+				    o->ninsn, o->mode) = *o;
+	}
+	free(c->blocks);
+	c->blocks = tab;
+	c->bmask = mask;
+	return 0;
+}
+
+/* A new block's instructions: where each comes from. */
+static int block_resolve(struct hwt_an_cover *c, struct cov_block *e,
+			 const struct hwt_image *image,
+			 const struct hwt_block *b)
+{
+	struct hwt_an_walk w;
+	uint64_t ip = b->ip;
+	uint32_t k = 0;
+	int err = hwt_an_walks_get(c->walks, image, b, &w);
+
+	/* (An instruction that cannot be read: those before it count.) */
+	if (err == -HWT_ERR_NOMEM)
+		return err;
+	if (c->nat + w.ninsn > UINT32_MAX ||
+	    hwt_grow((void **)&c->at, &c->capat, c->nat + w.ninsn,
+		     sizeof(*c->at)) < 0)
+		return -HWT_ERR_NOMEM;
+	e->first = (uint32_t)c->nat;
+	e->n = w.ninsn;
+	for (uint32_t i = 0; i < w.ninsn; i++) {
+		struct cov_at *a = &c->at[c->nat++];
+		const char *path;
+
+		a->file = NO_FILE;
+		if (hwt_image_origin(image, ip, &path, &a->off) >= 0) {
+			a->file = file_of(c, path);
+			if (a->file == NO_FILE)
+				return -HWT_ERR_NOMEM;
+		}
+		ip = hwt_an_walk_next(&w, i, ip, &k);
+	}
+	return 0;
+}
+
+/* Block @b of the front's image, in the table (resolved if new). */
+static int block_add(struct hwt_an_cover *c, const struct hwt_image *image,
+		     const struct hwt_block *b)
+{
+	uint64_t id = c->front_image, gen = c->front_gen;
+	struct cov_block *e = block_slot(c->blocks, c->bmask, id, gen, b->ip,
+					 b->ninsn, b->mode);
+	int err;
+
+	if (e->image)
+		return 0;
+	if (2 * (c->nblocks + 1) > c->bmask + 1) {
+		if (blocks_grow(c) < 0)
+			return -HWT_ERR_NOMEM;
+		e = block_slot(c->blocks, c->bmask, id, gen, b->ip, b->ninsn,
+			       b->mode);
+	}
+	memset(e, 0, sizeof(*e));
+	err = block_resolve(c, e, image, b);
+	if (err < 0)
+		return err;
+	e->ip = b->ip;
+	e->image = id;
+	e->gen = gen;
+	e->ninsn = b->ninsn;
+	e->mode = b->mode;
+	c->nblocks++;
+	return 0;
+}
+
+int hwt_an_cover_block(struct hwt_an_cover *c, const struct hwt_image *image,
+		       const struct hwt_block *b)
+{
+	struct cov_front *f;
+	uint64_t id, gen;
+	int err;
+
+	if (!c || !image || !b)
+		return -HWT_ERR_INVALID;
+	if (!b->ninsn)
+		return 0;
+	id = hwt_image_id(image);
+	gen = hwt_image_generation(image);
+	if (__builtin_expect(id != c->front_image || gen != c->front_gen, 0)) {
+		spill(c);
+		c->front_image = id;
+		c->front_gen = gen;
+	}
+	f = &c->front[(b->ip ^ b->ip >> FRONT_BITS ^ b->ninsn) &
+		      ((1u << FRONT_BITS) - 1)];
+	if (__builtin_expect(f->ip == b->ip && f->ninsn == b->ninsn &&
+			     f->mode == b->mode, 1)) {
+		f->count++;
+		return 0;
+	}
+	err = block_add(c, image, b);
+	if (err < 0)
+		return err;
+	spill_one(c, f);
+	f->ip = b->ip;
+	f->ninsn = b->ninsn;
+	f->mode = b->mode;
+	f->count = 1;
+	return 0;
+}
+
+int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src)
+{
+	if (!dst || !src)
+		return -HWT_ERR_INVALID;
+	if (flatten(src) < 0)
+		return -HWT_ERR_NOMEM;
+	for (size_t i = 0; i <= src->imask; i++) {
+		const struct cov_ins *e = &src->ins[i];
+		uint32_t file;
+
+		if (e->file == NO_FILE)
+			continue;
+		file = file_of(dst, src->paths[e->file]);
+		if (file == NO_FILE ||
+		    ins_add(dst, file, e->off, e->count) < 0)
+			return -HWT_ERR_NOMEM;
+	}
+	return 0;
+}
+
+/* ---- lines ---- */
+
+struct cov_line {
+	const char *src;
+	unsigned line;
+	uint64_t count;		/* 0: it did not run */
+};
+
+struct cov_lines {
+	struct cov_line *v;
+	size_t n, cap;
+};
+
+static int line_add(struct cov_lines *l, const char *src, unsigned line,
+		    uint64_t count)
+{
+	if (hwt_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)) < 0)
+		return -HWT_ERR_NOMEM;
+	l->v[l->n].src = src;
+	l->v[l->n].line = line;
+	l->v[l->n].count = count;
+	l->n++;
+	return 0;
+}
+
+static int line_found(void *ctx, const char *src, unsigned line)
+{
+	return line_add(ctx, src, line, 0);
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	const struct cov_line *x = a, *y = b;
+	int r = strcmp(x->src, y->src);
+
+	if (r)
+		return r;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* Every line of the files that ran, and the counts of those that did:
+ * sorted, one entry a line. */
+static int collect(struct hwt_an_cover *c, struct hwt_an_lines *ln,
+		   struct cov_lines *l, struct hwt_an_cover_sum *sum)
+{
+	size_t k = 0;
+	int err = flatten(c);
+
+	for (size_t f = 0; !err && f < c->npaths; f++)
+		err = hwt_an_lines_each(ln, c->paths[f], line_found, l);
+	for (size_t i = 0; !err && i <= c->imask; i++) {
+		const struct cov_ins *e = &c->ins[i];
+		const char *src;
+		unsigned line;
+		int r;
+
+		if (e->file == NO_FILE)
+			continue;
+		sum->insns++;
+		r = hwt_an_lines_at(ln, c->paths[e->file], e->off, &src, &line);
+		if (r < 0)
+			err = r;
+		else if (r)
+			err = line_add(l, src, line, e->count);
+		else
+			sum->insns_no_line++;
+	}
+	if (err)
+		return err;
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), line_cmp);
+	for (size_t i = 0; i < l->n; i++) {
+		if (k && !line_cmp(&l->v[k - 1], &l->v[i])) {
+			struct cov_line *d = &l->v[k - 1];
+
+			if (l->v[i].count > d->count)
+				d->count = l->v[i].count;
+			continue;
+		}
+		l->v[k++] = l->v[i];
+	}
+	l->n = k;
+	return 0;
+}
+
+int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
+		      struct hwt_an_cover_sum *sum)
+{
+	struct hwt_an_lines *ln;
+	struct cov_lines l = { 0 };
+	int err;
+
+	if (!c || !sum)
+		return -HWT_ERR_INVALID;
+	memset(sum, 0, sizeof(*sum));
+	ln = hwt_an_lines_new();
+	if (!ln)
+		return -HWT_ERR_NOMEM;
+	err = collect(c, ln, &l, sum);
+	for (size_t i = 0; !err && i < l.n;) {
+		size_t j = i, hit = 0;
+
+		while (j < l.n && !strcmp(l.v[j].src, l.v[i].src))
+			j++;
+		if (out)
+			fprintf(out, "TN:%s\nSF:%s\n", test ? test : "",
+				l.v[i].src);
+		for (size_t k = i; k < j; k++) {
+			hit += l.v[k].count != 0;
+			if (out)
+				fprintf(out, "DA:%u,%" PRIu64 "\n",
+					l.v[k].line, l.v[k].count);
+		}
+		if (out)
+			fprintf(out, "LF:%zu\nLH:%zu\nend_of_record\n", j - i,
+				hit);
+		sum->files++;
+		sum->found += j - i;
+		sum->hit += hit;
+		i = j;
+	}
+	free(l.v);
+	hwt_an_lines_delete(ln);
+	return err;
+}

@@ -1,0 +1,231 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# hwt coverage --lcov: source-line coverage from a trace, against the
+# known counts of an assembly program, and against gcov.
+#
+# tests/data/perfdata_loop.asm (40 turns; built with yasm's DWARF, the
+# same code as perfdata_flow.sh's build) with its trace from ptgen: every
+# line's count is what the program's loop makes it (written out below),
+# the data lines 0; the same trace given twice (hwt coverage's several
+# traces) counts twice.
+#
+# tests/cli/vgpt/cover.c is built twice at -O0: with -g, recorded by hwt
+# record (the portable source), and with --coverage, run with the same
+# argument and counted by gcov. At -O0 each statement's code is its own,
+# so every line both tools count must have the same count: hwt's is the
+# count of the line's most run instruction, gcov's its blocks'. (Lines
+# only one of them names are left out: gcov counts a function's entry on
+# its declaration and a case on its label, the line table on the brace.)
+# Also: the lines not run are there with 0 (never(), a branch not taken),
+# lcov reads the file as hwt counts it, genhtml makes a page of it,
+# -j2 writes the same file, the AFL map is the one without --lcov, LF/LH
+# agree with the lines and the summary, the union of two recordings in
+# one file, a source named from a relative compile directory, a program
+# without DWARF (its instructions counted as without a line), bad
+# arguments.
+#
+#   bash tests/cli/lcov.sh path/to/hwt BUILD_DIR
+. "$(dirname "$0")/lib.bash" lcov "$@"
+built "$build/ptgen"
+needs yasm ld nm objcopy gcc gcov awk join lcov genhtml
+prog=$src/tests/cli/vgpt/cover.c
+cd "$tmp" || exit 1
+
+# lines INFO SRC: "LINE COUNT" of source file SRC in lcov file INFO.
+lines() {
+	awk -v sf="SF:$2" '$0 == sf { on = 1; next } /^end_of_record/ { on = 0 }
+		on && /^DA:/ { split(substr($0, 4), a, ","); print a[1], a[2] }' "$1"
+}
+
+# ---- the assembly program: every count known --------------------------
+. "$src/tests/data/perfdata_loop.bash"
+asm=$src/tests/data/perfdata_loop.asm
+perfdata_loop "$tmp" loop 40 "$build" &&
+	yasm -g dwarf2 -f elf64 -DITER=40 "$asm" -o loopg.o &&
+	ld -Ttext=0x401000 -e _start -o loopg loopg.o || {
+	echo "FAIL: building the loop program and its trace" >&2
+	exit 1
+}
+check
+cmp -s <(objcopy -O binary -j .text loop /dev/stdout) \
+	<(objcopy -O binary -j .text loopg /dev/stdout) ||
+	fail "the loop program with DWARF has other code"
+run "coverage --lcov, asm" "$hwt" coverage --lcov asm.info --elf loopg loop.pt
+no_crash && [ "$rc" -eq 0 ] || fail "coverage --lcov, asm: exit $rc"
+# Line: count, by the source's text (the loop's 40 turns: a quarter each
+# to f0, f1, f2, f3 through the table, f3 calling f1 too; odd turns call
+# odd; f1's loop turns three times a call).
+want() {
+	local n
+	n=$(grep -nxF "$1" "$asm" | head -n 1 | cut -d: -f1)
+	[ -n "$n" ] && echo "$n $2"
+}
+{
+	want '	mov r12d, ITER' 1; want '	lea rbx, [rel table]' 1
+	want '	mov eax, r12d' 40; want '	and eax, 3' 40
+	want '	call [rbx + rax * 8]' 40; want '	test r12d, 1' 40
+	want '	jz .even' 40; want '	call odd' 20; want '	dec r12d' 40
+	want '	jnz top' 40; want '	jmp done' 1; want '	mov ecx, 3' 20
+	want '	dec ecx' 60; want '	jnz f1_loop' 60
+	want '	jmp [rel f2ptr]' 10; want '	call f1' 10
+	want '	mov eax, 60' 1; want '	syscall' 1
+	want '	dq f0, f1, f2, f3' 0; want '	dq f2b' 0
+} | sort -k1,1 > asm.want
+lines asm.info "$asm" | sort -k1,1 > asm.got
+check
+[ "$(wc -l < asm.want)" -eq 20 ] || fail "the expected lines: not 20"
+check
+join asm.want asm.got | awk '$2 != $3 { print "    line " $1 ": " $3 ", not " $2; bad = 1 }
+	END { exit bad }' >&2 && [ "$(join asm.want asm.got | wc -l)" -eq 20 ] ||
+	fail "asm: line counts are not the program's"
+# The returns: f0's, f1's, f2b's, f3's and odd's (10, 20, 10, 10, 20).
+check
+awk '/^f0:|^f1:|^f2b:|^f3:|^odd:/ { f = $1 } /^\tret$/ && f { print NR, f; f = "" }' \
+	"$asm" | while read -r n f; do
+	case $f in f1:|odd:) echo "$n 20" ;; *) echo "$n 10" ;; esac
+done | sort -k1,1 | join - asm.got | awk 'NF != 3 || $2 != $3 { bad = 1 }
+	END { exit bad || NR != 5 }' || fail "asm: the returns' counts"
+check
+grep -qx 'lines: 23 of 26 in 1 source files' "$tmp/out" ||
+	fail "asm: summary $(grep '^lines' "$tmp/out")"
+# The trace twice (several traces: each alone, then the union): twice.
+run "coverage --lcov, asm, twice" "$hwt" coverage --lcov asm2.info \
+	--elf loopg loop.pt loop.pt
+lines asm2.info "$asm" | sort -k1,1 > asm2.got
+check
+join asm.got asm2.got | awk '$3 != 2 * $2 { bad = 1 } END { exit bad || NR != 26 }' ||
+	fail "asm: the same trace twice does not count twice"
+
+# ---- a C program recorded, against gcov --------------------------------
+wants_vgpt
+cp "$prog" cover.c
+if ! gcc -O0 -g -o cover cover.c ||
+   ! gcc -O0 --coverage -o gcovered cover.c ||
+   ! gcc -O0 -o nodwarf cover.c; then
+	echo "FAIL: cannot compile $prog" >&2
+	exit 1
+fi
+
+# rec NAME ARG: NAME.data, a run of ./cover ARG (or PROG ARG).
+rec() {
+	check
+	if ! "$hwt" record -q -o "$1.data" -- "${3:-./cover}" "$2" \
+	     >"$1.stdout" 2>"$1.stderr"; then
+		fail "$1: hwt record exit $?"
+		head -n 5 "$1.stderr" >&2
+	fi
+}
+
+rec r25 25
+run "coverage --lcov" "$hwt" coverage --lcov r25.info r25.data
+[ "$rc" -eq 0 ] || fail "coverage --lcov: exit $rc"
+lines r25.info "$tmp/cover.c" > hwt.lines
+check
+[ "$(wc -l < hwt.lines)" -ge 25 ] ||
+	fail "cover.c: $(wc -l < hwt.lines) lines in the lcov file, not >= 25"
+
+# gcov's counts of the same run: "LINE COUNT", 0 for #####.
+./gcovered 25 > gcov.stdout
+gcov -o . gcovered-cover.gcda > /dev/null 2>&1
+awk -F: '{ c = $1; gsub(/ /, "", c); l = $2; gsub(/ /, "", l) }
+	c == "-" || l == 0 { next } { sub(/\*$/, "", c) }
+	c == "#####" { c = 0 } { print l, c }' cover.c.gcov > gcov.lines
+check
+cmp -s r25.stdout gcov.stdout || fail "the two builds printed different sums"
+join <(sort -k1,1 hwt.lines) <(sort -k1,1 gcov.lines) > both
+check
+n=$(wc -l < both)
+[ "$n" -ge 20 ] || fail "only $n lines counted by both hwt and gcov"
+check
+if awk '$2 != $3 { bad = 1; print "    line " $1 ": hwt " $2 ", gcov " $3 }
+	END { exit !bad }' both >&2; then
+	fail "line counts differ from gcov's"
+fi
+# What the comparison covers: lines not run, lines run once, a loop's.
+check
+awk '$2 == 0 { z++ } $2 == 1 { o++ } $2 == 25 { l++ } $2 == 26 { t++ }
+	END { exit !(z >= 2 && o >= 3 && l >= 3 && t == 1) }' both ||
+	fail "the lines both count lack zeros, ones, the loop's body or test"
+# never(): its lines are there, not run.
+check
+body=$(grep -n 'return v \* 7;' cover.c | cut -d: -f1)
+grep -qx "$body 0" hwt.lines || fail "never()'s line $body: not 0 in the lcov file"
+
+# The summary, LF and LH agree with the DA lines.
+check
+awk -F'[:,]' '/^DA:/ { f++; if ($3 > 0) h++ } /^LF:/ { lf += $2 }
+	/^LH:/ { lh += $2 } END { exit !(f == lf && h == lh) }' r25.info ||
+	fail "LF/LH do not add up to the DA lines"
+check
+read -r hit found files < <(awk -F'[:,]' '/^DA:/ { f++; if ($3 > 0) h++ }
+	/^SF:/ { s++ } END { print h, f, s }' r25.info)
+grep -qx "lines: $hit of $found in $files source files" "$tmp/out" ||
+	fail "summary: not 'lines: $hit of $found in $files source files'"
+# lcov's own reading of the file, and genhtml's page of cover.c.
+check
+lcov --summary r25.info 2>&1 | grep -qF "($hit of $found lines)" ||
+	fail "lcov --summary does not read $hit of $found lines"
+check
+lcov --extract r25.info "$tmp/cover.c" -o mine.info > /dev/null 2>&1 &&
+	genhtml mine.info -o html > genhtml.out 2>&1 &&
+	[ -n "$(find html -name 'cover.c.gcov.html')" ] ||
+	fail "genhtml: no page of cover.c ($(tail -n 2 genhtml.out))"
+
+# -j2: the same file; the map is the one without --lcov.
+run "coverage -j2 --lcov" "$hwt" coverage -j2 --lcov j2.info r25.data
+check
+cmp -s r25.info j2.info || fail "-j2 --lcov wrote another file"
+"$hwt" coverage r25.data | grep -E '^(edges|hash)' > map.plain
+"$hwt" coverage --lcov x.info r25.data | grep -E '^(edges|hash)' > map.lcov
+check
+[ -s map.plain ] && cmp -s map.plain map.lcov ||
+	fail "the map with --lcov is not the map without"
+
+# Several streams' counts add up: a run with 10 turns, in the same file
+# as its own stream? No: two files' counts, each decoded alone, and the
+# union of a process that runs the program twice.
+rec r10 10
+"$hwt" coverage --lcov r10.info r10.data > /dev/null
+lines r10.info "$tmp/cover.c" > r10.lines
+printf '#!/bin/sh\n./cover 25\n./cover 10\n' > twice.sh
+chmod +x twice.sh
+rec twice "" ./twice.sh
+"$hwt" coverage --lcov twice.info twice.data > /dev/null
+lines twice.info "$tmp/cover.c" > twice.lines
+check
+join <(sort -k1,1 hwt.lines) <(sort -k1,1 r10.lines) |
+	awk '{ print $1, $2 + $3 }' | sort -k1,1 | cmp -s - <(sort -k1,1 twice.lines) ||
+	fail "two runs in one recording: not the sum of each run's counts"
+
+# A source file named from a relative compile directory (as Debian's
+# -fdebug-prefix-map builds are): the name from the build's root.
+mkdir -p sub
+gcc -O0 -g -fdebug-prefix-map="$tmp"=. -o sub/cover cover.c
+rec rel 3 ./sub/cover
+"$hwt" coverage --lcov rel.info rel.data > /dev/null
+check
+grep -qx 'SF:cover.c' rel.info || fail "relative compile directory: no SF:cover.c"
+
+# Without DWARF: no lines of it, its instructions said to have none.
+rec nod 3 ./nodwarf
+run "coverage --lcov, no DWARF" "$hwt" coverage --lcov nod.info nod.data
+check
+! grep -q 'cover\.c' nod.info || fail "no DWARF: cover.c lines in the file"
+check
+grep -qE '^insn without a line: [1-9][0-9]* of ' "$tmp/out" ||
+	fail "no DWARF: the instructions without a line not said"
+
+# Bad arguments: clear messages, non-zero exits.
+run "--lcov without a file" "$hwt" coverage r25.data --lcov
+check
+[ "$rc" -ne 0 ] && grep -q -- '--lcov: missing argument' "$tmp/err" ||
+	fail "--lcov without a file: exit $rc, $(head -c 200 "$tmp/err")"
+run "--lcov, a file that cannot be written" "$hwt" coverage --lcov \
+	"$tmp/no/such/dir/x.info" r25.data
+check
+[ "$rc" -ne 0 ] && grep -q 'cannot write' "$tmp/err" ||
+	fail "--lcov unwritable: exit $rc, $(head -c 200 "$tmp/err")"
+run "--lcov in hwt flow" "$hwt" flow --lcov x.info r25.data
+check
+[ "$rc" -ne 0 ] || fail "hwt flow --lcov: exit 0"
+
+finish

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hwt_an_cover_: blocks counted, by the file and line their code comes
+ * from. The code is this test's own (its ELF, mapped at its load bias,
+ * with its DWARF): blocks of probe() counted in images whose generation
+ * changes, in two covers merged, read back as an lcov tracefile.
+ */
+#include <link.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <hwt/analysis.h>
+#include <hwt/error.h>
+#include <hwt/image.h>
+
+/* Its first instruction's line is looked up, not assumed. */
+__attribute__((noinline)) int probe(int x);
+__attribute__((noinline)) int probe(int x)
+{
+	return x * 3 + 1;
+}
+
+static int bias_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	/* The first object is the program. */
+	*(uint64_t *)data = info->dlpi_addr;
+	return 1;
+}
+
+static struct hwt_image *self_image(void)
+{
+	struct hwt_image *image = hwt_image_new();
+	uint64_t bias = 0;
+
+	assert_non_null(image);
+	dl_iterate_phdr(bias_cb, &bias);
+	assert_int_equal(hwt_image_add_elf(image, "/proc/self/exe", bias), 0);
+	return image;
+}
+
+/* The count of line @line of @file in the lcov text @text; -1 if none. */
+static long long da_count(const char *text, const char *file, unsigned line)
+{
+	char sf[4096], da[64];
+	const char *p;
+
+	snprintf(sf, sizeof(sf), "SF:%s\n", file);
+	snprintf(da, sizeof(da), "\nDA:%u,", line);
+	p = strstr(text, sf);
+	if (!p)
+		return -1;
+	{
+		const char *end = strstr(p, "end_of_record");
+		const char *d = strstr(p, da);
+
+		if (!d || (end && d > end))
+			return -1;
+		return strtoll(d + strlen(da), NULL, 10);
+	}
+}
+
+/* @c's lcov text (malloc'd) and its summary. */
+static char *lcov_text(struct hwt_an_cover *c, struct hwt_an_cover_sum *sum)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(hwt_an_cover_lcov(c, f, "t", sum), 0);
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+static struct hwt_block probe_block(uint32_t ninsn)
+{
+	struct hwt_block b;
+
+	memset(&b, 0, sizeof(b));
+	b.ip = (uint64_t)(uintptr_t)&probe;
+	b.ninsn = ninsn;
+	b.mode = HWT_MODE_64;
+	return b;
+}
+
+static void test_counts(void **state)
+{
+	struct hwt_image *image = self_image();
+	struct hwt_an_lines *ln = hwt_an_lines_new();
+	struct hwt_an_cover *c = hwt_an_cover_new(), *d = hwt_an_cover_new();
+	struct hwt_block one = probe_block(1), none = probe_block(0);
+	struct hwt_an_cover_sum sum;
+	static uint8_t code[16];
+	const char *file;
+	unsigned line;
+	char *text;
+
+	(void)state;
+	assert_non_null(ln);
+	assert_non_null(c);
+	assert_non_null(d);
+	/* Where probe()'s first instruction comes from: the line to see. */
+	assert_int_equal(hwt_an_lines_find(ln, image, one.ip, &file, &line), 1);
+	assert_non_null(strstr(file, "test_analysis_cover.c"));
+	assert_true(line >= 25 && line <= 31);
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hwt_an_cover_block(c, image, &one), 0);
+	/* A block of no instructions counts nothing. */
+	assert_int_equal(hwt_an_cover_block(c, image, &none), 0);
+	/* Another generation of the image: the same code, counted on. */
+	assert_int_equal(hwt_image_add_buffer(image, code, sizeof(code),
+					      0x1000), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(hwt_an_cover_block(c, image, &one), 0);
+	/* A second cover (another -j segment), merged. */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(hwt_an_cover_block(d, image, &one), 0);
+	assert_int_equal(hwt_an_cover_merge(c, d), 0);
+
+	text = lcov_text(c, &sum);
+	assert_int_equal(da_count(text, file, line), 9);
+	assert_non_null(strstr(text, "TN:t\n"));
+	/* probe()'s other lines are there, not run (at -O0, say); this
+	 * file's lines are all counted as found. */
+	assert_true(sum.found > 10);
+	assert_true(sum.hit >= 1);
+	assert_int_equal(sum.insns, 1);
+	assert_int_equal(sum.insns_no_line, 0);
+	/* Written again: the same (the counts are not moved twice). */
+	{
+		struct hwt_an_cover_sum again;
+		char *text2 = lcov_text(c, &again);
+
+		assert_string_equal(text, text2);
+		free(text2);
+	}
+	free(text);
+
+	/* Only a summary; bad arguments. */
+	assert_int_equal(hwt_an_cover_lcov(d, NULL, NULL, &sum), 0);
+	assert_int_equal(hwt_an_cover_block(NULL, image, &one),
+			 -HWT_ERR_INVALID);
+	assert_int_equal(hwt_an_cover_block(c, NULL, &one), -HWT_ERR_INVALID);
+	assert_int_equal(hwt_an_cover_merge(c, NULL), -HWT_ERR_INVALID);
+	assert_int_equal(hwt_an_cover_lcov(NULL, NULL, NULL, &sum),
+			 -HWT_ERR_INVALID);
+
+	hwt_an_cover_delete(c);
+	hwt_an_cover_delete(d);
+	hwt_an_lines_delete(ln);
+	hwt_image_delete(image);
+}
+
+/* Code the image maps from a caller's buffer (no file) and code not in a
+ * file's DWARF: counted as instructions, no line. */
+static void test_no_file(void **state)
+{
+	static const uint8_t nops[8] = { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+					 0x90, 0xc3 };
+	struct hwt_image *image = hwt_image_new();
+	struct hwt_an_cover *c = hwt_an_cover_new();
+	struct hwt_an_cover_sum sum;
+	struct hwt_block b;
+
+	(void)state;
+	assert_non_null(image);
+	assert_non_null(c);
+	assert_int_equal(hwt_image_add_buffer(image, nops, sizeof(nops),
+					      0x5000), 0);
+	memset(&b, 0, sizeof(b));
+	b.ip = 0x5000;
+	b.ninsn = 4;
+	b.mode = HWT_MODE_64;
+	assert_int_equal(hwt_an_cover_block(c, image, &b), 0);
+	assert_int_equal(hwt_an_cover_lcov(c, NULL, NULL, &sum), 0);
+	/* (A buffer has no origin: nothing to find lines in.) */
+	assert_int_equal(sum.insns, 0);
+	assert_int_equal(sum.files, 0);
+	hwt_an_cover_delete(c);
+	hwt_image_delete(image);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_no_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
