@@ -262,6 +262,18 @@ int hwt_an_lines_each(struct hwt_an_lines *s, const char *path,
 		      int (*fn)(void *ctx, const char *file, unsigned line),
 		      void *ctx);
 
+/*
+ * Every function defined in the file at @path's DWARF (out-of-line
+ * copies, with an entry address): @fn(@ctx, file, line, name, off) with
+ * where it is declared, its name (the linkage name where there is one:
+ * C++'s mangled) and the file offset of its entry. Returns as
+ * hwt_an_lines_each().
+ */
+int hwt_an_lines_funcs(struct hwt_an_lines *s, const char *path,
+		       int (*fn)(void *ctx, const char *file, unsigned line,
+				 const char *name, uint64_t off),
+		       void *ctx);
+
 /* ---- source-line coverage ---- */
 
 struct hwt_an_cover;
@@ -283,6 +295,7 @@ int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src);
 struct hwt_an_cover_sum {
 	uint64_t files;		/* source files */
 	uint64_t found, hit;	/* their lines, and those that ran */
+	uint64_t funcs, funcs_hit;	/* their functions, and those entered */
 	uint64_t insns;		/* distinct instructions that ran in files */
 	uint64_t insns_no_line;	/* ... with no line information */
 };
@@ -292,7 +305,9 @@ struct hwt_an_cover_sum {
  * @test (may be NULL): every line of the line tables of each file that
  * ran (from its DWARF or its debug file's), with the times it ran: the
  * count of its instruction that ran most often, 0 for a line that did
- * not. 0, or a negative HWT_ERR_*.
+ * not; and every function defined there, with the times its entry ran
+ * (copies of one function in several units summed). 0, or a negative
+ * HWT_ERR_*.
  */
 int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 		      struct hwt_an_cover_sum *sum);

@@ -429,6 +429,73 @@ static int line_cmp(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
+struct cov_func {
+	const char *src, *name;
+	unsigned line;
+	uint64_t count;		/* the times its entry ran */
+};
+
+struct cov_funcs {
+	struct hwt_an_cover *c;
+	uint32_t file;		/* the functions of this file, now */
+	struct cov_func *v;
+	size_t n, cap;
+};
+
+static int func_found(void *ctx, const char *src, unsigned line,
+		      const char *name, uint64_t off)
+{
+	struct cov_funcs *fs = ctx;
+	const struct cov_ins *e = ins_slot(fs->c->ins, fs->c->imask, fs->file,
+					   off);
+
+	if (hwt_grow((void **)&fs->v, &fs->cap, fs->n + 1, sizeof(*fs->v)) < 0)
+		return -HWT_ERR_NOMEM;
+	fs->v[fs->n].src = src;
+	fs->v[fs->n].name = name;
+	fs->v[fs->n].line = line;
+	fs->v[fs->n].count = e->file == NO_FILE ? 0 : e->count;
+	fs->n++;
+	return 0;
+}
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct cov_func *x = a, *y = b;
+	int r = strcmp(x->src, y->src);
+
+	return r ? r : strcmp(x->name, y->name);
+}
+
+/* The functions of the files that ran, sorted by file and name, one entry
+ * a name: copies of one (a header's static function in several units)
+ * summed, as the times it was entered. */
+static int collect_funcs(struct hwt_an_cover *c, struct hwt_an_lines *ln,
+			 struct cov_funcs *fs)
+{
+	size_t k = 0;
+	int err = 0;
+
+	fs->c = c;
+	for (size_t f = 0; !err && f < c->npaths; f++) {
+		fs->file = (uint32_t)f;
+		err = hwt_an_lines_funcs(ln, c->paths[f], func_found, fs);
+	}
+	if (err)
+		return err;
+	if (fs->n)
+		qsort(fs->v, fs->n, sizeof(*fs->v), func_cmp);
+	for (size_t i = 0; i < fs->n; i++) {
+		if (k && !func_cmp(&fs->v[k - 1], &fs->v[i])) {
+			fs->v[k - 1].count += fs->v[i].count;
+			continue;
+		}
+		fs->v[k++] = fs->v[i];
+	}
+	fs->n = k;
+	return 0;
+}
+
 /* Every line of the files that ran, and the counts of those that did:
  * sorted, one entry a line. */
 static int collect(struct hwt_an_cover *c, struct hwt_an_lines *ln,
@@ -479,6 +546,8 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 {
 	struct hwt_an_lines *ln;
 	struct cov_lines l = { 0 };
+	struct cov_funcs fs = { 0 };
+	size_t fi = 0;
 	int err;
 
 	if (!c || !sum)
@@ -488,14 +557,34 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 	if (!ln)
 		return -HWT_ERR_NOMEM;
 	err = collect(c, ln, &l, sum);
+	if (!err)
+		err = collect_funcs(c, ln, &fs);
 	for (size_t i = 0; !err && i < l.n;) {
-		size_t j = i, hit = 0;
+		size_t j = i, hit = 0, nf = 0, fhit = 0;
 
 		while (j < l.n && !strcmp(l.v[j].src, l.v[i].src))
 			j++;
 		if (out)
 			fprintf(out, "TN:%s\nSF:%s\n", test ? test : "",
 				l.v[i].src);
+		/* Its functions (those of files without lines are left). */
+		while (fi < fs.n && strcmp(fs.v[fi].src, l.v[i].src) < 0)
+			fi++;
+		for (size_t g = fi; g < fs.n && !strcmp(fs.v[g].src, l.v[i].src);
+		     g++, nf++)
+			if (out)
+				fprintf(out, "FN:%u,%s\n", fs.v[g].line,
+					fs.v[g].name);
+		for (; fi < fs.n && !strcmp(fs.v[fi].src, l.v[i].src); fi++) {
+			fhit += fs.v[fi].count != 0;
+			if (out)
+				fprintf(out, "FNDA:%" PRIu64 ",%s\n",
+					fs.v[fi].count, fs.v[fi].name);
+		}
+		if (out)
+			fprintf(out, "FNF:%zu\nFNH:%zu\n", nf, fhit);
+		sum->funcs += nf;
+		sum->funcs_hit += fhit;
 		for (size_t k = i; k < j; k++) {
 			hit += l.v[k].count != 0;
 			if (out)
@@ -511,6 +600,7 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 		i = j;
 	}
 	free(l.v);
+	free(fs.v);
 	hwt_an_lines_delete(ln);
 	return err;
 }

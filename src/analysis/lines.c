@@ -336,3 +336,86 @@ int hwt_an_lines_each(struct hwt_an_lines *s, const char *path,
 	}
 	return 0;
 }
+
+/* The file offset of link-time address @addr: its PT_LOAD segment's. */
+static int file_off(Elf *elf, uint64_t addr, uint64_t *off)
+{
+	GElf_Phdr ph;
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		*off = ph.p_offset + (addr - ph.p_vaddr);
+		return 1;
+	}
+	return 0;
+}
+
+struct funcs_walk {
+	struct hwt_an_lines *s;
+	struct ln_file *f;
+	Dwarf_Die *cu;
+	int (*fn)(void *ctx, const char *file, unsigned line,
+		  const char *name, uint64_t off);
+	void *ctx;
+	int ret;
+};
+
+static int one_func(Dwarf_Die *die, void *arg)
+{
+	struct funcs_walk *w = arg;
+	Dwarf_Attribute attr;
+	const char *name, *src;
+	Dwarf_Addr entry;
+	uint64_t off;
+	int line;
+
+	/* (C++: the mangled name, unique; genhtml demangles.) */
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
+						     &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name,
+							     &attr));
+	src = dwarf_decl_file(die);
+	if (!name || !src || dwarf_decl_line(die, &line) || line <= 0 ||
+	    dwarf_entrypc(die, &entry) || !file_off(w->f->elf, entry, &off))
+		return DWARF_CB_OK;
+	src = full_name(w->s, w->cu, src);
+	if (!src) {
+		w->ret = -HWT_ERR_NOMEM;
+		return DWARF_CB_ABORT;
+	}
+	w->ret = w->fn(w->ctx, src, (unsigned)line, name, off);
+	return w->ret ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+int hwt_an_lines_funcs(struct hwt_an_lines *s, const char *path,
+		       int (*fn)(void *ctx, const char *file, unsigned line,
+				 const char *name, uint64_t off),
+		       void *ctx)
+{
+	struct ln_file *f = get(s, path);
+	struct funcs_walk w = { s, f, NULL, fn, ctx, 0 };
+	Dwarf_Off at = 0, next;
+	size_t hsize;
+
+	if (!f)
+		return -HWT_ERR_NOMEM;
+	if (!f->dw || !f->elf)
+		return 0;
+	while (!w.ret &&
+	       dwarf_nextcu(f->dw, at, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(f->dw, at + hsize, &cu)) {
+			w.cu = &cu;
+			(void)dwarf_getfuncs(&cu, one_func, &w, 0);
+		}
+		at = next;
+	}
+	return w.ret;
+}

@@ -381,8 +381,10 @@ void help_coverage(void)
 	       "                  tracefile (genhtml, lcov, IDEs): every\n"
 	       "                  line of the DWARF line tables of each\n"
 	       "                  file that ran, with the times its most\n"
-	       "                  run instruction ran (0: not run); prints\n"
-	       "                  'lines: HIT of FOUND in N source files'\n"
+	       "                  run instruction ran (0: not run), and\n"
+	       "                  every function with the times its entry\n"
+	       "                  ran; prints 'lines: HIT of FOUND in N\n"
+	       "                  source files', 'functions: HIT of N'\n"
 	       "  -j N            decode on N threads\n"
 	       "  -v              say how -j cut the trace (stderr)\n"
 	       "\n%s", common_help);

@@ -638,6 +638,8 @@ static int write_lcov(const struct flow_options *opt, struct totals *t,
 	}
 	cli_out_printf(out, "lines: %" PRIu64 " of %" PRIu64 " in %" PRIu64
 		       " source files\n", sum.hit, sum.found, sum.files);
+	cli_out_printf(out, "functions: %" PRIu64 " of %" PRIu64 "\n",
+		       sum.funcs_hit, sum.funcs);
 	if (sum.insns_no_line)
 		cli_out_printf(out, "insn without a line: %" PRIu64 " of %"
 			       PRIu64 " (code without DWARF)\n",

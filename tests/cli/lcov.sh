@@ -125,8 +125,9 @@ check
 
 # gcov's counts of the same run: "LINE COUNT", 0 for #####.
 ./gcovered 25 > gcov.stdout
-gcov -o . gcovered-cover.gcda > /dev/null 2>&1
-awk -F: '{ c = $1; gsub(/ /, "", c); l = $2; gsub(/ /, "", l) }
+gcov -b -o . gcovered-cover.gcda > /dev/null 2>&1
+awk -F: '!/^ *[-#0-9]+\*?: *[0-9]+:/ { next }
+	{ c = $1; gsub(/ /, "", c); l = $2; gsub(/ /, "", l) }
 	c == "-" || l == 0 { next } { sub(/\*$/, "", c) }
 	c == "#####" { c = 0 } { print l, c }' cover.c.gcov > gcov.lines
 check
@@ -145,6 +146,16 @@ check
 awk '$2 == 0 { z++ } $2 == 1 { o++ } $2 == 25 { l++ } $2 == 26 { t++ }
 	END { exit !(z >= 2 && o >= 3 && l >= 3 && t == 1) }' both ||
 	fail "the lines both count lack zeros, ones, the loop's body or test"
+# Functions: the times each was entered, as gcov's "called".
+check
+awk '/^function / { print $2, $4 }' cover.c.gcov | sort > gcov.funcs
+awk -v sf="SF:$tmp/cover.c" '$0 == sf { on = 1; next } /^end_of_record/ { on = 0 }
+	on && /^FNDA:/ { split(substr($0, 6), a, ","); print a[2], a[1] }' \
+	r25.info | sort > hwt.funcs
+[ "$(wc -l < gcov.funcs)" -eq 4 ] && cmp -s gcov.funcs hwt.funcs || {
+	fail "function counts differ from gcov's"
+	diff gcov.funcs hwt.funcs | head -n 8 >&2
+}
 # never(): its lines are there, not run.
 check
 body=$(grep -n 'return v \* 7;' cover.c | cut -d: -f1)
@@ -156,14 +167,18 @@ awk -F'[:,]' '/^DA:/ { f++; if ($3 > 0) h++ } /^LF:/ { lf += $2 }
 	/^LH:/ { lh += $2 } END { exit !(f == lf && h == lh) }' r25.info ||
 	fail "LF/LH do not add up to the DA lines"
 check
-read -r hit found files < <(awk -F'[:,]' '/^DA:/ { f++; if ($3 > 0) h++ }
-	/^SF:/ { s++ } END { print h, f, s }' r25.info)
-grep -qx "lines: $hit of $found in $files source files" "$tmp/out" ||
-	fail "summary: not 'lines: $hit of $found in $files source files'"
+read -r hit found files fhit ffound < <(awk -F'[:,]' '
+	/^DA:/ { f++; if ($3 > 0) h++ } /^SF:/ { s++ }
+	/^FNDA:/ { ff++; if ($2 > 0) fh++ } END { print h, f, s, fh, ff }' r25.info)
+grep -qx "lines: $hit of $found in $files source files" "$tmp/out" &&
+	grep -qx "functions: $fhit of $ffound" "$tmp/out" ||
+	fail "summary: not 'lines: $hit of $found in $files source files', 'functions: $fhit of $ffound'"
 # lcov's own reading of the file, and genhtml's page of cover.c.
 check
-lcov --summary r25.info 2>&1 | grep -qF "($hit of $found lines)" ||
-	fail "lcov --summary does not read $hit of $found lines"
+lcov --summary r25.info > lcov.sum 2>&1
+grep -qF "($hit of $found lines)" lcov.sum &&
+	grep -qF "($fhit of $ffound functions)" lcov.sum ||
+	fail "lcov --summary does not read $hit of $found lines, $fhit of $ffound functions"
 check
 lcov --extract r25.info "$tmp/cover.c" -o mine.info > /dev/null 2>&1 &&
 	genhtml mine.info -o html > genhtml.out 2>&1 &&

@@ -129,6 +129,10 @@ static void test_counts(void **state)
 	text = lcov_text(c, &sum);
 	assert_int_equal(da_count(text, file, line), 9);
 	assert_non_null(strstr(text, "TN:t\n"));
+	/* probe() entered 9 times; this test's main() not at all. */
+	assert_non_null(strstr(text, "\nFNDA:9,probe\n"));
+	assert_non_null(strstr(text, "\nFNDA:0,main\n"));
+	assert_true(sum.funcs_hit == 1 && sum.funcs > 3);
 	/* probe()'s other lines are there, not run (at -O0, say); this
 	 * file's lines are all counted as found. */
 	assert_true(sum.found > 10);
