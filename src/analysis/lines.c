@@ -234,8 +234,11 @@ static struct ln_file *get(struct hwt_an_lines *s, const char *path)
 	return f;
 }
 
-/* The link-time address of file offset @off: its PT_LOAD segment's. */
-static int link_addr(Elf *elf, uint64_t off, uint64_t *addr)
+/*
+ * File offset @x as a link-time address in *@y (@to_addr), or address @x
+ * as a file offset (!@to_addr), by the PT_LOAD segment that holds it.
+ */
+static int load_map(Elf *elf, uint64_t x, int to_addr, uint64_t *y)
 {
 	GElf_Phdr ph;
 	size_t n;
@@ -243,10 +246,15 @@ static int link_addr(Elf *elf, uint64_t off, uint64_t *addr)
 	if (elf_getphdrnum(elf, &n))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-		    off < ph.p_offset || off - ph.p_offset >= ph.p_filesz)
+		uint64_t from, to;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		*addr = ph.p_vaddr + (off - ph.p_offset);
+		from = to_addr ? ph.p_offset : ph.p_vaddr;
+		to = to_addr ? ph.p_vaddr : ph.p_offset;
+		if (x < from || x - from >= ph.p_filesz)
+			continue;
+		*y = to + (x - from);
 		return 1;
 	}
 	return 0;
@@ -275,7 +283,7 @@ int hwt_an_lines_at(struct hwt_an_lines *s, const char *path, uint64_t off,
 
 	if (!f)
 		return -HWT_ERR_NOMEM;
-	if (!f->dw || !link_addr(f->elf, off, &addr) ||
+	if (!f->dw || !load_map(f->elf, off, 1, &addr) ||
 	    !dwarf_addrdie(f->dw, addr, &cu))
 		return 0;
 	dl = dwarf_getsrc_die(&cu, addr);
@@ -337,24 +345,6 @@ int hwt_an_lines_each(struct hwt_an_lines *s, const char *path,
 	return 0;
 }
 
-/* The file offset of link-time address @addr: its PT_LOAD segment's. */
-static int file_off(Elf *elf, uint64_t addr, uint64_t *off)
-{
-	GElf_Phdr ph;
-	size_t n;
-
-	if (elf_getphdrnum(elf, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-		    addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz)
-			continue;
-		*off = ph.p_offset + (addr - ph.p_vaddr);
-		return 1;
-	}
-	return 0;
-}
-
 struct funcs_walk {
 	struct hwt_an_lines *s;
 	struct ln_file *f;
@@ -382,7 +372,7 @@ static int one_func(Dwarf_Die *die, void *arg)
 							     &attr));
 	src = dwarf_decl_file(die);
 	if (!name || !src || dwarf_decl_line(die, &line) || line <= 0 ||
-	    dwarf_entrypc(die, &entry) || !file_off(w->f->elf, entry, &off))
+	    dwarf_entrypc(die, &entry) || !load_map(w->f->elf, entry, 0, &off))
 		return DWARF_CB_OK;
 	src = full_name(w->s, w->cu, src);
 	if (!src) {
