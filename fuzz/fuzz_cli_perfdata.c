@@ -149,24 +149,29 @@ static void same_one_block(int (*cmd)(int, char **), const char *a0,
 	same_as_env(cmd, a0, a1, path, "HWT_ONE_BLOCK");
 }
 
-/* coverage --lcov: the same counts and the same file with -j1 and -j2. */
+/* coverage --lcov --drcov: the same counts and files with -j1 and -j2. */
 static void same_lcov(const char *path)
 {
-	int f1 = memfd_create("lcov1", 0), f2 = memfd_create("lcov2", 0);
-	char p1[64], p2[64];
+	int f[4];
+	char p[4][64];
 
-	CHECK(f1 >= 0 && f2 >= 0);
-	snprintf(p1, sizeof(p1), "/proc/self/fd/%d", f1);
-	snprintf(p2, sizeof(p2), "/proc/self/fd/%d", f2);
+	for (int i = 0; i < 4; i++) {
+		f[i] = memfd_create("cover", 0);
+		CHECK(f[i] >= 0);
+		snprintf(p[i], sizeof(p[i]), "/proc/self/fd/%d", f[i]);
+	}
 	{
-		const char *const a1[] = { "--lcov", p1, NULL };
-		const char *const a2[] = { "--lcov", p2, NULL };
+		const char *const a1[] = { "--lcov", p[0], "--drcov", p[1],
+					   NULL };
+		const char *const a2[] = { "--lcov", p[2], "--drcov", p[3],
+					   NULL };
 		int one = output_v(cmd_coverage, "coverage", a1, path, "-j1");
 
 		same_fds(one, output_v(cmd_coverage, "coverage", a2, path,
 				       "-j2"));
 	}
-	same_fds(f1, f2);
+	same_fds(f[0], f[2]);
+	same_fds(f[1], f[3]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -274,6 +274,20 @@ int hwt_an_lines_funcs(struct hwt_an_lines *s, const char *path,
 				 const char *name, uint64_t off),
 		       void *ctx);
 
+/*
+ * The ELF file at @path as its program headers lay it out: 1 with *@base
+ * (its lowest PT_LOAD's address, page-aligned: where a disassembler
+ * loads it) and *@end (past its highest); 0 if it is not an ELF file
+ * with PT_LOADs, or -HWT_ERR_NOMEM.
+ */
+int hwt_an_lines_layout(struct hwt_an_lines *s, const char *path,
+			uint64_t *base, uint64_t *end);
+
+/* The link-time address of byte @off of the ELF file at @path: 1, or 0
+ * if no PT_LOAD holds it (or it is not ELF), or -HWT_ERR_NOMEM. */
+int hwt_an_lines_link(struct hwt_an_lines *s, const char *path, uint64_t off,
+		      uint64_t *addr);
+
 /* ---- source-line coverage ---- */
 
 struct hwt_an_cover;
@@ -311,6 +325,18 @@ struct hwt_an_cover_sum {
  */
 int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 		      struct hwt_an_cover_sum *sum);
+
+/*
+ * A drcov file (version 2, as DynamoRIO's drcov writes it; Lighthouse,
+ * bncov, Cartographer read it) of the code that ran, to @out: a module a
+ * file, its base the address its ELF program headers load it at (0 for a
+ * file that is not ELF: offsets in the file), and the instructions that
+ * ran as blocks of bytes from there, adjacent ones joined. No DWARF
+ * needed. *@nmodules, *@nbbs (may be NULL): how many. 0, or a negative
+ * HWT_ERR_*.
+ */
+int hwt_an_cover_drcov(struct hwt_an_cover *c, FILE *out, size_t *nmodules,
+		       size_t *nbbs);
 
 #ifdef __cplusplus
 }

@@ -38,11 +38,13 @@ struct cov_block {
 struct cov_at {
 	uint64_t off;
 	uint32_t file;
+	uint8_t size;
 };
 
 struct cov_ins {
 	uint64_t off, count;
 	uint32_t file;			/* NO_FILE: an empty slot */
+	uint8_t size;
 };
 
 /*
@@ -159,7 +161,7 @@ static struct cov_ins *ins_slot(struct cov_ins *tab, size_t mask,
 }
 
 static int ins_add(struct hwt_an_cover *c, uint32_t file, uint64_t off,
-		   uint64_t count)
+		   uint8_t size, uint64_t count)
 {
 	struct cov_ins *e;
 
@@ -183,6 +185,7 @@ static int ins_add(struct hwt_an_cover *c, uint32_t file, uint64_t off,
 	if (e->file == NO_FILE) {
 		e->file = file;
 		e->off = off;
+		e->size = size;
 		e->count = 0;
 		c->nins++;
 	}
@@ -225,7 +228,7 @@ static int flatten(struct hwt_an_cover *c)
 			const struct cov_at *a = &c->at[b->first + k];
 
 			if (a->file != NO_FILE &&
-			    ins_add(c, a->file, a->off, b->count) < 0)
+			    ins_add(c, a->file, a->off, a->size, b->count) < 0)
 				return -HWT_ERR_NOMEM;
 		}
 		b->count = 0;
@@ -293,6 +296,7 @@ static int block_resolve(struct hwt_an_cover *c, struct cov_block *e,
 		const char *path;
 
 		a->file = NO_FILE;
+		a->size = w.sizes[i];
 		if (hwt_image_origin(image, ip, &path, &a->off) >= 0) {
 			a->file = file_of(c, path);
 			if (a->file == NO_FILE)
@@ -383,7 +387,7 @@ int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src)
 			continue;
 		file = file_of(dst, src->paths[e->file]);
 		if (file == NO_FILE ||
-		    ins_add(dst, file, e->off, e->count) < 0)
+		    ins_add(dst, file, e->off, e->size, e->count) < 0)
 			return -HWT_ERR_NOMEM;
 	}
 	return 0;
@@ -601,6 +605,163 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 	}
 	free(l.v);
 	free(fs.v);
+	hwt_an_lines_delete(ln);
+	return err;
+}
+
+/* ---- drcov ---- */
+
+struct cov_bb {
+	uint32_t file;
+	uint64_t start;		/* from the module's base */
+	uint32_t size;
+};
+
+static int bb_cmp(const void *a, const void *b)
+{
+	const struct cov_bb *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Each file's instructions from its base, sorted, adjacent ones joined;
+ * *@base and *@end per file (an ELF file's from its program headers,
+ * else 0 and past the last instruction). */
+static int collect_bbs(struct hwt_an_cover *c, struct hwt_an_lines *ln,
+		       uint64_t *base, uint64_t *end, uint8_t *elf,
+		       struct cov_bb **out, size_t *n)
+{
+	struct cov_bb *v = NULL;
+	size_t cap = 0, k = 0, m = 0;
+	int err = flatten(c);
+
+	for (size_t f = 0; !err && f < c->npaths; f++) {
+		int r = hwt_an_lines_layout(ln, c->paths[f], &base[f], &end[f]);
+
+		if (r < 0)
+			err = r;
+		elf[f] = r > 0;
+		if (r <= 0)
+			base[f] = end[f] = 0;
+	}
+	for (size_t i = 0; !err && i <= c->imask; i++) {
+		const struct cov_ins *e = &c->ins[i];
+		uint64_t at = e->off;
+		int r = 0;
+
+		if (e->file == NO_FILE)
+			continue;
+		if (elf[e->file])
+			r = hwt_an_lines_link(ln, c->paths[e->file], e->off, &at);
+		if (r < 0) {
+			err = r;
+			break;
+		}
+		if (elf[e->file] && (!r || at < base[e->file]))
+			continue;
+		at -= base[e->file];
+		/* (drcov's offsets are 32 bits.) */
+		if (at > UINT32_MAX - e->size)
+			continue;
+		if (hwt_grow((void **)&v, &cap, m + 1, sizeof(*v)) < 0) {
+			err = -HWT_ERR_NOMEM;
+			break;
+		}
+		v[m].file = e->file;
+		v[m].start = at;
+		v[m].size = e->size;
+		m++;
+		if (!elf[e->file] && at + e->size > end[e->file])
+			end[e->file] = at + e->size;
+	}
+	if (err) {
+		free(v);
+		return err;
+	}
+	if (m)
+		qsort(v, m, sizeof(*v), bb_cmp);
+	for (size_t i = 0; i < m; i++) {
+		struct cov_bb *p = k ? &v[k - 1] : NULL;
+
+		if (p && p->file == v[i].file && p->start + p->size == v[i].start &&
+		    p->size + v[i].size <= UINT16_MAX) {
+			p->size += v[i].size;
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int hwt_an_cover_drcov(struct hwt_an_cover *c, FILE *out, size_t *nmodules,
+		       size_t *nbbs)
+{
+	struct hwt_an_lines *ln;
+	uint64_t *base, *end;
+	uint32_t *id;
+	uint8_t *elf;
+	struct cov_bb *v = NULL;
+	size_t n = 0, nmod = 0;
+	int err;
+
+	if (!c || !out)
+		return -HWT_ERR_INVALID;
+	ln = hwt_an_lines_new();
+	base = calloc(c->npaths + 1, sizeof(*base));
+	end = calloc(c->npaths + 1, sizeof(*end));
+	id = calloc(c->npaths + 1, sizeof(*id));
+	elf = calloc(c->npaths + 1, sizeof(*elf));
+	err = ln && base && end && id && elf ?
+	      collect_bbs(c, ln, base, end, elf, &v, &n) : -HWT_ERR_NOMEM;
+	/* Modules: the files with code that ran, in order (16-bit ids). */
+	for (size_t i = 0; !err && i < n; i++)
+		if (!i || v[i].file != v[i - 1].file)
+			id[v[i].file] = (uint32_t)nmod++;
+	if (nmod > UINT16_MAX + 1)
+		err = -HWT_ERR_OVERFLOW;
+	if (!err) {
+		fprintf(out, "DRCOV VERSION: 2\nDRCOV FLAVOR: hwt\n"
+			"Module Table: version 2, count %zu\n"
+			"Columns: id, base, end, entry, checksum, timestamp, "
+			"path\n", nmod);
+		for (size_t i = 0; i < n; i++) {
+			uint32_t f = v[i].file;
+
+			if (i && f == v[i - 1].file)
+				continue;
+			fprintf(out, "%3" PRIu32 ", 0x%016" PRIx64 ", 0x%016"
+				PRIx64 ", 0x%016x, 0x%08x, 0x%08x, %s\n", id[f],
+				base[f], end[f] - 1, 0, 0, 0, c->paths[f]);
+		}
+		fprintf(out, "BB Table: %zu bbs\n", n);
+		for (size_t i = 0; i < n; i++) {
+			/* struct { uint32 start; uint16 size, mod_id; }, as
+			 * the x86 hosts write it: little-endian. */
+			uint8_t bb[8] = {
+				(uint8_t)v[i].start, (uint8_t)(v[i].start >> 8),
+				(uint8_t)(v[i].start >> 16),
+				(uint8_t)(v[i].start >> 24),
+				(uint8_t)v[i].size, (uint8_t)(v[i].size >> 8),
+				(uint8_t)id[v[i].file],
+				(uint8_t)(id[v[i].file] >> 8)
+			};
+
+			fwrite(bb, 1, sizeof(bb), out);
+		}
+	}
+	if (nmodules)
+		*nmodules = nmod;
+	if (nbbs)
+		*nbbs = n;
+	free(v);
+	free(id);
+	free(elf);
+	free(base);
+	free(end);
 	hwt_an_lines_delete(ln);
 	return err;
 }

@@ -21,11 +21,24 @@
 #include <hwt/analysis.h>
 #include <hwt/proc.h>
 
+#include "common/grow.h"
+
+/* A compile unit's address range. */
+struct ln_range {
+	uint64_t lo, hi;
+	Dwarf_Off cu;
+};
+
 struct ln_file {
 	char *path;
 	int fd, dbg_fd;
 	Elf *elf;		/* the mapped file: its segments */
 	Dwarf *dw;		/* its DWARF, or the debug file's; NULL */
+	/* Its units' ranges, sorted, for DWARF without .debug_aranges
+	 * (clang's default): made the first time they are needed. */
+	struct ln_range *ranges;
+	size_t nranges;
+	uint8_t have_ranges;
 };
 
 /* A relative source name joined to its compile unit's directory, by
@@ -65,6 +78,7 @@ void hwt_an_lines_delete(struct hwt_an_lines *s)
 		if (f->dbg_fd >= 0)
 			close(f->dbg_fd);
 		free(f->path);
+		free(f->ranges);
 	}
 	free(s->f);
 	for (size_t i = 0; s->joins && i <= s->jmask; i++)
@@ -260,6 +274,74 @@ static int load_map(Elf *elf, uint64_t x, int to_addr, uint64_t *y)
 	return 0;
 }
 
+static int range_cmp(const void *a, const void *b)
+{
+	const struct ln_range *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* @f's units' address ranges, sorted (once). 0, or -HWT_ERR_NOMEM. */
+static int make_ranges(struct ln_file *f)
+{
+	Dwarf_Off at = 0, next;
+	size_t hsize, cap = 0;
+
+	f->have_ranges = 1;
+	while (dwarf_nextcu(f->dw, at, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		Dwarf_Die cu;
+		ptrdiff_t o = 0;
+
+		if (dwarf_offdie(f->dw, at + hsize, &cu)) {
+			while ((o = dwarf_ranges(&cu, o, &base, &lo, &hi)) > 0) {
+				if (lo >= hi)
+					continue;
+				if (hwt_grow((void **)&f->ranges, &cap,
+					     f->nranges + 1,
+					     sizeof(*f->ranges)) < 0)
+					return -HWT_ERR_NOMEM;
+				f->ranges[f->nranges].lo = lo;
+				f->ranges[f->nranges].hi = hi;
+				f->ranges[f->nranges].cu = at + hsize;
+				f->nranges++;
+			}
+		}
+		at = next;
+	}
+	if (f->nranges)
+		qsort(f->ranges, f->nranges, sizeof(*f->ranges), range_cmp);
+	return 0;
+}
+
+/* The unit whose code is at @addr, by its ranges (what dwarf_addrdie()
+ * finds by .debug_aranges): 1, 0 if none, or -HWT_ERR_NOMEM. */
+static int unit_of(struct ln_file *f, uint64_t addr, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi;
+
+	if (!f->have_ranges && make_ranges(f) < 0)
+		return -HWT_ERR_NOMEM;
+	/* The last range starting at or before @addr, and those before it
+	 * that still reach it (ranges may nest). */
+	hi = f->nranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0) {
+		if (addr < f->ranges[lo].hi)
+			return dwarf_offdie(f->dw, f->ranges[lo].cu, cu) != NULL;
+		if (f->nranges - lo > 64)
+			break;
+	}
+	return 0;
+}
+
 int hwt_an_lines_find(struct hwt_an_lines *s, const struct hwt_image *image,
 		      uint64_t vaddr, const char **file, unsigned *line)
 {
@@ -283,9 +365,14 @@ int hwt_an_lines_at(struct hwt_an_lines *s, const char *path, uint64_t off,
 
 	if (!f)
 		return -HWT_ERR_NOMEM;
-	if (!f->dw || !load_map(f->elf, off, 1, &addr) ||
-	    !dwarf_addrdie(f->dw, addr, &cu))
+	if (!f->dw || !load_map(f->elf, off, 1, &addr))
 		return 0;
+	if (!dwarf_addrdie(f->dw, addr, &cu)) {
+		int r = unit_of(f, addr, &cu);
+
+		if (r <= 0)
+			return r;
+	}
 	dl = dwarf_getsrc_die(&cu, addr);
 	if (!dl || dwarf_lineno(dl, &lineno) || lineno <= 0)
 		return 0;
@@ -355,6 +442,26 @@ struct funcs_walk {
 	int ret;
 };
 
+/* dwarf_decl_file(), and where it fails on DWARF 5's file 0 (libdw
+ * before 0.189; clang names a unit's own file so), the unit's file table's
+ * entry. */
+static const char *decl_file(Dwarf_Die *die, Dwarf_Die *cu)
+{
+	const char *src = dwarf_decl_file(die);
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word idx;
+	size_t n;
+
+	if (src)
+		return src;
+	if (dwarf_formudata(dwarf_attr_integrate(die, DW_AT_decl_file, &attr),
+			    &idx) || dwarf_getsrcfiles(cu, &files, &n) ||
+	    idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
 static int one_func(Dwarf_Die *die, void *arg)
 {
 	struct funcs_walk *w = arg;
@@ -370,7 +477,7 @@ static int one_func(Dwarf_Die *die, void *arg)
 	if (!name)
 		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name,
 							     &attr));
-	src = dwarf_decl_file(die);
+	src = decl_file(die, w->cu);
 	if (!name || !src || dwarf_decl_line(die, &line) || line <= 0 ||
 	    dwarf_entrypc(die, &entry) || !load_map(w->f->elf, entry, 0, &off))
 		return DWARF_CB_OK;
@@ -408,4 +515,41 @@ int hwt_an_lines_funcs(struct hwt_an_lines *s, const char *path,
 		at = next;
 	}
 	return w.ret;
+}
+
+int hwt_an_lines_layout(struct hwt_an_lines *s, const char *path,
+			uint64_t *base, uint64_t *end)
+{
+	struct ln_file *f = get(s, path);
+	uint64_t lo = UINT64_MAX, hi = 0;
+	GElf_Phdr ph;
+	size_t n;
+
+	if (!f)
+		return -HWT_ERR_NOMEM;
+	if (!f->elf || elf_getphdrnum(f->elf, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(f->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_vaddr < lo)
+			lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > hi)
+			hi = ph.p_vaddr + ph.p_memsz;
+	}
+	if (lo >= hi)
+		return 0;
+	*base = lo & ~(uint64_t)0xfff;
+	*end = hi;
+	return 1;
+}
+
+int hwt_an_lines_link(struct hwt_an_lines *s, const char *path, uint64_t off,
+		      uint64_t *addr)
+{
+	struct ln_file *f = get(s, path);
+
+	if (!f)
+		return -HWT_ERR_NOMEM;
+	return f->elf && load_map(f->elf, off, 1, addr);
 }

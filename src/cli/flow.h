@@ -82,6 +82,7 @@ struct flow_options {
 	size_t ntraces;
 	const char *bitmap_out;		/* coverage -o */
 	const char *lcov_out;		/* coverage --lcov */
+	const char *drcov_out;		/* coverage --drcov */
 	struct cli_pd_files files;	/* perf.data: where the code is */
 	struct hwt_blk_config config;
 	enum flow_mode mode;
@@ -97,7 +98,7 @@ struct flow_options {
 	unsigned by_stream:1;		/* CPUs' streams: not merged */
 	unsigned no_sym:1;
 	unsigned events:1;		/* print events (insn, blocks) */
-	unsigned lines:1;		/* coverage: count source lines */
+	unsigned lines:1;		/* coverage: count blocks' code */
 	/* perf.data: the threads, CPUs and times to show (lines) */
 	struct cli_select sel;
 };

@@ -137,6 +137,7 @@ static int corpus_print(struct corpus *c, size_t k, struct totals *all,
 	 * end.) */
 	o.bitmap_out = NULL;
 	o.lcov_out = NULL;
+	o.drcov_out = NULL;
 	f.opt = &o;
 	memset(&t, 0, sizeof(t));
 	cli_out_printf(out, "# trace %s\n", o.traces[k]);
@@ -385,6 +386,11 @@ void help_coverage(void)
 	       "                  every function with the times its entry\n"
 	       "                  ran; prints 'lines: HIT of FOUND in N\n"
 	       "                  source files', 'functions: HIT of N'\n"
+	       "  --drcov FILE    and the code that ran as a drcov file\n"
+	       "                  (Lighthouse, bncov, Cartographer: no\n"
+	       "                  DWARF needed): a module a file, blocks\n"
+	       "                  from where its ELF program headers load\n"
+	       "                  it; prints 'drcov: N modules, M blocks'\n"
 	       "  -j N            decode on N threads\n"
 	       "  -v              say how -j cut the trace (stderr)\n"
 	       "\n%s", common_help);
@@ -495,13 +501,14 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 			opt->bitmap_out = next;
 			i++;
 		} else if (opt->mode == MODE_COVERAGE &&
-			   !strcmp(a, "--lcov")) {
+			   (!strcmp(a, "--lcov") || !strcmp(a, "--drcov"))) {
 			if (!next) {
-				fprintf(stderr, "%s: --lcov: missing "
-					"argument.\n", prog);
+				fprintf(stderr, "%s: %s: missing argument.\n",
+					prog, a);
 				return -1;
 			}
-			opt->lcov_out = next;
+			*(a[2] == 'l' ? &opt->lcov_out : &opt->drcov_out) =
+				next;
 			opt->lines = 1;
 			i++;
 		} else if (!strcmp(a, "--symfs") || !strcmp(a, "--vdso") ||

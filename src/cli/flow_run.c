@@ -611,30 +611,40 @@ int flow_run(struct flow *fl, const struct span *sp, struct totals *t,
 	return ret;
 }
 
-/* coverage --lcov: the lines' counts to the file, a summary to @out. */
-static int write_lcov(const struct flow_options *opt, struct totals *t,
-		      struct cli_out *out)
+/* coverage --lcov, --drcov (@what): the counts to file @path, a summary
+ * to @out. */
+static int write_cover(const struct flow_options *opt, struct totals *t,
+		       const char *path, const char *what, struct cli_out *out)
 {
 	struct hwt_an_cover_sum sum;
-	FILE *f = fopen(opt->lcov_out, "w");
-	int err;
+	FILE *f = fopen(path, "w");
+	size_t nmod, nbb;
+	int err = -HWT_ERR_INTERNAL, werr;
 
 	if (!f) {
-		fprintf(stderr, "%s: cannot write %s: %s.\n", opt->prog,
-			opt->lcov_out, strerror(errno));
+		fprintf(stderr, "%s: cannot write %s: %s.\n", opt->prog, path,
+			strerror(errno));
 		return -1;
 	}
-	err = t->cover ? hwt_an_cover_lcov(t->cover, f, NULL, &sum) :
-			 -HWT_ERR_INTERNAL;
-	if (fclose(f)) {
-		fprintf(stderr, "%s: cannot write %s: %s.\n", opt->prog,
-			opt->lcov_out, strerror(errno));
+	if (t->cover && what[2] == 'l')
+		err = hwt_an_cover_lcov(t->cover, f, NULL, &sum);
+	else if (t->cover)
+		err = hwt_an_cover_drcov(t->cover, f, &nmod, &nbb);
+	werr = ferror(f);
+	if (fclose(f) || werr) {
+		fprintf(stderr, "%s: cannot write %s: %s.\n", opt->prog, path,
+			strerror(errno));
 		return -1;
 	}
 	if (err < 0) {
-		fprintf(stderr, "%s: --lcov: %s.\n", opt->prog,
+		fprintf(stderr, "%s: %s: %s.\n", opt->prog, what,
 			hwt_errstr(err));
 		return -1;
+	}
+	if (what[2] == 'd') {
+		cli_out_printf(out, "drcov: %zu modules, %zu blocks\n", nmod,
+			       nbb);
+		return 0;
 	}
 	cli_out_printf(out, "lines: %" PRIu64 " of %" PRIu64 " in %" PRIu64
 		       " source files\n", sum.hit, sum.found, sum.files);
@@ -670,7 +680,11 @@ int flow_finish(struct flow *fl, struct totals *t, struct cli_out *out)
 		cli_out_printf(out, "blocks: %" PRIu64 "\n", t->nblocks);
 		cli_out_printf(out, "insn: %" PRIu64 "\n", t->ninsn);
 		cli_out_printf(out, "errors: %" PRIu64 "\n", t->nerrors);
-		if (opt->lcov_out && write_lcov(opt, t, out) < 0)
+		if (opt->lcov_out &&
+		    write_cover(opt, t, opt->lcov_out, "--lcov", out) < 0)
+			return -1;
+		if (opt->drcov_out &&
+		    write_cover(opt, t, opt->drcov_out, "--drcov", out) < 0)
 			return -1;
 		if (opt->bitmap_out) {
 			FILE *f = fopen(opt->bitmap_out, "wb");
@@ -929,6 +943,7 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 	 * end. */
 	o.bitmap_out = NULL;
 	o.lcov_out = NULL;
+	o.drcov_out = NULL;
 	memset(&t, 0, sizeof(t));
 	fl->opt = &o;
 	fl->image = image;

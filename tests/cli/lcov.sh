@@ -15,9 +15,14 @@
 # count of the line's most run instruction, gcov's its blocks'. (Lines
 # only one of them names are left out: gcov counts a function's entry on
 # its declaration and a case on its label, the line table on the brace.)
+# drcov: the asm program's code is one block from its base; the C
+# program's module holds exactly the bytes of the instructions hwt flow
+# lists in it (sized by objdump), from base 0 (a PIE).
+#
 # Also: the lines not run are there with 0 (never(), a branch not taken),
 # lcov reads the file as hwt counts it, genhtml makes a page of it,
-# -j2 writes the same file, the AFL map is the one without --lcov, LF/LH
+# clang's DWARF (no .debug_aranges, DWARF 5's file 0) counts the same
+# functions, -j2 writes the same file, the AFL map is the one without --lcov, LF/LH
 # agree with the lines and the summary, the union of two recordings in
 # one file, a source named from a relative compile directory, a program
 # without DWARF (its instructions counted as without a line), bad
@@ -26,7 +31,7 @@
 #   bash tests/cli/lcov.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" lcov "$@"
 built "$build/ptgen"
-needs yasm ld nm objcopy gcc gcov awk join lcov genhtml
+needs yasm ld nm objcopy objdump readelf gcc clang gcov awk join lcov genhtml python3
 prog=$src/tests/cli/vgpt/cover.c
 cd "$tmp" || exit 1
 
@@ -228,6 +233,94 @@ check
 check
 grep -qE '^insn without a line: [1-9][0-9]* of ' "$tmp/out" ||
 	fail "no DWARF: the instructions without a line not said"
+
+# clang's DWARF 5, without .debug_aranges, naming its unit's own file as
+# file 0: the lines found by the units' ranges, the functions' files by
+# the file table.
+check
+if ! clang -O0 -g -o clang.cover cover.c 2> clang.err; then
+	fail "clang: cannot compile cover.c"
+else
+	rec clang 25 ./clang.cover
+	"$hwt" coverage --lcov clang.info clang.data > /dev/null
+	awk -v sf="SF:$tmp/cover.c" '$0 == sf { on = 1; next }
+		/^end_of_record/ { on = 0 }
+		on && /^FNDA:/ { split(substr($0, 6), a, ","); print a[2], a[1] }' \
+		clang.info | sort > clang.funcs
+	lines clang.info "$tmp/cover.c" > clang.lines
+	check
+	cmp -s gcov.funcs clang.funcs || fail "clang: function counts are not gcov's"
+	check
+	awk '$2 > 0 { n++ } END { exit n < 15 }' clang.lines ||
+		fail "clang: fewer than 15 lines of cover.c ran"
+fi
+# drcov_bbs FILE: "MODULE-PATH BASE START SIZE" per block of a drcov file
+# (version 2: the module table's text, then 8-byte little-endian blocks).
+drcov_bbs() {
+	python3 - "$1" <<'EOF'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+head, _, rest = d.partition(b'BB Table: ')
+count, _, bbs = rest.partition(b' bbs\n')
+mods = {}
+for l in head.decode().splitlines():
+    f = [x.strip() for x in l.split(',')]
+    if len(f) == 7 and f[0].isdigit():
+        mods[int(f[0])] = (f[6], int(f[1], 16))
+assert len(bbs) == 8 * int(count), 'BB table size'
+for k in range(0, len(bbs), 8):
+    s, z, m = struct.unpack('<IHH', bbs[k:k + 8])
+    print(mods[m][0], hex(mods[m][1]), s, z)
+EOF
+}
+
+# ---- drcov: the bytes of the instructions that ran ---------------------
+# The asm program: all of its code ran, from _start to done's syscall, as
+# one block from the program's base (0x400000: its first PT_LOAD).
+run "coverage --drcov, asm" "$hwt" coverage --drcov asm.drcov --elf loopg loop.pt
+check
+grep -qx 'drcov: 1 modules, 1 blocks' "$tmp/out" ||
+	fail "asm drcov: $(grep '^drcov' "$tmp/out")"
+last=$(objdump -d -w loopg | awk -F'\t' '$3 ~ /^syscall/ { sub(/:$/, "", $1); gsub(/ /, "", $1); print $1 }')
+check
+[ "$(drcov_bbs asm.drcov)" = "loopg 0x400000 4096 $((0x$last + 2 - 0x401000))" ] ||
+	fail "asm drcov: $(drcov_bbs asm.drcov | head -n 3), not one block to syscall's end"
+
+# The C program (PIE): the bytes of the instructions hwt flow says ran in
+# it, sized by objdump, are the bytes of its module's blocks.
+run "coverage --drcov" "$hwt" coverage --drcov r25.drcov r25.data
+"$hwt" flow r25.data 2>/dev/null > r25.flow
+rt=$(awk '$2 == "main+0x0" { print $1; exit }' r25.flow)
+link=$(nm cover | awk '$3 == "main" { print $1 }')
+hi=$(readelf -lW cover | awk '$1 == "LOAD" { e = strtonum($3) + strtonum($6); if (e > m) m = e } END { print m }')
+check
+if [ -z "$rt" ] || [ -z "$link" ] || [ -z "$hi" ]; then
+	fail "drcov: no main in the flow ($rt) or the binary ($link)"
+else
+	bias=$((0x$rt - 0x$link))
+	objdump -d -w cover | awk -F'\t' 'NF >= 3 && $1 ~ /^ *[0-9a-f]+:$/ {
+		a = $1; sub(/:$/, "", a); gsub(/ /, "", a)
+		print strtonum("0x" a), split($2, b, " ") }' > sizes
+	awk -v bias="$bias" -v hi="$hi" '{ a = strtonum("0x" $1) - bias }
+		$1 ~ /^[0-9a-f]+$/ && length($1) == 16 && a >= 0 && a < hi { print a }' r25.flow | sort -u |
+		awk 'NR == FNR { size[$1] = $2; next }
+		     { for (i = 0; i < size[$1]; i++) print $1 + i }' sizes - |
+		sort -n -u > flow.bytes
+	drcov_bbs r25.drcov | awk '$1 ~ /\/cover$/ {
+		for (i = 0; i < $4; i++) print $3 + i }' | sort -n -u > drcov.bytes
+	check
+	[ "$(wc -l < flow.bytes)" -ge 200 ] && cmp -s flow.bytes drcov.bytes || {
+		fail "drcov: the module's bytes are not those of the instructions that ran ($(wc -l < flow.bytes) and $(wc -l < drcov.bytes))"
+		diff flow.bytes drcov.bytes | head -n 5 >&2
+	}
+	check
+	drcov_bbs r25.drcov | awk '$1 ~ /\/cover$/ && $2 != "0x0" { bad = 1 }
+		END { exit bad }' || fail "drcov: a PIE's base is not 0"
+fi
+run "--drcov without a file" "$hwt" coverage r25.data --drcov
+check
+[ "$rc" -ne 0 ] && grep -q -- '--drcov: missing argument' "$tmp/err" ||
+	fail "--drcov without a file: exit $rc"
 
 # Bad arguments: clear messages, non-zero exits.
 run "--lcov without a file" "$hwt" coverage r25.data --lcov

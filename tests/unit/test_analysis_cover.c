@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -193,11 +194,88 @@ static void test_no_file(void **state)
 	hwt_image_delete(image);
 }
 
+/* drcov: a file that is not ELF is a module from offset 0; the bytes
+ * of the instructions that ran, adjacent ones one block. */
+static void test_drcov(void **state)
+{
+	static const uint8_t code[16] = {
+		0xcc, 0xcc, 0xcc, 0xcc,		/* before: not mapped */
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0x48, 0x89, 0xc8, 0xc3		/* mov rax, rcx; ret */
+	};
+	char path[] = "/tmp/hwt-cover-XXXXXX", *text = NULL;
+	struct hwt_image *image = hwt_image_new();
+	struct hwt_an_cover *c = hwt_an_cover_new();
+	struct hwt_block b;
+	size_t len = 0, nmod = 9, nbb = 9;
+	const char *bbs;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, code, sizeof(code)), sizeof(code));
+	close(fd);
+	assert_non_null(image);
+	assert_non_null(c);
+	/* The file from offset 4 at 0x5000. */
+	assert_int_equal(hwt_image_add_file(image, path, 4, 0, 0x5000), 0);
+	memset(&b, 0, sizeof(b));
+	b.mode = HWT_MODE_64;
+	/* Offsets 4-7 and 10-11: two blocks of bytes. */
+	b.ip = 0x5000;
+	b.ninsn = 4;
+	assert_int_equal(hwt_an_cover_block(c, image, &b), 0);
+	b.ip = 0x5006;
+	b.ninsn = 2;
+	assert_int_equal(hwt_an_cover_block(c, image, &b), 0);
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(hwt_an_cover_drcov(c, f, &nmod, &nbb), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(nmod, 1);
+	assert_int_equal(nbb, 2);
+	assert_non_null(strstr(text, "DRCOV VERSION: 2\n"));
+	assert_non_null(strstr(text, "0x0000000000000000, 0x000000000000000b, "));
+	assert_non_null(strstr(text, path));
+	bbs = strstr(text, "BB Table: 2 bbs\n");
+	assert_non_null(bbs);
+	bbs += strlen("BB Table: 2 bbs\n");
+	assert_int_equal(text + len - bbs, 16);
+	/* { start 4, size 4, module 0 }, { 10, 2, 0 }, little-endian */
+	assert_memory_equal(bbs, "\4\0\0\0\4\0\0\0\12\0\0\0\2\0\0\0", 16);
+	free(text);
+
+	/* The gap filled (offsets 8-9), and the mov and ret (12-15): one. */
+	b.ip = 0x5004;
+	b.ninsn = 2;
+	assert_int_equal(hwt_an_cover_block(c, image, &b), 0);
+	b.ip = 0x5008;
+	b.ninsn = 2;
+	assert_int_equal(hwt_an_cover_block(c, image, &b), 0);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(hwt_an_cover_drcov(c, f, &nmod, &nbb), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(nbb, 1);
+	bbs = strstr(text, "BB Table: 1 bbs\n") + strlen("BB Table: 1 bbs\n");
+	assert_memory_equal(bbs, "\4\0\0\0\14\0\0\0", 8);
+	free(text);
+
+	assert_int_equal(hwt_an_cover_drcov(c, NULL, NULL, NULL),
+			 -HWT_ERR_INVALID);
+	hwt_an_cover_delete(c);
+	hwt_image_delete(image);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_no_file),
+		cmocka_unit_test(test_drcov),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
