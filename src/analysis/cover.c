@@ -401,16 +401,60 @@ struct cov_line {
 	uint64_t count;		/* 0: it did not run */
 };
 
+/*
+ * The lines, each (name, line) once by the name's pointer (@slot: their
+ * indexes + 1 in @v, open addressing): a line table has a row for each
+ * place a line's code starts, libc's hundreds of thousands. A name may
+ * still come under two pointers (two units'): the sort joins those.
+ */
 struct cov_lines {
 	struct cov_line *v;
 	size_t n, cap;
+	uint32_t *slot;
+	size_t mask;
 };
+
+static size_t line_hash(const char *src, unsigned line)
+{
+	return (size_t)mix((uintptr_t)src, line, 0);
+}
 
 static int line_add(struct cov_lines *l, const char *src, unsigned line,
 		    uint64_t count)
 {
+	size_t i;
+
+	if (2 * (l->n + 1) > l->mask + 1 || !l->slot) {
+		size_t mask = l->slot ? 2 * l->mask + 1 : 4095;
+		uint32_t *slot = calloc(mask + 1, sizeof(*slot));
+
+		if (!slot || l->n >= UINT32_MAX - 1) {
+			free(slot);
+			return -HWT_ERR_NOMEM;
+		}
+		for (size_t k = 0; k < l->n; k++) {
+			i = line_hash(l->v[k].src, l->v[k].line) & mask;
+			while (slot[i])
+				i = (i + 1) & mask;
+			slot[i] = (uint32_t)k + 1;
+		}
+		free(l->slot);
+		l->slot = slot;
+		l->mask = mask;
+	}
+	i = line_hash(src, line) & l->mask;
+	for (; l->slot[i]; i = (i + 1) & l->mask) {
+		struct cov_line *e = &l->v[l->slot[i] - 1];
+
+		if (e->src == src && e->line == line) {
+			if (count > e->count)
+				e->count = count;
+			return 0;
+		}
+	}
 	if (hwt_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)) < 0)
 		return -HWT_ERR_NOMEM;
+	l->slot[i] = (uint32_t)l->n + 1;
 	l->v[l->n].src = src;
 	l->v[l->n].line = line;
 	l->v[l->n].count = count;
@@ -604,6 +648,7 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 		i = j;
 	}
 	free(l.v);
+	free(l.slot);
 	free(fs.v);
 	hwt_an_lines_delete(ln);
 	return err;

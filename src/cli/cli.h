@@ -144,6 +144,20 @@ int cli_disasm_format(const struct cli_disasm *d, unsigned mode,
  */
 struct cli_disasm_memo;
 
+/*
+ * hwt flow --srcline (srcline.c): "  FILE:LINE" (the file's last part) of
+ * the instruction at @ip in @img's image written at @p, from its DWARF;
+ * nothing where there is no line. Returns the end. Looked up once an
+ * address and image; a memo belongs to one thread.
+ */
+struct cli_srcline;
+
+struct cli_srcline *cli_srcline_new(void);
+void cli_srcline_delete(struct cli_srcline *s);
+struct cli_image_key;
+char *cli_put_srcline(struct cli_srcline *s, const struct cli_image_key *img,
+		      uint64_t ip, char *p);
+
 struct cli_disasm_memo *cli_disasm_memo_new(void);
 void cli_disasm_memo_delete(struct cli_disasm_memo *m);
 const char *cli_disasm_text(const struct cli_disasm *d,

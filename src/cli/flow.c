@@ -160,7 +160,7 @@ static void resolve(struct seg *s, uint64_t next, int print)
 /* ------------------------------------------------------------------ */
 
 /* A line's most: TSC, '?', IP, symbol (200) and offset, disassembly (255). */
-#define LINE_MAX_LEN 640
+#define LINE_MAX_LEN 1024
 
 /*
  * The text of instruction @insn: from its bytes, or if @img (a kept walk
@@ -286,6 +286,13 @@ static void insn_line(struct flow *fl, struct seg *s,
 	}
 	p = cli_put_hex16(p, insn->ip);
 	p = put_sym(fl, s, s->image, p, insn->ip);
+	if (opt->srcline && (s->srcl || (s->srcl = cli_srcline_new()))) {
+		/* (Walking each instruction: no key made for the block.) */
+		struct cli_image_key key = img && img->image ? *img :
+					   cli_image_key(s->image);
+
+		p = cli_put_srcline(s->srcl, &key, insn->ip, p);
+	}
 	if (opt->disasm) {
 		const char *text = NULL;
 		size_t tlen = 0;
@@ -418,7 +425,7 @@ static int walk_insns(struct flow *fl, struct seg *s,
 	lines = w.ninsn;
 	if (fl->skip_before && skipped(fl, s, t))
 		lines = 0;
-	else if (fl->opt->disasm)
+	else if (fl->opt->disasm || fl->opt->srcline)
 		img = cli_image_key(s->image);
 	for (uint32_t i = 0; i < lines; i++) {
 		int have_time = cli_blk_time_of(t, i + 1 == b->ninsn, &tsc);
@@ -1024,6 +1031,8 @@ out:
 		s->walks = NULL;
 		cli_disasm_memo_delete(s->dmemo);
 		s->dmemo = NULL;
+		cli_srcline_delete(s->srcl);
+		s->srcl = NULL;
 	}
 	if (time_matters(fl))
 		s->reached.have_t = hwt_blk_time_watched(dec,

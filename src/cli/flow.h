@@ -89,6 +89,7 @@ struct flow_options {
 	unsigned jobs;
 	int verbose;		/* -v: how -j cut the trace, on stderr */
 	unsigned disasm:1;
+	unsigned srcline:1;		/* insn: each one's source line */
 	unsigned time:1;
 	unsigned perf_time:1;		/* --time as perf's (TIME_CONV) */
 	unsigned stream:1;		/* calls: print as it goes */
@@ -180,6 +181,7 @@ struct seg {
 	uint8_t time_held;
 	struct hwt_an_walks *walks;	/* the blocks' walks (seg_walk()) */
 	struct cli_disasm_memo *dmemo;	/* --disasm: the texts */
+	struct cli_srcline *srcl;	/* --srcline: the lines */
 	/* perf.data: the time the hook saw last, and the offset before
 	 * which it has nothing to do while that stays (sync_hook()). */
 	struct cli_sync_quiet quiet;

@@ -279,6 +279,9 @@ void help_flow(void)
 	       "                  tracing gaps are not branches)\n"
 	       "  --stat          counts only\n"
 	       "  --disasm        disassemble (Zydis, Intel syntax)\n"
+	       "  --srcline       each instruction's source FILE:LINE,\n"
+	       "                  from the DWARF of its file (or its\n"
+	       "                  debug file's), after the symbol\n"
 	       "  --time          print the estimated TSC per block\n"
 	       "  --perf-time     ... as perf's time (perf.data): seconds\n"
 	       "                  with ns, as perf script --ns prints it\n"
@@ -448,6 +451,8 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 				    a[3] == 'r' ? MODE_BRANCHES : MODE_STAT;
 		} else if (opt->mode == MODE_INSN && !strcmp(a, "--disasm")) {
 			opt->disasm = 1;
+		} else if (opt->mode == MODE_INSN && !strcmp(a, "--srcline")) {
+			opt->srcline = 1;
 		} else if (!strcmp(a, "--time")) {
 			opt->time = 1;
 		} else if (!strcmp(a, "--perf-time")) {

@@ -51,6 +51,7 @@ static void *worker(void *arg)
 	 * one thread). */
 	struct hwt_an_walks *walks = NULL;
 	struct cli_disasm_memo *dmemo = NULL;
+	struct cli_srcline *srcl = NULL;
 	int fresh = 1;
 	size_t k;
 
@@ -88,11 +89,14 @@ static void *worker(void *arg)
 		calls_seg_swap_syms(&s->calls, &syms);
 		s->walks = walks;
 		s->dmemo = dmemo;
+		s->srcl = srcl;
 		flow_decode_segment(pool->fl, s, dec, fresh);
 		walks = s->walks;
 		dmemo = s->dmemo;
+		srcl = s->srcl;
 		s->walks = NULL;
 		s->dmemo = NULL;
+		s->srcl = NULL;
 		calls_seg_swap_syms(&s->calls, &syms);
 		if (hook)
 			hook->seg_end(hctx, &s->notes);
@@ -104,6 +108,7 @@ static void *worker(void *arg)
 	hwt_blk_delete(dec);
 	hwt_an_walks_delete(walks);
 	cli_disasm_memo_delete(dmemo);
+	cli_srcline_delete(srcl);
 	free(syms);
 	if (hook)
 		hook->unfork(hctx);

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# hwt coverage --lcov: source-line coverage from a trace, against the
-# known counts of an assembly program, and against gcov.
+# hwt coverage --lcov and --drcov, hwt flow --srcline: source lines and
+# coverage from a trace, against the known counts of an assembly program,
+# gcov, addr2line and objdump.
 #
 # tests/data/perfdata_loop.asm (40 turns; built with yasm's DWARF, the
 # same code as perfdata_flow.sh's build) with its trace from ptgen: every
@@ -31,7 +32,8 @@
 #   bash tests/cli/lcov.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" lcov "$@"
 built "$build/ptgen"
-needs yasm ld nm objcopy objdump readelf gcc clang gcov awk join lcov genhtml python3
+needs yasm ld nm objcopy objdump readelf addr2line gcc clang gcov awk join \
+	lcov genhtml python3
 prog=$src/tests/cli/vgpt/cover.c
 cd "$tmp" || exit 1
 
@@ -233,6 +235,35 @@ check
 check
 grep -qE '^insn without a line: [1-9][0-9]* of ' "$tmp/out" ||
 	fail "no DWARF: the instructions without a line not said"
+
+# hwt flow --srcline: each instruction's line, as addr2line (binutils)
+# reads the DWARF, for every instruction of the program that ran; -j2 and
+# the walk of each instruction (HWT_WALK_EACH) print the same.
+run "flow --srcline" "$hwt" flow --srcline r25.data
+cp "$tmp/out" sl.flow
+rt=$(awk '$2 == "main+0x0" { print $1; exit }' sl.flow)
+link=$(nm cover | awk '$3 == "main" { print $1 }')
+check
+if [ -z "$rt" ] || [ -z "$link" ]; then
+	fail "flow --srcline: no main in the flow ($rt) or the binary ($link)"
+else
+	awk -v bias=$((0x$rt - 0x$link)) '$1 ~ /^[0-9a-f]+$/ && length($1) == 16 {
+		a = strtonum("0x" $1) - bias
+		if (a >= 0 && a < 0x100000) printf "%x %s\n", a, $NF }' sl.flow |
+		sort -u > sl.ours
+	cut -d' ' -f1 sl.ours | addr2line -e cover |
+		sed 's/ (discriminator [0-9]*)//; s|.*/||' > sl.theirs
+	paste -d' ' sl.ours sl.theirs | awk '
+		{ known = $3 !~ /^\?\?/ && $3 !~ /:\?$/; has = $2 ~ /:[0-9]+$/ }
+		known || has { n++; if ($2 != $3) { bad++; if (bad < 5) print "    " $0 } }
+		END { exit bad || n < 60 }' >&2 ||
+		fail "flow --srcline: lines are not addr2line's"
+fi
+"$hwt" flow --srcline -j2 r25.data > sl.j2 2>/dev/null
+HWT_WALK_EACH=1 "$hwt" flow --srcline r25.data > sl.each 2>/dev/null
+check
+cmp -s sl.flow sl.j2 && cmp -s sl.flow sl.each ||
+	fail "flow --srcline: -j2 or HWT_WALK_EACH=1 prints another flow"
 
 # clang's DWARF 5, without .debug_aranges, naming its unit's own file as
 # file 0: the lines found by the units' ranges, the functions' files by
