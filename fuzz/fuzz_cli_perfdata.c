@@ -212,6 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_one_block(cmd_flow, "flow", "--time", path);
 	same_with_jobs(cmd_flow, "flow", "--time", path);
 	same_as_env(cmd_flow, "flow", "--disasm", path, "HWT_WALK_EACH");
+	same_with_jobs(cmd_flow, "flow", "--srcline", path);
 	same_as_env(cmd_calls, "calls", "--time", path, "HWT_WALK_EACH");
 	run(cmd_last, "last", "--time", path);
 	same_lcov(path);
