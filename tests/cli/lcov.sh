@@ -7,7 +7,8 @@
 # same code as perfdata_flow.sh's build) with its trace from ptgen: every
 # line's count is what the program's loop makes it (written out below),
 # the data lines 0; the same trace given twice (hwt coverage's several
-# traces) counts twice.
+# traces) counts twice, and so does a perf.data of two CPUs running it
+# (each stream with the code its sideband maps; -j2 the same file).
 #
 # tests/cli/vgpt/cover.c is built twice at -O0: with -g, recorded by hwt
 # record (the portable source), and with --coverage, run with the same
@@ -101,6 +102,22 @@ lines asm2.info "$asm" | sort -k1,1 > asm2.got
 check
 join asm.got asm2.got | awk '$3 != 2 * $2 { bad = 1 } END { exit bad || NR != 26 }' ||
 	fail "asm: the same trace twice does not count twice"
+# A perf.data of two CPUs (mkptdata: cpu 1 runs a second thread through
+# the same loop), each stream decoded with the code its sideband maps:
+# every count twice the trace's; -j2 the same file.
+if ! "$build/mkptdata" --cpu 0 --cpu2 "1:1234:1235:$tmp/loop.pt" \
+	--pt loop.pt --elf "$tmp/loopg" cpus.data 2> mk.err; then
+	fail "mkptdata --cpu2: $(cat mk.err)"
+else
+	run "coverage --lcov, two CPUs" "$hwt" coverage --lcov cpus.info cpus.data
+	lines cpus.info "$asm" | sort -k1,1 > cpus.got
+	check
+	join asm.got cpus.got | awk '$3 != 2 * $2 { bad = 1 } END { exit bad || NR != 26 }' ||
+		fail "two CPUs: the counts are not twice the trace's"
+	"$hwt" coverage -j2 --lcov cpus2.info cpus.data > /dev/null 2>&1
+	check
+	cmp -s cpus.info cpus2.info || fail "two CPUs: -j2 wrote another file"
+fi
 
 # ---- a C program recorded, against gcov --------------------------------
 wants_vgpt
