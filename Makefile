@@ -69,7 +69,7 @@ asan: deps
 # gcc's ThreadSanitizer (vgpt is not built: see asan). A report is a
 # failure even where the test's own comparison passed: each goes to a
 # file of its own (log_path), and any file fails the target.
-TSAN_TESTS = cli/(flow|coverage|calls|perfdata_flow|last)$$
+TSAN_TESTS = cli/(flow|coverage|calls|perfdata_flow|last|lcov)$$
 TSAN_LOGS  = $(CURDIR)/build-tsan/tsan-reports
 tsan: deps
 	$(MAKE) BUILD=build-tsan PGO=0 CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWT_BENCH=OFF -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" all
