@@ -13,18 +13,20 @@
 
 #include "cli/cli.h"
 
-#define SRCLINE_BITS 14
+#define SRCLINE_BITS 16
 
+/* An address's line, ready to print: the name and ":LINE". */
 struct srcline_slot {
 	uint64_t ip, id, gen;		/* id 0: empty */
 	const char *name;		/* the file's last part; NULL: none */
-	unsigned line;
-	size_t len;
+	uint16_t len;
+	uint8_t nlen;
+	char num[13];			/* ":LINE" */
 };
 
 struct cli_srcline {
 	struct hwt_an_lines *lines;
-	struct srcline_slot slot[1u << SRCLINE_BITS];
+	struct srcline_slot *slot;	/* 1 << SRCLINE_BITS */
 };
 
 struct cli_srcline *cli_srcline_new(void)
@@ -34,8 +36,9 @@ struct cli_srcline *cli_srcline_new(void)
 	if (!s)
 		return NULL;
 	s->lines = hwt_an_lines_new();
-	if (!s->lines) {
-		free(s);
+	s->slot = calloc((size_t)1 << SRCLINE_BITS, sizeof(*s->slot));
+	if (!s->lines || !s->slot) {
+		cli_srcline_delete(s);
 		return NULL;
 	}
 	return s;
@@ -46,6 +49,7 @@ void cli_srcline_delete(struct cli_srcline *s)
 	if (!s)
 		return;
 	hwt_an_lines_delete(s->lines);
+	free(s->slot);
 	free(s);
 }
 
@@ -66,13 +70,15 @@ char *cli_put_srcline(struct cli_srcline *s, const struct cli_image_key *img,
 		e->name = NULL;
 		if (hwt_an_lines_find(s->lines, img->image, ip, &file,
 				      &line) == 1) {
+			size_t len;
+
 			base = strrchr(file, '/');
 			e->name = base ? base + 1 : file;
-			e->len = strlen(e->name);
+			len = strlen(e->name);
 			/* (An output line has room for a name this long.) */
-			if (e->len > 200)
-				e->len = 200;
-			e->line = line;
+			e->len = (uint16_t)(len > 200 ? 200 : len);
+			e->nlen = (uint8_t)snprintf(e->num, sizeof(e->num),
+						    ":%u", line);
 		}
 	}
 	if (!e->name)
@@ -81,6 +87,6 @@ char *cli_put_srcline(struct cli_srcline *s, const struct cli_image_key *img,
 	*p++ = ' ';
 	memcpy(p, e->name, e->len);
 	p += e->len;
-	*p++ = ':';
-	return p + sprintf(p, "%u", e->line);
+	memcpy(p, e->num, sizeof(e->num));
+	return p + e->nlen;
 }
