@@ -159,7 +159,8 @@ static void resolve(struct seg *s, uint64_t next, int print)
 /* Blocks                                                              */
 /* ------------------------------------------------------------------ */
 
-/* A line's most: TSC, '?', IP, symbol (200) and offset, disassembly (255). */
+/* A line's most: TSC, '?', IP, symbol (200) and offset, source line (200
+ * and its number), disassembly (255). */
 #define LINE_MAX_LEN 1024
 
 /*
