@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * hwt_an_cover_: source-line coverage (lcov) of the blocks a trace ran.
+ * hwt_an_cover_: what a trace ran, for people: its source lines and
+ * functions with their counts (an lcov tracefile), the bytes of its code
+ * by file (a drcov file).
  *
  * A block is counted by its key (the image's id and generation, its
  * first IP, length and mode: the same address may hold other code in
@@ -14,7 +16,8 @@
  *
  * A line's count is the count of its instruction that ran most often: a
  * line whose code loops within itself (rep movs, a for's test) counts its
- * turns, as gcov counts a line's blocks.
+ * turns. (gcov counts a line's blocks; on -O0 code the two agree:
+ * tests/cli/lcov.sh.)
  */
 #include <inttypes.h>
 #include <stdio.h>
