@@ -28,7 +28,7 @@ static const struct subcommand subcommands[] = {
 	{ "last", cmd_last, help_last,
 	  "how did I get here: the last branches and calls of each thread" },
 	{ "coverage", cmd_coverage, help_coverage,
-	  "AFL-style edge coverage bitmap of a trace" },
+	  "coverage: AFL-style edge bitmap; source lines (lcov), code (drcov)" },
 	{ "ptxed", cmd_ptxed, help_ptxed,
 	  "libipt ptxed drop-in: ptxed's options and output format" },
 	{ "info", cmd_info, help_info,
