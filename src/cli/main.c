@@ -28,7 +28,7 @@ static const struct subcommand subcommands[] = {
 	{ "last", cmd_last, help_last,
 	  "how did I get here: the last branches and calls of each thread" },
 	{ "coverage", cmd_coverage, help_coverage,
-	  "coverage: AFL-style edge bitmap; source lines (lcov), code (drcov)" },
+	  "AFL-style edge bitmap; line (lcov) and code (drcov) coverage" },
 	{ "ptxed", cmd_ptxed, help_ptxed,
 	  "libipt ptxed drop-in: ptxed's options and output format" },
 	{ "info", cmd_info, help_info,
