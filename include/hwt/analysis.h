@@ -303,6 +303,16 @@ void hwt_an_cover_delete(struct hwt_an_cover *c);
 int hwt_an_cover_block(struct hwt_an_cover *c, const struct hwt_image *image,
 		       const struct hwt_block *b);
 
+/*
+ * A block that ends in a conditional jump leaves its outcome pending: the
+ * next block counted tells it (taken unless it starts where the jump
+ * falls through), or hwt_an_cover_goto() where the flow goes on without
+ * a block (at an event's IP, where a -j segment ends); after a gap in the
+ * flow (a sync, an error, an overflow) hwt_an_cover_cut() drops it.
+ */
+void hwt_an_cover_goto(struct hwt_an_cover *c, uint64_t ip);
+void hwt_an_cover_cut(struct hwt_an_cover *c);
+
 /* Add @src's counts to @dst's (by file and offset: any images). */
 int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src);
 
@@ -310,6 +320,9 @@ struct hwt_an_cover_sum {
 	uint64_t files;		/* source files */
 	uint64_t found, hit;	/* their lines, and those that ran */
 	uint64_t funcs, funcs_hit;	/* their functions, and those entered */
+	/* their conditional jumps' outcomes (two each: taken, not), and
+	 * those that happened */
+	uint64_t branches, branches_hit;
 	uint64_t insns;		/* distinct instructions that ran in files */
 	uint64_t insns_no_line;	/* ... with no line information */
 };
@@ -319,9 +332,10 @@ struct hwt_an_cover_sum {
  * @test (may be NULL): every line of the line tables of each file that
  * ran (from its DWARF or its debug file's), with the times it ran: the
  * count of its instruction that ran most often, 0 for a line that did
- * not; and every function defined there, with the times its entry ran
- * (copies of one function in several units summed). 0, or a negative
- * HWT_ERR_*.
+ * not; every function defined there, with the times its entry ran
+ * (copies of one function in several units summed); every conditional
+ * jump that ran, as two branches of its line (taken, not taken). 0, or a
+ * negative HWT_ERR_*.
  */
 int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 		      struct hwt_an_cover_sum *sum);

@@ -33,8 +33,12 @@
 struct cov_block {
 	uint64_t ip, image, gen;	/* image 0: an empty slot */
 	uint64_t count;			/* since the last flatten() */
+	/* a conditional jump at its end (@cond): the times it was taken,
+	 * and fell through (since the last flatten()) */
+	uint64_t taken, fell;
+	uint64_t next;			/* ... where it falls through to */
 	uint32_t ninsn, first, n;	/* its instructions: @at[first..] */
-	uint8_t mode;
+	uint8_t mode, cond;
 };
 
 /* Where an instruction comes from: file @file, offset @off. */
@@ -46,8 +50,9 @@ struct cov_at {
 
 struct cov_ins {
 	uint64_t off, count;
+	uint64_t taken, fell;		/* a conditional jump's outcomes */
 	uint32_t file;			/* NO_FILE: an empty slot */
-	uint8_t size;
+	uint8_t size, cond;
 };
 
 /*
@@ -62,8 +67,9 @@ struct cov_ins {
 struct cov_front {
 	uint64_t ip;
 	uint32_t ninsn;			/* 0: an empty slot */
-	uint8_t mode;
-	uint64_t count;
+	uint8_t mode, cond;
+	uint64_t count, taken, fell;
+	uint64_t next;			/* (as the block's) */
 };
 
 struct hwt_an_cover {
@@ -81,6 +87,9 @@ struct hwt_an_cover {
 	struct hwt_an_walks *walks;
 	struct cov_front front[1u << FRONT_BITS];
 	uint64_t front_image, front_gen;
+	/* The last block, if it ends in a conditional jump whose outcome the
+	 * next block (or hwt_an_cover_goto()) tells: its front slot. */
+	struct cov_front *pend;
 };
 
 static uint64_t mix(uint64_t a, uint64_t b, uint64_t c)
@@ -164,7 +173,7 @@ static struct cov_ins *ins_slot(struct cov_ins *tab, size_t mask,
 }
 
 static int ins_add(struct hwt_an_cover *c, uint32_t file, uint64_t off,
-		   uint8_t size, uint64_t count)
+		   uint8_t size, uint64_t count, const uint64_t *branch)
 {
 	struct cov_ins *e;
 
@@ -190,9 +199,16 @@ static int ins_add(struct hwt_an_cover *c, uint32_t file, uint64_t off,
 		e->off = off;
 		e->size = size;
 		e->count = 0;
+		e->taken = e->fell = 0;
+		e->cond = 0;
 		c->nins++;
 	}
 	e->count += count;
+	if (branch) {
+		e->cond = 1;
+		e->taken += branch[0];
+		e->fell += branch[1];
+	}
 	return 0;
 }
 
@@ -203,15 +219,23 @@ static struct cov_block *block_slot(struct cov_block *tab, size_t mask,
 /* Front slot @f's count to its block (which is in the table). */
 static void spill_one(struct hwt_an_cover *c, struct cov_front *f)
 {
-	if (f->ninsn && f->count)
-		block_slot(c->blocks, c->bmask, c->front_image, c->front_gen,
-			   f->ip, f->ninsn, f->mode)->count += f->count;
-	f->count = 0;
+	if (f->ninsn && (f->count || f->taken || f->fell)) {
+		struct cov_block *e = block_slot(c->blocks, c->bmask,
+						 c->front_image, c->front_gen,
+						 f->ip, f->ninsn, f->mode);
+
+		e->count += f->count;
+		e->taken += f->taken;
+		e->fell += f->fell;
+	}
+	f->count = f->taken = f->fell = 0;
 }
 
-/* All of the front's counts to the blocks, the front emptied. */
+/* All of the front's counts to the blocks, the front emptied (and no
+ * outcome pending: its slot is gone). */
 static void spill(struct hwt_an_cover *c)
 {
+	c->pend = NULL;
 	for (size_t i = 0; i < (1u << FRONT_BITS); i++) {
 		spill_one(c, &c->front[i]);
 		c->front[i].ninsn = 0;
@@ -225,16 +249,20 @@ static int flatten(struct hwt_an_cover *c)
 	for (size_t i = 0; i <= c->bmask; i++) {
 		struct cov_block *b = &c->blocks[i];
 
-		if (!b->image || !b->count)
+		if (!b->image || (!b->count && !b->taken && !b->fell))
 			continue;
 		for (uint32_t k = 0; k < b->n; k++) {
 			const struct cov_at *a = &c->at[b->first + k];
+			/* (Its jump's outcomes go with its last instruction.) */
+			uint64_t branch[2] = { b->taken, b->fell };
+			int last = b->cond && k + 1 == b->n;
 
 			if (a->file != NO_FILE &&
-			    ins_add(c, a->file, a->off, a->size, b->count) < 0)
+			    ins_add(c, a->file, a->off, a->size, b->count,
+				    last ? branch : NULL) < 0)
 				return -HWT_ERR_NOMEM;
 		}
-		b->count = 0;
+		b->count = b->taken = b->fell = 0;
 	}
 	return 0;
 }
@@ -294,6 +322,11 @@ static int block_resolve(struct hwt_an_cover *c, struct cov_block *e,
 		return -HWT_ERR_NOMEM;
 	e->first = (uint32_t)c->nat;
 	e->n = w.ninsn;
+	/* (Walked to its end: its last instruction is the block's.) */
+	if (w.ninsn == b->ninsn && w.last_iclass == HWT_IC_COND_JUMP) {
+		e->cond = 1;
+		e->next = w.last + w.last_size;
+	}
 	for (uint32_t i = 0; i < w.ninsn; i++) {
 		struct cov_at *a = &c->at[c->nat++];
 		const char *path;
@@ -310,47 +343,74 @@ static int block_resolve(struct hwt_an_cover *c, struct cov_block *e,
 	return 0;
 }
 
-/* Block @b of the front's image, in the table (resolved if new). */
-static int block_add(struct hwt_an_cover *c, const struct hwt_image *image,
-		     const struct hwt_block *b)
+/* Block @b of the front's image, in the table (resolved if new): its
+ * entry, or NULL (no memory). */
+static struct cov_block *block_add(struct hwt_an_cover *c,
+				   const struct hwt_image *image,
+				   const struct hwt_block *b)
 {
 	uint64_t id = c->front_image, gen = c->front_gen;
 	struct cov_block *e = block_slot(c->blocks, c->bmask, id, gen, b->ip,
 					 b->ninsn, b->mode);
-	int err;
 
 	if (e->image)
-		return 0;
+		return e;
 	if (2 * (c->nblocks + 1) > c->bmask + 1) {
 		if (blocks_grow(c) < 0)
-			return -HWT_ERR_NOMEM;
+			return NULL;
 		e = block_slot(c->blocks, c->bmask, id, gen, b->ip, b->ninsn,
 			       b->mode);
 	}
 	memset(e, 0, sizeof(*e));
-	err = block_resolve(c, e, image, b);
-	if (err < 0)
-		return err;
+	if (block_resolve(c, e, image, b) < 0)
+		return NULL;
 	e->ip = b->ip;
 	e->image = id;
 	e->gen = gen;
 	e->ninsn = b->ninsn;
 	e->mode = b->mode;
 	c->nblocks++;
-	return 0;
+	return e;
+}
+
+/* The flow went on at @ip: the pending jump's outcome. */
+static inline void went(struct hwt_an_cover *c, uint64_t ip)
+{
+	struct cov_front *f = c->pend;
+
+	if (!f)
+		return;
+	c->pend = NULL;
+	if (ip == f->next)
+		f->fell++;
+	else
+		f->taken++;
+}
+
+void hwt_an_cover_goto(struct hwt_an_cover *c, uint64_t ip)
+{
+	if (c)
+		went(c, ip);
+}
+
+void hwt_an_cover_cut(struct hwt_an_cover *c)
+{
+	if (c)
+		c->pend = NULL;
 }
 
 int hwt_an_cover_block(struct hwt_an_cover *c, const struct hwt_image *image,
 		       const struct hwt_block *b)
 {
 	struct cov_front *f;
+	struct cov_block *e;
 	uint64_t id, gen;
-	int err;
 
 	if (!c || !image || !b)
 		return -HWT_ERR_INVALID;
 	if (!b->ninsn)
 		return 0;
+	went(c, b->ip);
 	id = hwt_image_id(image);
 	gen = hwt_image_generation(image);
 	if (__builtin_expect(id != c->front_image || gen != c->front_gen, 0)) {
@@ -363,16 +423,22 @@ int hwt_an_cover_block(struct hwt_an_cover *c, const struct hwt_image *image,
 	if (__builtin_expect(f->ip == b->ip && f->ninsn == b->ninsn &&
 			     f->mode == b->mode, 1)) {
 		f->count++;
+		if (f->cond)
+			c->pend = f;
 		return 0;
 	}
-	err = block_add(c, image, b);
-	if (err < 0)
-		return err;
+	e = block_add(c, image, b);
+	if (!e)
+		return -HWT_ERR_NOMEM;
 	spill_one(c, f);
 	f->ip = b->ip;
 	f->ninsn = b->ninsn;
 	f->mode = b->mode;
+	f->cond = e->cond;
+	f->next = e->next;
 	f->count = 1;
+	if (f->cond)
+		c->pend = f;
 	return 0;
 }
 
@@ -384,13 +450,15 @@ int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src)
 		return -HWT_ERR_NOMEM;
 	for (size_t i = 0; i <= src->imask; i++) {
 		const struct cov_ins *e = &src->ins[i];
+		uint64_t branch[2] = { e->taken, e->fell };
 		uint32_t file;
 
 		if (e->file == NO_FILE)
 			continue;
 		file = file_of(dst, src->paths[e->file]);
 		if (file == NO_FILE ||
-		    ins_add(dst, file, e->off, e->size, e->count) < 0)
+		    ins_add(dst, file, e->off, e->size, e->count,
+			    e->cond ? branch : NULL) < 0)
 			return -HWT_ERR_NOMEM;
 	}
 	return 0;
@@ -549,8 +617,51 @@ static int collect_funcs(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 
 /* Every line of the files that ran, and the counts of those that did:
  * sorted, one entry a line. */
+/* A conditional jump that ran, by its line. */
+struct cov_branch {
+	const char *src;
+	unsigned line;
+	uint32_t file;
+	uint64_t off, taken, fell;
+};
+
+struct cov_branches {
+	struct cov_branch *v;
+	size_t n, cap;
+};
+
+static int branch_cmp(const void *a, const void *b)
+{
+	const struct cov_branch *x = a, *y = b;
+	int r = strcmp(x->src, y->src);
+
+	if (r)
+		return r;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return (x->off > y->off) - (x->off < y->off);
+}
+
+static int branch_add(struct cov_branches *br, const char *src, unsigned line,
+		      const struct cov_ins *e)
+{
+	if (hwt_grow((void **)&br->v, &br->cap, br->n + 1, sizeof(*br->v)) < 0)
+		return -HWT_ERR_NOMEM;
+	br->v[br->n].src = src;
+	br->v[br->n].line = line;
+	br->v[br->n].file = e->file;
+	br->v[br->n].off = e->off;
+	br->v[br->n].taken = e->taken;
+	br->v[br->n].fell = e->fell;
+	br->n++;
+	return 0;
+}
+
 static int collect(struct hwt_an_cover *c, struct hwt_an_lines *ln,
-		   struct cov_lines *l, struct hwt_an_cover_sum *sum)
+		   struct cov_lines *l, struct cov_branches *br,
+		   struct hwt_an_cover_sum *sum)
 {
 	size_t k = 0;
 	int err = flatten(c);
@@ -573,9 +684,13 @@ static int collect(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 			err = line_add(l, src, line, e->count);
 		else
 			sum->insns_no_line++;
+		if (!err && r > 0 && e->cond)
+			err = branch_add(br, src, line, e);
 	}
 	if (err)
 		return err;
+	if (br->n)
+		qsort(br->v, br->n, sizeof(*br->v), branch_cmp);
 	if (l->n)
 		qsort(l->v, l->n, sizeof(*l->v), line_cmp);
 	for (size_t i = 0; i < l->n; i++) {
@@ -598,7 +713,8 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 	struct hwt_an_lines *ln;
 	struct cov_lines l = { 0 };
 	struct cov_funcs fs = { 0 };
-	size_t fi = 0;
+	struct cov_branches br = { 0 };
+	size_t fi = 0, bi = 0;
 	int err;
 
 	if (!c || !sum)
@@ -607,7 +723,7 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 	ln = hwt_an_lines_new();
 	if (!ln)
 		return -HWT_ERR_NOMEM;
-	err = collect(c, ln, &l, sum);
+	err = collect(c, ln, &l, &br, sum);
 	if (!err)
 		err = collect_funcs(c, ln, &fs);
 	for (size_t i = 0; !err && i < l.n;) {
@@ -636,6 +752,31 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 			fprintf(out, "FNF:%zu\nFNH:%zu\n", nf, fhit);
 		sum->funcs += nf;
 		sum->funcs_hit += fhit;
+		/* Its conditional jumps: two branches each, taken and not,
+		 * numbered by the jump's place on its line. */
+		while (bi < br.n && strcmp(br.v[bi].src, l.v[i].src) < 0)
+			bi++;
+		{
+			size_t nb = 0, bhit = 0, blk = 0;
+
+			for (; bi < br.n && !strcmp(br.v[bi].src, l.v[i].src);
+			     bi++, nb += 2) {
+				const struct cov_branch *b = &br.v[bi];
+
+				blk = bi && !strcmp(br.v[bi - 1].src, b->src) &&
+				      br.v[bi - 1].line == b->line ? blk + 1 : 0;
+				bhit += (b->taken != 0) + (b->fell != 0);
+				if (out)
+					fprintf(out, "BRDA:%u,%zu,0,%" PRIu64
+						"\nBRDA:%u,%zu,1,%" PRIu64 "\n",
+						b->line, blk, b->taken, b->line,
+						blk, b->fell);
+			}
+			if (out)
+				fprintf(out, "BRF:%zu\nBRH:%zu\n", nb, bhit);
+			sum->branches += nb;
+			sum->branches_hit += bhit;
+		}
 		for (size_t k = i; k < j; k++) {
 			hit += l.v[k].count != 0;
 			if (out)
@@ -653,6 +794,7 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 	free(l.v);
 	free(l.slot);
 	free(fs.v);
+	free(br.v);
 	hwt_an_lines_delete(ln);
 	return err;
 }

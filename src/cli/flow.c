@@ -126,10 +126,20 @@ static void branch_line(struct seg *s, uint64_t from, uint64_t to)
 }
 
 /* The previous block's last instruction went to @next: was it taken? */
+/* A gap in the flow: the pending branch (and conditional jump that
+ * coverage counts) never learn where they went. */
+static void pend_cut(struct seg *s)
+{
+	s->pend.valid = 0;
+	hwt_an_cover_cut(s->cover);
+}
+
 static void resolve(struct seg *s, uint64_t next, int print)
 {
 	struct pending *pd = &s->pend;
 
+	/* (Coverage: its blocks told the cover the rest.) */
+	hwt_an_cover_goto(s->cover, next);
 	if (!pd->valid)
 		return;
 	pd->valid = 0;
@@ -631,7 +641,7 @@ static void do_event(struct flow *fl, struct seg *s, const struct hwt_event *ev)
 	else if (ev->type == HWT_EV_ASYNC_BRANCH)
 		resolve(s, ev->u.async_branch.from, opt->mode == MODE_BRANCHES);
 	if (event_breaks_flow(ev)) {
-		s->pend.valid = 0;
+		pend_cut(s);
 		s->fold.prev = 0;
 		if (opt->mode == MODE_CALLS)
 			calls_seg_event(&s->calls, ev);
@@ -873,7 +883,7 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 		else
 			status = hwt_blk_sync_forward(dec);
 		flush_block(fl, s);
-		s->pend.valid = 0;
+		pend_cut(s);
 		s->fold.prev = 0;
 		s->have_psb_ip = 0;
 		s->time_stale = 1;
@@ -987,7 +997,7 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 					if (err < 0) {
 						print_error(fl, s, dec, b->ip,
 							    err);
-						s->pend.valid = 0;
+						pend_cut(s);
 					}
 				}
 			}

@@ -655,6 +655,8 @@ static int write_cover(const struct flow_options *opt, struct totals *t,
 		       " source files\n", sum.hit, sum.found, sum.files);
 	cli_out_printf(out, "functions: %" PRIu64 " of %" PRIu64 "\n",
 		       sum.funcs_hit, sum.funcs);
+	cli_out_printf(out, "branches: %" PRIu64 " of %" PRIu64 "\n",
+		       sum.branches_hit, sum.branches);
 	if (sum.insns_no_line)
 		cli_out_printf(out, "insn without a line: %" PRIu64 " of %"
 			       PRIu64 " (code without DWARF)\n",

@@ -149,7 +149,7 @@ check
 
 # gcov's counts of the same run: "LINE COUNT", 0 for #####.
 ./gcovered 25 > gcov.stdout
-gcov -b -o . gcovered-cover.gcda > /dev/null 2>&1
+gcov -b -c -o . gcovered-cover.gcda > /dev/null 2>&1
 awk -F: '!/^ *[-#0-9]+\*?: *[0-9]+:/ { next }
 	{ c = $1; gsub(/ /, "", c); l = $2; gsub(/ /, "", l) }
 	c == "-" || l == 0 { next } { sub(/\*$/, "", c) }
@@ -180,6 +180,24 @@ awk -v sf="SF:$tmp/cover.c" '$0 == sf { on = 1; next } /^end_of_record/ { on = 0
 	fail "function counts differ from gcov's"
 	diff gcov.funcs hwt.funcs | head -n 8 >&2
 }
+# Branches: each conditional jump's outcomes, as gcov -b counts them on a
+# line that has one (gcov's fallthrough arc and the other; a switch's
+# three arcs are two jumps' four outcomes here: left out).
+awk -F: '/^ *[-#0-9]+\*?: *[0-9]+:/ { l = $2 + 0 } /^branch/ {
+	split($0, w, " "); n[l]++; if (/\(fallthrough\)/) f[l] = w[4]; else t[l] = w[4] }
+	END { for (l in n) if (n[l] == 2 && (l in f) && (l in t)) print l, t[l], f[l] }' \
+	cover.c.gcov | sort -k1,1 > gcov.br
+awk -v sf="SF:$tmp/cover.c" '$0 == sf { on = 1; next } /^end_of_record/ { on = 0 }
+	on && /^BRDA:/ { split(substr($0, 6), a, ","); k = a[1]
+		jumps[k] = a[2] + 1 > jumps[k] ? a[2] + 1 : jumps[k]
+		if (a[3] == 0) t[k] = a[4]; else f[k] = a[4] }
+	END { for (k in jumps) if (jumps[k] == 1) print k, t[k], f[k] }' r25.info |
+	sort -k1,1 > hwt.br
+check
+[ "$(wc -l < gcov.br)" -ge 5 ] && [ "$(join gcov.br hwt.br | wc -l)" -eq "$(wc -l < gcov.br)" ] &&
+	join gcov.br hwt.br | awk '$2 != $4 || $3 != $5 { print "    line " $1 ": gcov " $2 "/" $3 ", hwt " $4 "/" $5; bad = 1 }
+		END { exit bad }' >&2 ||
+	fail "branch counts differ from gcov's ($(wc -l < gcov.br) lines)"
 # never(): its lines are there, not run.
 check
 body=$(grep -n 'return v \* 7;' cover.c | cut -d: -f1)
@@ -191,18 +209,22 @@ awk -F'[:,]' '/^DA:/ { f++; if ($3 > 0) h++ } /^LF:/ { lf += $2 }
 	/^LH:/ { lh += $2 } END { exit !(f == lf && h == lh) }' r25.info ||
 	fail "LF/LH do not add up to the DA lines"
 check
-read -r hit found files fhit ffound < <(awk -F'[:,]' '
+read -r hit found files fhit ffound bhit bfound < <(awk -F'[:,]' '
 	/^DA:/ { f++; if ($3 > 0) h++ } /^SF:/ { s++ }
-	/^FNDA:/ { ff++; if ($2 > 0) fh++ } END { print h, f, s, fh, ff }' r25.info)
+	/^FNDA:/ { ff++; if ($2 > 0) fh++ }
+	/^BRDA:/ { bf++; if ($5 > 0) bh++ }
+	END { print h, f, s, fh, ff, bh, bf }' r25.info)
 grep -qx "lines: $hit of $found in $files source files" "$tmp/out" &&
-	grep -qx "functions: $fhit of $ffound" "$tmp/out" ||
-	fail "summary: not 'lines: $hit of $found in $files source files', 'functions: $fhit of $ffound'"
+	grep -qx "functions: $fhit of $ffound" "$tmp/out" &&
+	grep -qx "branches: $bhit of $bfound" "$tmp/out" ||
+	fail "summary: not 'lines: $hit of $found in $files source files', 'functions: $fhit of $ffound', 'branches: $bhit of $bfound'"
 # lcov's own reading of the file, and genhtml's page of cover.c.
 check
-lcov --summary r25.info > lcov.sum 2>&1
+lcov --summary --rc lcov_branch_coverage=1 r25.info > lcov.sum 2>&1
 grep -qF "($hit of $found lines)" lcov.sum &&
-	grep -qF "($fhit of $ffound functions)" lcov.sum ||
-	fail "lcov --summary does not read $hit of $found lines, $fhit of $ffound functions"
+	grep -qF "($fhit of $ffound functions)" lcov.sum &&
+	grep -qF "($bhit of $bfound branches)" lcov.sum ||
+	fail "lcov --summary does not read $hit of $found lines, $fhit of $ffound functions, $bhit of $bfound branches"
 check
 lcov --extract r25.info "$tmp/cover.c" -o mine.info > /dev/null 2>&1 &&
 	genhtml mine.info -o html > genhtml.out 2>&1 &&
@@ -213,6 +235,15 @@ lcov --extract r25.info "$tmp/cover.c" -o mine.info > /dev/null 2>&1 &&
 run "coverage -j2 --lcov" "$hwt" coverage -j2 --lcov j2.info r25.data
 check
 cmp -s r25.info j2.info || fail "-j2 --lcov wrote another file"
+# ... and a longer run cut into segments of 512 bytes (a jump's outcome
+# across a cut is the next segment's first block's place).
+rec r100k 100000
+"$hwt" coverage --lcov j1s.info r100k.data > /dev/null 2>&1
+HWT_SEGMENT_SIZE=512 "$hwt" coverage -j2 -v --lcov j2s.info r100k.data \
+	> j2s.out 2> j2s.err
+check
+grep -qE '[0-9]{2,} segments' j2s.err && cmp -s j1s.info j2s.info ||
+	fail "-j2 --lcov in small segments wrote another file ($(grep -m1 segments j2s.err))"
 "$hwt" coverage r25.data | grep -E '^(edges|hash)' > map.plain
 "$hwt" coverage --lcov x.info r25.data | grep -E '^(edges|hash)' > map.lcov
 check
