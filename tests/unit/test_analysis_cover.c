@@ -194,6 +194,19 @@ static void test_no_file(void **state)
 	hwt_image_delete(image);
 }
 
+/* @c's drcov file (malloc'd, *@len bytes) and its counts. */
+static char *drcov_text(struct hwt_an_cover *c, size_t *len, size_t *nmod,
+			size_t *nbb)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	assert_non_null(f);
+	assert_int_equal(hwt_an_cover_drcov(c, f, nmod, nbb), 0);
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
 /* drcov: a file that is not ELF is a module from offset 0; the bytes
  * of the instructions that ran, adjacent ones one block. */
 static void test_drcov(void **state)
@@ -203,13 +216,12 @@ static void test_drcov(void **state)
 		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
 		0x48, 0x89, 0xc8, 0xc3		/* mov rax, rcx; ret */
 	};
-	char path[] = "/tmp/hwt-cover-XXXXXX", *text = NULL;
+	char path[] = "/tmp/hwt-cover-XXXXXX", *text;
 	struct hwt_image *image = hwt_image_new();
 	struct hwt_an_cover *c = hwt_an_cover_new();
 	struct hwt_block b;
 	size_t len = 0, nmod = 9, nbb = 9;
 	const char *bbs;
-	FILE *f;
 	int fd = mkstemp(path);
 
 	(void)state;
@@ -230,10 +242,7 @@ static void test_drcov(void **state)
 	b.ninsn = 2;
 	assert_int_equal(hwt_an_cover_block(c, image, &b), 0);
 
-	f = open_memstream(&text, &len);
-	assert_non_null(f);
-	assert_int_equal(hwt_an_cover_drcov(c, f, &nmod, &nbb), 0);
-	assert_int_equal(fclose(f), 0);
+	text = drcov_text(c, &len, &nmod, &nbb);
 	assert_int_equal(nmod, 1);
 	assert_int_equal(nbb, 2);
 	assert_non_null(strstr(text, "DRCOV VERSION: 2\n"));
@@ -254,10 +263,7 @@ static void test_drcov(void **state)
 	b.ip = 0x5008;
 	b.ninsn = 2;
 	assert_int_equal(hwt_an_cover_block(c, image, &b), 0);
-	f = open_memstream(&text, &len);
-	assert_non_null(f);
-	assert_int_equal(hwt_an_cover_drcov(c, f, &nmod, &nbb), 0);
-	assert_int_equal(fclose(f), 0);
+	text = drcov_text(c, &len, &nmod, &nbb);
 	assert_int_equal(nbb, 1);
 	bbs = strstr(text, "BB Table: 1 bbs\n") + strlen("BB Table: 1 bbs\n");
 	assert_memory_equal(bbs, "\4\0\0\0\14\0\0\0", 8);
