@@ -299,8 +299,11 @@ static int make_ranges(struct ln_file *f)
 					continue;
 				if (hwt_grow((void **)&f->ranges, &cap,
 					     f->nranges + 1,
-					     sizeof(*f->ranges)) < 0)
+					     sizeof(*f->ranges)) < 0) {
+					/* (None rather than some, unsorted.) */
+					f->nranges = 0;
 					return -HWT_ERR_NOMEM;
+				}
 				f->ranges[f->nranges].lo = lo;
 				f->ranges[f->nranges].hi = hi;
 				f->ranges[f->nranges].cu = at + hsize;
@@ -318,12 +321,12 @@ static int make_ranges(struct ln_file *f)
  * finds by .debug_aranges): 1, 0 if none, or -HWT_ERR_NOMEM. */
 static int unit_of(struct ln_file *f, uint64_t addr, Dwarf_Die *cu)
 {
-	size_t lo = 0, hi;
+	size_t lo = 0, hi, start;
 
 	if (!f->have_ranges && make_ranges(f) < 0)
 		return -HWT_ERR_NOMEM;
-	/* The last range starting at or before @addr, and those before it
-	 * that still reach it (ranges may nest). */
+	/* The last range starting at or before @addr, and the 64 before it
+	 * (one of those may still reach it: ranges may nest). */
 	hi = f->nranges;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -333,12 +336,9 @@ static int unit_of(struct ln_file *f, uint64_t addr, Dwarf_Die *cu)
 		else
 			hi = mid;
 	}
-	while (lo-- > 0) {
+	for (start = lo; lo-- > 0 && start - lo <= 64;)
 		if (addr < f->ranges[lo].hi)
 			return dwarf_offdie(f->dw, f->ranges[lo].cu, cu) != NULL;
-		if (f->nranges - lo > 64)
-			break;
-	}
 	return 0;
 }
 
