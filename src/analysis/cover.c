@@ -81,8 +81,7 @@ struct hwt_an_cover {
 	size_t nins, imask;
 	char **paths;			/* the files, by number */
 	size_t npaths, cappaths;
-	/* the path last looked up (an image's pointer) and its number */
-	const char *last_path;
+	/* the number of the path last looked up */
 	uint32_t last_file;
 	struct hwt_an_walks *walks;
 	struct cov_front front[1u << FRONT_BITS];
@@ -135,14 +134,18 @@ void hwt_an_cover_delete(struct hwt_an_cover *c)
 	free(c);
 }
 
-/* The number of file @path, made if new; NO_FILE if out of memory. */
+/*
+ * The number of file @path, made if new; NO_FILE if out of memory. By
+ * the name, never by the pointer: an image's names, and a merged cover's,
+ * are freed, and another name may come at the same address (-j2 counted
+ * a libc instruction as another file's, now and then, so).
+ */
 static uint32_t file_of(struct hwt_an_cover *c, const char *path)
 {
-	if (path == c->last_path)
+	if (c->npaths && !strcmp(c->paths[c->last_file], path))
 		return c->last_file;
 	for (size_t i = 0; i < c->npaths; i++) {
 		if (!strcmp(c->paths[i], path)) {
-			c->last_path = path;
 			c->last_file = (uint32_t)i;
 			return (uint32_t)i;
 		}
@@ -154,7 +157,6 @@ static uint32_t file_of(struct hwt_an_cover *c, const char *path)
 	c->paths[c->npaths] = strdup(path);
 	if (!c->paths[c->npaths])
 		return NO_FILE;
-	c->last_path = path;
 	c->last_file = (uint32_t)c->npaths;
 	return (uint32_t)c->npaths++;
 }
@@ -621,7 +623,9 @@ static int collect_funcs(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 struct cov_branch {
 	const char *src;
 	unsigned line;
-	uint32_t file;
+	const char *path;	/* the file its code is in (by name: the
+				 * files' numbers depend on the order they
+				 * came in, which -j does not keep) */
 	uint64_t off, taken, fell;
 };
 
@@ -639,19 +643,20 @@ static int branch_cmp(const void *a, const void *b)
 		return r;
 	if (x->line != y->line)
 		return x->line < y->line ? -1 : 1;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
+	r = strcmp(x->path, y->path);
+	if (r)
+		return r;
 	return (x->off > y->off) - (x->off < y->off);
 }
 
 static int branch_add(struct cov_branches *br, const char *src, unsigned line,
-		      const struct cov_ins *e)
+		      const char *path, const struct cov_ins *e)
 {
 	if (hwt_grow((void **)&br->v, &br->cap, br->n + 1, sizeof(*br->v)) < 0)
 		return -HWT_ERR_NOMEM;
 	br->v[br->n].src = src;
 	br->v[br->n].line = line;
-	br->v[br->n].file = e->file;
+	br->v[br->n].path = path;
 	br->v[br->n].off = e->off;
 	br->v[br->n].taken = e->taken;
 	br->v[br->n].fell = e->fell;
@@ -685,7 +690,7 @@ static int collect(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 		else
 			sum->insns_no_line++;
 		if (!err && r > 0 && e->cond)
-			err = branch_add(br, src, line, e);
+			err = branch_add(br, src, line, c->paths[e->file], e);
 	}
 	if (err)
 		return err;
@@ -803,6 +808,7 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 
 struct cov_bb {
 	uint32_t file;
+	uint32_t rank;		/* its file's place by name */
 	uint64_t start;		/* from the module's base */
 	uint32_t size;
 };
@@ -811,9 +817,42 @@ static int bb_cmp(const void *a, const void *b)
 {
 	const struct cov_bb *x = a, *y = b;
 
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
 	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* For ranking the files by name (qsort has no context: the names come
+ * with their numbers). */
+struct cov_named {
+	const char *name;
+	uint32_t file;
+};
+
+static int named_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct cov_named *)a)->name,
+		      ((const struct cov_named *)b)->name);
+}
+
+/* @rank[f]: file @f's place among @c's files by name, so that modules
+ * come in the same order whatever order the files came in (-j). */
+static int rank_files(const struct hwt_an_cover *c, uint32_t *rank)
+{
+	struct cov_named *v = calloc(c->npaths + 1, sizeof(*v));
+
+	if (!v)
+		return -HWT_ERR_NOMEM;
+	for (size_t f = 0; f < c->npaths; f++) {
+		v[f].name = c->paths[f];
+		v[f].file = (uint32_t)f;
+	}
+	if (c->npaths)
+		qsort(v, c->npaths, sizeof(*v), named_cmp);
+	for (size_t i = 0; i < c->npaths; i++)
+		rank[v[i].file] = (uint32_t)i;
+	free(v);
+	return 0;
 }
 
 /* Each file's instructions from its base, sorted, adjacent ones joined;
@@ -821,12 +860,14 @@ static int bb_cmp(const void *a, const void *b)
  * else 0 and past the last instruction). */
 static int collect_bbs(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 		       uint64_t *base, uint64_t *end, uint8_t *elf,
-		       struct cov_bb **out, size_t *n)
+		       uint32_t *rank, struct cov_bb **out, size_t *n)
 {
 	struct cov_bb *v = NULL;
 	size_t cap = 0, k = 0, m = 0;
 	int err = flatten(c);
 
+	if (!err)
+		err = rank_files(c, rank);
 	for (size_t f = 0; !err && f < c->npaths; f++) {
 		int r = hwt_an_lines_layout(ln, c->paths[f], &base[f], &end[f]);
 
@@ -860,6 +901,7 @@ static int collect_bbs(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 			break;
 		}
 		v[m].file = e->file;
+		v[m].rank = rank[e->file];
 		v[m].start = at;
 		v[m].size = e->size;
 		m++;
@@ -892,7 +934,7 @@ int hwt_an_cover_drcov(struct hwt_an_cover *c, FILE *out, size_t *nmodules,
 {
 	struct hwt_an_lines *ln;
 	uint64_t *base, *end;
-	uint32_t *id;
+	uint32_t *id, *rank;
 	uint8_t *elf;
 	struct cov_bb *v = NULL;
 	size_t n = 0, nmod = 0;
@@ -905,8 +947,10 @@ int hwt_an_cover_drcov(struct hwt_an_cover *c, FILE *out, size_t *nmodules,
 	end = calloc(c->npaths + 1, sizeof(*end));
 	id = calloc(c->npaths + 1, sizeof(*id));
 	elf = calloc(c->npaths + 1, sizeof(*elf));
-	err = ln && base && end && id && elf ?
-	      collect_bbs(c, ln, base, end, elf, &v, &n) : -HWT_ERR_NOMEM;
+	rank = calloc(c->npaths + 1, sizeof(*rank));
+	err = ln && base && end && id && elf && rank ?
+	      collect_bbs(c, ln, base, end, elf, rank, &v, &n) :
+	      -HWT_ERR_NOMEM;
 	/* Modules: the files with code that ran, in order (16-bit ids). */
 	for (size_t i = 0; !err && i < n; i++)
 		if (!i || v[i].file != v[i - 1].file)
@@ -949,6 +993,7 @@ int hwt_an_cover_drcov(struct hwt_an_cover *c, FILE *out, size_t *nmodules,
 		*nbbs = n;
 	free(v);
 	free(id);
+	free(rank);
 	free(elf);
 	free(base);
 	free(end);
