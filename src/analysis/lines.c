@@ -281,36 +281,61 @@ static int range_cmp(const void *a, const void *b)
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
+/* @fn(@cu, @ctx) for each compile unit of @dw, in order, until one
+ * returns non-zero; that value, or 0. */
+static int each_unit(Dwarf *dw, int (*fn)(Dwarf_Die *cu, void *ctx),
+		     void *ctx)
+{
+	Dwarf_Off at = 0, next;
+	size_t hsize;
+	int r = 0;
+
+	while (!r && dwarf_nextcu(dw, at, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(dw, at + hsize, &cu))
+			r = fn(&cu, ctx);
+		at = next;
+	}
+	return r;
+}
+
+struct ranges_walk {
+	struct ln_file *f;
+	size_t cap;
+};
+
+static int unit_ranges(Dwarf_Die *cu, void *ctx)
+{
+	struct ranges_walk *w = ctx;
+	struct ln_file *f = w->f;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t o = 0;
+
+	while ((o = dwarf_ranges(cu, o, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		if (hwt_grow((void **)&f->ranges, &w->cap, f->nranges + 1,
+			     sizeof(*f->ranges)) < 0)
+			return -HWT_ERR_NOMEM;
+		f->ranges[f->nranges].lo = lo;
+		f->ranges[f->nranges].hi = hi;
+		f->ranges[f->nranges].cu = dwarf_dieoffset(cu);
+		f->nranges++;
+	}
+	return 0;
+}
+
 /* @f's units' address ranges, sorted (once). 0, or -HWT_ERR_NOMEM. */
 static int make_ranges(struct ln_file *f)
 {
-	Dwarf_Off at = 0, next;
-	size_t hsize, cap = 0;
+	struct ranges_walk w = { f, 0 };
 
 	f->have_ranges = 1;
-	while (dwarf_nextcu(f->dw, at, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Addr base, lo, hi;
-		Dwarf_Die cu;
-		ptrdiff_t o = 0;
-
-		if (dwarf_offdie(f->dw, at + hsize, &cu)) {
-			while ((o = dwarf_ranges(&cu, o, &base, &lo, &hi)) > 0) {
-				if (lo >= hi)
-					continue;
-				if (hwt_grow((void **)&f->ranges, &cap,
-					     f->nranges + 1,
-					     sizeof(*f->ranges)) < 0) {
-					/* (None rather than some, unsorted.) */
-					f->nranges = 0;
-					return -HWT_ERR_NOMEM;
-				}
-				f->ranges[f->nranges].lo = lo;
-				f->ranges[f->nranges].hi = hi;
-				f->ranges[f->nranges].cu = at + hsize;
-				f->nranges++;
-			}
-		}
-		at = next;
+	if (each_unit(f->dw, unit_ranges, &w) < 0) {
+		/* (None rather than some, unsorted.) */
+		f->nranges = 0;
+		return -HWT_ERR_NOMEM;
 	}
 	if (f->nranges)
 		qsort(f->ranges, f->nranges, sizeof(*f->ranges), range_cmp);
@@ -387,49 +412,52 @@ int hwt_an_lines_at(struct hwt_an_lines *s, const char *path, uint64_t off,
 	return 1;
 }
 
+struct rows_walk {
+	struct hwt_an_lines *s;
+	int (*fn)(void *ctx, const char *file, unsigned line);
+	void *ctx;
+};
+
+static int unit_rows(Dwarf_Die *cu, void *ctx)
+{
+	struct rows_walk *w = ctx;
+	Dwarf_Lines *lines;
+	size_t n;
+
+	if (dwarf_getsrclines(cu, &lines, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *dl = dwarf_onesrcline(lines, i);
+		const char *src;
+		bool end = false;
+		int lineno, r;
+
+		if (!dl || dwarf_lineendsequence(dl, &end) || end ||
+		    dwarf_lineno(dl, &lineno) || lineno <= 0)
+			continue;
+		src = dwarf_linesrc(dl, NULL, NULL);
+		if (!src)
+			continue;
+		src = full_name(w->s, cu, src);
+		if (!src)
+			return -HWT_ERR_NOMEM;
+		r = w->fn(w->ctx, src, (unsigned)lineno);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 int hwt_an_lines_each(struct hwt_an_lines *s, const char *path,
 		      int (*fn)(void *ctx, const char *file, unsigned line),
 		      void *ctx)
 {
 	struct ln_file *f = get(s, path);
-	Dwarf_Off at = 0, next;
-	size_t hsize;
+	struct rows_walk w = { s, fn, ctx };
 
 	if (!f)
 		return -HWT_ERR_NOMEM;
-	if (!f->dw)
-		return 0;
-	while (dwarf_nextcu(f->dw, at, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-		Dwarf_Lines *lines;
-		size_t n;
-
-		if (dwarf_offdie(f->dw, at + hsize, &cu) &&
-		    dwarf_getsrclines(&cu, &lines, &n) == 0) {
-			for (size_t i = 0; i < n; i++) {
-				Dwarf_Line *dl = dwarf_onesrcline(lines, i);
-				const char *src;
-				bool end = false;
-				int lineno, r;
-
-				if (!dl || dwarf_lineendsequence(dl, &end) ||
-				    end || dwarf_lineno(dl, &lineno) ||
-				    lineno <= 0)
-					continue;
-				src = dwarf_linesrc(dl, NULL, NULL);
-				if (!src)
-					continue;
-				src = full_name(s, &cu, src);
-				if (!src)
-					return -HWT_ERR_NOMEM;
-				r = fn(ctx, src, (unsigned)lineno);
-				if (r)
-					return r;
-			}
-		}
-		at = next;
-	}
-	return 0;
+	return f->dw ? each_unit(f->dw, unit_rows, &w) : 0;
 }
 
 struct funcs_walk {
@@ -490,6 +518,15 @@ static int one_func(Dwarf_Die *die, void *arg)
 	return w->ret ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
+static int unit_funcs(Dwarf_Die *cu, void *ctx)
+{
+	struct funcs_walk *w = ctx;
+
+	w->cu = cu;
+	(void)dwarf_getfuncs(cu, one_func, w, 0);
+	return w->ret;
+}
+
 int hwt_an_lines_funcs(struct hwt_an_lines *s, const char *path,
 		       int (*fn)(void *ctx, const char *file, unsigned line,
 				 const char *name, uint64_t off),
@@ -497,24 +534,10 @@ int hwt_an_lines_funcs(struct hwt_an_lines *s, const char *path,
 {
 	struct ln_file *f = get(s, path);
 	struct funcs_walk w = { s, f, NULL, fn, ctx, 0 };
-	Dwarf_Off at = 0, next;
-	size_t hsize;
 
 	if (!f)
 		return -HWT_ERR_NOMEM;
-	if (!f->dw || !f->elf)
-		return 0;
-	while (!w.ret &&
-	       dwarf_nextcu(f->dw, at, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-
-		if (dwarf_offdie(f->dw, at + hsize, &cu)) {
-			w.cu = &cu;
-			(void)dwarf_getfuncs(&cu, one_func, &w, 0);
-		}
-		at = next;
-	}
-	return w.ret;
+	return f->dw && f->elf ? each_unit(f->dw, unit_funcs, &w) : 0;
 }
 
 int hwt_an_lines_layout(struct hwt_an_lines *s, const char *path,
