@@ -131,15 +131,18 @@ static void branch_line(struct seg *s, uint64_t from, uint64_t to)
 static void pend_cut(struct seg *s)
 {
 	s->pend.valid = 0;
-	hwt_an_cover_cut(s->cover);
+	if (s->cover)
+		hwt_an_cover_cut(s->cover);
 }
 
 static void resolve(struct seg *s, uint64_t next, int print)
 {
 	struct pending *pd = &s->pend;
 
-	/* (Coverage: its blocks told the cover the rest.) */
-	hwt_an_cover_goto(s->cover, next);
+	/* (Coverage: its blocks told the cover the rest. Only there: this
+	 * is every block's path in the line modes.) */
+	if (s->cover)
+		hwt_an_cover_goto(s->cover, next);
 	if (!pd->valid)
 		return;
 	pd->valid = 0;
