@@ -149,13 +149,15 @@ static void same_one_block(int (*cmd)(int, char **), const char *a0,
 	same_as_env(cmd, a0, a1, path, "HWT_ONE_BLOCK");
 }
 
-/* coverage --lcov --drcov: the same counts and files with -j1 and -j2. */
+/* coverage --lcov --drcov: the same counts and files with -j1 and -j2,
+ * and with the blocks given out one by one (HWT_NO_TALLY), not tallied by
+ * the decoder. */
 static void same_lcov(const char *path)
 {
-	int f[4];
-	char p[4][64];
+	int f[6];
+	char p[6][64];
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 6; i++) {
 		f[i] = memfd_create("cover", 0);
 		CHECK(f[i] >= 0);
 		snprintf(p[i], sizeof(p[i]), "/proc/self/fd/%d", f[i]);
@@ -165,13 +167,24 @@ static void same_lcov(const char *path)
 					   NULL };
 		const char *const a2[] = { "--lcov", p[2], "--drcov", p[3],
 					   NULL };
+		const char *const a3[] = { "--lcov", p[4], "--drcov", p[5],
+					   NULL };
 		int one = output_v(cmd_coverage, "coverage", a1, path, "-j1");
+		int ref;
 
 		same_fds(one, output_v(cmd_coverage, "coverage", a2, path,
 				       "-j2"));
+		setenv("HWT_NO_TALLY", "1", 1);
+		ref = output_v(cmd_coverage, "coverage", a3, path, "-j1");
+		unsetenv("HWT_NO_TALLY");
+		same_fds(ref, output_v(cmd_coverage, "coverage", a1, path,
+				       "-j1"));
 	}
-	same_fds(f[0], f[2]);
-	same_fds(f[1], f[3]);
+	/* (same_fds() closes both: a duplicate of the -j1 files first.) */
+	same_fds(dup(f[0]), f[2]);
+	same_fds(dup(f[1]), f[3]);
+	same_fds(f[0], f[4]);
+	same_fds(f[1], f[5]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

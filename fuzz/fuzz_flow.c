@@ -15,7 +15,9 @@
  * The folds are also made without the block cache (HWT_BLK_NO_CACHE:
  * every instruction decoded as met; only where blocks end may differ),
  * and again after hwt_blk_set_trace() (a warm cache, state to forget);
- * both must fold the trace the same. And through
+ * both must fold the trace the same, and the fast folds must count the
+ * blocks (hwt_blk_tally(), as hwt coverage --lcov) as the general path's
+ * blocks count them. And through
  * hwt_blk_next_batch_until() with marks a few bytes on: besides the same
  * blocks, every block of a batch but its first must start (on the general
  * path, one block at a time) with the time the batch started with and an
@@ -259,15 +261,19 @@ static void fold_at(void *ctx, struct hwt_blk_fold *fold, enum fold_at at,
 	sum_int(ctx, status);
 }
 
-/* As hwt flow --stat and coverage do; @fast: hwt_blk_fold_next(). */
+/* As hwt flow --stat and coverage do; @fast: hwt_blk_fold_next(); @count
+ * (or NULL): the blocks counted as coverage --lcov counts them. */
 static void fold(struct hwt_blk_decoder *d, int fast, uint8_t *map,
-		 struct sum *s)
+		 struct sum *s, struct fold_count *count)
 {
 	const struct fold_loop how = {
 		.max_syncs = MAX_SYNCS, .max_steps = MAX_STEPS, .fast = fast,
-		.at = fold_at, .ctx = s
+		.at = fold_at, .ctx = s, .count = count
 	};
 	struct hwt_blk_fold f;
+
+	if (count)
+		memset(count, 0, sizeof(*count));
 
 	memset(map, 0, HWT_BLK_FOLD_MAP_SIZE);
 	hwt_blk_fold_init(&f, map);
@@ -290,12 +296,27 @@ static void same(const struct sum *a, const struct sum *b, const char *what)
 	}
 }
 
+/* The fold's tally (hwt_blk_tally()) and its last blocks counted what
+ * the general path's blocks count. */
+static void same_count(const struct sum *a, const struct fold_count *ca,
+		       const struct sum *b, const struct fold_count *cb,
+		       const struct hwt_image *image, const char *what)
+{
+	if (a->limited || b->limited)
+		return;
+	if (!fold_count_same(ca, cb, image)) {
+		fprintf(stderr, "fuzz_flow: the tally differs (%s)\n", what);
+		abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t tail[] = { 0x0f, 0x22 };
 	static uint8_t map_ref[HWT_BLK_FOLD_MAP_SIZE];
 	static uint8_t map_fast[HWT_BLK_FOLD_MAP_SIZE];
 	static const size_t batches[] = { 1, 2, 3, 7 };
+	static struct fold_count count_ref, count_fast;
 	struct hwt_blk_config cfg;
 	struct hwt_blk_decoder *d, *cold;
 	struct hwt_image *image, *images[2] = { NULL, NULL };
@@ -388,24 +409,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	d = new_decoder(&cfg, image, HWT_BLK_NO_GRAPH);
 	if (!d)
 		goto out;
-	fold(d, 0, map_ref, &ref);
+	fold(d, 0, map_ref, &ref, &count_ref);
 	hwt_blk_delete(d);
 	d = new_decoder(&cfg, image, 0);
 	if (!d)
 		goto out;
-	fold(d, 1, map_fast, &fast);
+	fold(d, 1, map_fast, &fast, &count_fast);
 	same(&ref, &fast, "hwt_blk_fold_next");
+	same_count(&ref, &count_ref, &fast, &count_fast, image,
+		   "hwt_blk_fold_next");
 	/* Without the cache: decoded instruction by instruction. */
 	cold = new_decoder(&cfg, image, HWT_BLK_NO_CACHE);
 	if (cold) {
-		fold(cold, 0, map_fast, &fast);
+		fold(cold, 0, map_fast, &fast, NULL);
 		same(&ref, &fast, "HWT_BLK_NO_CACHE");
 		hwt_blk_delete(cold);
 	}
 	/* The same trace again, the cache warm: as a new decoder. */
 	if (hwt_blk_set_trace(d, cfg.qry.begin, cfg.qry.end) == 0) {
-		fold(d, 1, map_fast, &fast);
+		fold(d, 1, map_fast, &fast, &count_fast);
 		same(&ref, &fast, "hwt_blk_set_trace");
+		same_count(&ref, &count_ref, &fast, &count_fast, image,
+			   "hwt_blk_set_trace");
 	}
 	hwt_blk_delete(d);
 out:

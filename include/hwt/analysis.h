@@ -304,6 +304,15 @@ int hwt_an_cover_block(struct hwt_an_cover *c, const struct hwt_image *image,
 		       const struct hwt_block *b);
 
 /*
+ * Walk new blocks with @walks (hwt_an_walks_get()), lent until called
+ * again (NULL: a table of the cover's own, made when first needed): a
+ * thread's covers of several -j segments share one (64 Ki slots, 3 MiB
+ * of zero pages each otherwise).
+ */
+void hwt_an_cover_use_walks(struct hwt_an_cover *c,
+			    struct hwt_an_walks *walks);
+
+/*
  * A block that ends in a conditional jump leaves its outcome pending: the
  * next block counted tells it (taken unless it starts where the jump
  * falls through), or hwt_an_cover_goto() where the flow goes on without
@@ -312,6 +321,15 @@ int hwt_an_cover_block(struct hwt_an_cover *c, const struct hwt_image *image,
  */
 void hwt_an_cover_goto(struct hwt_an_cover *c, uint64_t ip);
 void hwt_an_cover_cut(struct hwt_an_cover *c);
+
+/*
+ * The blocks the decoder's fold takes without giving them out
+ * (hwt_blk_tally(d, &hwt_an_cover_tally, cover)): each graph node's
+ * block is resolved when the node is made, and its counts added when
+ * told. The fold's last block (and the outcome its first one tells) are
+ * the caller's: hwt_an_cover_block() and hwt_an_cover_goto().
+ */
+extern const struct hwt_blk_tally_ops hwt_an_cover_tally;
 
 /* Add @src's counts to @dst's (by file and offset: any images). */
 int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src);

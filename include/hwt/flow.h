@@ -289,6 +289,41 @@ int hwt_blk_fold_end(struct hwt_blk_fold *fold, struct hwt_block *ended);
 int hwt_blk_fold_next(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 		      struct hwt_block *last);
 
+/*
+ * Counting what the fold takes (coverage by code, hwt_an_cover's), where
+ * its blocks do not come out: each block-graph node is named once, when
+ * made, as the block it stands for (@node: the image maps its code as it
+ * ran now), and its counts are told when its graph goes (the image
+ * changed, the graph is full, the decoder is deleted) or
+ * hwt_blk_tally_flush() asks (@count: the image by its id and generation
+ * when the node was named, the block, the times it ran, and for a
+ * conditional jump at its end the times it was taken and fell through;
+ * a jump to its own fall-through falls through). A node's block that the
+ * fold ends on (*@last of hwt_blk_fold_next()) is not counted there, nor
+ * its jump's outcome: the caller counts it as a block of its own (the
+ * next block, or event, tells the outcome), with the fold's first block's
+ * IP (hwt_blk_get_ip() before it) as the outcome of the block before.
+ * A node that cannot be named (@node's error) is not made; the first
+ * error of either is returned by the next hwt_blk_tally_flush().
+ */
+struct hwt_blk_tally_ops {
+	int (*node)(void *ctx, const struct hwt_image *image,
+		    const struct hwt_block *b);
+	int (*count)(void *ctx, uint64_t image_id, uint64_t generation,
+		     const struct hwt_block *b, uint64_t n, uint64_t taken,
+		     uint64_t fell);
+};
+
+/* Count for @ops (NULL: stop), @ctx: the counts so far are told to the
+ * ones before, and every graph starts over. Returns
+ * hwt_blk_tally_flush()'s result for those before. */
+int hwt_blk_tally(struct hwt_blk_decoder *d,
+		  const struct hwt_blk_tally_ops *ops, void *ctx);
+
+/* Tell the counts so far (of every image's cache); 0 or the first error
+ * of the callbacks since the last flush. */
+int hwt_blk_tally_flush(struct hwt_blk_decoder *d);
+
 /* The current IP (where decoding stopped, e.g. at an error). */
 int hwt_blk_get_ip(const struct hwt_blk_decoder *d, uint64_t *ip);
 

@@ -12,7 +12,10 @@
  * comes from; the lines are looked up only at the end, once per distinct
  * instruction. Counts then go from blocks to instructions (@ins, by file
  * and offset), which is also what two covers (two -j segments, two
- * traces) add up by, whatever their images were.
+ * traces) add up by, whatever their images were. The blocks the decoder
+ * folds come as counts of its graph's nodes (hwt_an_cover_tally): a
+ * node's block is resolved when the node is made, and its counts added
+ * to it when the decoder tells them.
  *
  * A line's count is the count of its instruction that ran most often: a
  * line whose code loops within itself (rep movs, a for's test) counts its
@@ -83,7 +86,9 @@ struct hwt_an_cover {
 	size_t npaths, cappaths;
 	/* the number of the path last looked up */
 	uint32_t last_file;
-	struct hwt_an_walks *walks;
+	/* The walks of new blocks: lent (hwt_an_cover_use_walks()), or
+	 * made when first needed (@own_walks) */
+	struct hwt_an_walks *walks, *own_walks;
 	struct cov_front front[1u << FRONT_BITS];
 	uint64_t front_image, front_gen;
 	/* The last block, if it ends in a conditional jump whose outcome the
@@ -110,8 +115,7 @@ struct hwt_an_cover *hwt_an_cover_new(void)
 	c->imask = 1023;
 	c->blocks = calloc(c->bmask + 1, sizeof(*c->blocks));
 	c->ins = malloc((c->imask + 1) * sizeof(*c->ins));
-	c->walks = hwt_an_walks_new();
-	if (!c->blocks || !c->ins || !c->walks) {
+	if (!c->blocks || !c->ins) {
 		hwt_an_cover_delete(c);
 		return NULL;
 	}
@@ -130,8 +134,15 @@ void hwt_an_cover_delete(struct hwt_an_cover *c)
 	free(c->blocks);
 	free(c->at);
 	free(c->ins);
-	hwt_an_walks_delete(c->walks);
+	hwt_an_walks_delete(c->own_walks);
 	free(c);
+}
+
+void hwt_an_cover_use_walks(struct hwt_an_cover *c,
+			    struct hwt_an_walks *walks)
+{
+	if (c)
+		c->walks = walks ? walks : c->own_walks;
 }
 
 /*
@@ -313,7 +324,11 @@ static int block_resolve(struct hwt_an_cover *c, struct cov_block *e,
 	struct hwt_an_walk w;
 	uint64_t ip = b->ip;
 	uint32_t k = 0;
-	int err = hwt_an_walks_get(c->walks, image, b, &w);
+	int err;
+
+	if (!c->walks && !(c->walks = c->own_walks = hwt_an_walks_new()))
+		return -HWT_ERR_NOMEM;
+	err = hwt_an_walks_get(c->walks, image, b, &w);
 
 	/* (An instruction that cannot be read: those before it count.) */
 	if (err == -HWT_ERR_NOMEM)
@@ -345,13 +360,13 @@ static int block_resolve(struct hwt_an_cover *c, struct cov_block *e,
 	return 0;
 }
 
-/* Block @b of the front's image, in the table (resolved if new): its
- * entry, or NULL (no memory). */
+/* Block @b of @image (its id and generation: @id, @gen), in the table
+ * (resolved if new): its entry, or NULL (no memory). */
 static struct cov_block *block_add(struct hwt_an_cover *c,
 				   const struct hwt_image *image,
-				   const struct hwt_block *b)
+				   const struct hwt_block *b, uint64_t id,
+				   uint64_t gen)
 {
-	uint64_t id = c->front_image, gen = c->front_gen;
 	struct cov_block *e = block_slot(c->blocks, c->bmask, id, gen, b->ip,
 					 b->ninsn, b->mode);
 
@@ -429,7 +444,7 @@ int hwt_an_cover_block(struct hwt_an_cover *c, const struct hwt_image *image,
 			c->pend = f;
 		return 0;
 	}
-	e = block_add(c, image, b);
+	e = block_add(c, image, b, id, gen);
 	if (!e)
 		return -HWT_ERR_NOMEM;
 	spill_one(c, f);
@@ -443,6 +458,44 @@ int hwt_an_cover_block(struct hwt_an_cover *c, const struct hwt_image *image,
 		c->pend = f;
 	return 0;
 }
+
+/* hwt_an_cover_tally: a graph node's block, resolved now (into the
+ * table, not the front, whose image may be another's: its pending
+ * outcome stays). */
+static int tally_node(void *ctx, const struct hwt_image *image,
+		      const struct hwt_block *b)
+{
+	struct hwt_an_cover *c = ctx;
+
+	if (!b->ninsn)
+		return 0;
+	if (!block_add(c, image, b, hwt_image_id(image),
+		       hwt_image_generation(image)))
+		return -HWT_ERR_NOMEM;
+	return 0;
+}
+
+/* ... its counts, by the image's id and generation when it was named. */
+static int tally_count(void *ctx, uint64_t image, uint64_t gen,
+		       const struct hwt_block *b, uint64_t n, uint64_t taken,
+		       uint64_t fell)
+{
+	struct hwt_an_cover *c = ctx;
+	struct cov_block *e = block_slot(c->blocks, c->bmask, image, gen,
+					 b->ip, b->ninsn, b->mode);
+
+	if (!e->image)
+		return -HWT_ERR_INVALID;
+	e->count += n;
+	e->taken += taken;
+	e->fell += fell;
+	return 0;
+}
+
+const struct hwt_blk_tally_ops hwt_an_cover_tally = {
+	.node = tally_node,
+	.count = tally_count,
+};
 
 int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src)
 {

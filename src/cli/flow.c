@@ -529,6 +529,26 @@ static void new_block(struct seg *s, const struct hwt_block *b)
 	s->have_psb_ip = 0;
 }
 
+/*
+ * Coverage by code with the fold: the decoder counts the blocks it takes
+ * (hwt_blk_tally()) but the last, @last, counted here as a block of its
+ * own (its jump's outcome pending), after the outcome of the block before
+ * the fold's first, at @first.
+ */
+static void fold_cover(struct flow *fl, struct seg *s,
+		       struct hwt_blk_decoder *dec, uint64_t first,
+		       const struct hwt_block *last)
+{
+	int err;
+
+	hwt_an_cover_goto(s->cover, first);
+	err = hwt_an_cover_block(s->cover, hwt_blk_image(dec), last);
+	if (err < 0) {
+		print_error(fl, s, dec, last->ip, err);
+		pend_cut(s);
+	}
+}
+
 /* hwt calls on the printing thread: function segments held, at most. */
 #define CALLS_DRAIN 4096
 
@@ -865,6 +885,15 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 
 	if (opt->mode == MODE_CALLS && !s->calls.started)
 		calls_seg_start(&s->calls, fl->names, s->first);
+	if (s->cover) {
+		/* (The thread's walks: new blocks are walked once a thread,
+		 * not once a segment.) */
+		hwt_an_cover_use_walks(s->cover, seg_walks(s));
+		/* The fold counts for the cover what it takes. */
+		if (fold && hwt_blk_tally(dec, &hwt_an_cover_tally,
+					  s->cover) < 0)
+			fold = 0;
+	}
 	/* Without it, one block at a time. */
 	if (use_batch(fl))
 		batch = malloc(BATCH * sizeof(*batch));
@@ -954,8 +983,13 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 			 * nor past the end.
 			 */
 			if (fold && !end.stopping && !s->have_psb_ip) {
+				uint64_t n0 = s->fold.ninsn, ip0 = 0;
+
+				(void) hwt_blk_get_ip(dec, &ip0);
 				status = hwt_blk_fold_next(dec, &s->fold,
 							   &block);
+				if (s->cover && s->fold.ninsn != n0)
+					fold_cover(fl, s, dec, ip0, &block);
 				if (status < 0)
 					break;
 				if (status)
@@ -1037,6 +1071,17 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 	}
 out:
 	flush_block(fl, s);
+	if (fold && s->cover) {
+		/* The counts told while the cover is this segment's. */
+		int err = hwt_blk_tally(dec, NULL, NULL);
+
+		if (err < 0) {
+			cli_out_printf(&s->out, "[error: coverage: %s]\n",
+				       hwt_errstr(err));
+			s->nerrors++;
+		}
+	}
+	hwt_an_cover_use_walks(s->cover, NULL);
 	free(batch);
 	/* (A worker's decoder comes with its walks and texts: all are
 	 * kept.) */

@@ -286,12 +286,14 @@ static inline int time_matters(const struct flow *fl)
 	return fl->opt->time || fl->opt->sel.nwin || fl->hook;
 }
 
-/* Counts only: blocks folded by the decoder, none come out (not where
- * coverage counts each block's lines). */
+/* Counts only: blocks folded by the decoder, none come out (coverage's
+ * lines counted by the decoder too: hwt_blk_tally(); HWT_NO_TALLY=1, for
+ * tests, gives them out instead, one by one). */
 static inline int use_fold(const struct flow *fl)
 {
 	return fl->opt->mode == MODE_STAT ||
-	       (fl->opt->mode == MODE_COVERAGE && !fl->opt->lines);
+	       (fl->opt->mode == MODE_COVERAGE &&
+		(!fl->opt->lines || !cli_env_on("HWT_NO_TALLY")));
 }
 
 /*

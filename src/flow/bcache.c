@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <hwt/error.h>
+#include <hwt/flow.h>
 
 enum {
 	BC_INIT_SLOTS = 1u << 12,
@@ -75,11 +76,50 @@ int hwt_bcache_init(struct hwt_bcache *bc)
 	return 0;
 }
 
+void hwt_bcache_node_block(const struct hwt_bc_node *nd, struct hwt_block *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->ip = nd->ip;
+	b->end_ip = nd->end_ip;
+	b->ninsn = nd->ninsn;
+	b->mode = nd->mode;
+	b->iclass = nd->iclass;
+}
+
+void hwt_bcache_tell(struct hwt_bcache *bc)
+{
+	struct hwt_bc_teller *t = bc->teller;
+
+	if (!t || !t->ops || !bc->tally)
+		return;
+	for (uint32_t k = 0; k < bc->nnodes; ++k) {
+		struct hwt_bc_tally *c = &bc->tally[k];
+		const struct hwt_bc_node *nd = &bc->nodes[k];
+		struct hwt_block b;
+		int err;
+
+		if (!c->n && !c->taken && !c->fell)
+			continue;
+		/* (A jump to the next instruction only falls through.) */
+		if (nd->exit == HWT_BCX_COND && nd->target == nd->next) {
+			c->fell += c->taken;
+			c->taken = 0;
+		}
+		hwt_bcache_node_block(nd, &b);
+		err = t->ops->count(t->ctx, bc->tally_image, bc->generation,
+				    &b, c->n, c->taken, c->fell);
+		if (err < 0 && !t->err)
+			t->err = err;
+		memset(c, 0, sizeof(*c));
+	}
+}
+
 /* Forget the graph (its nodes stand for walks over entries that go). */
-static void bc_graph_clear(struct hwt_bcache *bc)
+void hwt_bcache_graph_clear(struct hwt_bcache *bc)
 {
 	if (!bc->nnodes)
 		return;
+	hwt_bcache_tell(bc);
 	bc->nnodes = 0;
 	bc->npushes = 0;
 	memset(bc->nidx, 0xff, ((size_t) bc->nmask + 1) * sizeof(*bc->nidx));
@@ -90,6 +130,10 @@ static void bc_graph_clear(struct hwt_bcache *bc)
 
 void hwt_bcache_fini(struct hwt_bcache *bc)
 {
+	hwt_bcache_tell(bc);
+	free(bc->tally);
+	bc->tally = NULL;
+	bc->tally_cap = 0;
 	bc_table_free(bc->slots, bc->slots ? bc->mask + 1 : 0);
 	bc->slots = NULL;
 	free(bc->secs);
@@ -115,7 +159,7 @@ void hwt_bcache_fini(struct hwt_bcache *bc)
 
 void hwt_bcache_clear(struct hwt_bcache *bc)
 {
-	bc_graph_clear(bc);
+	hwt_bcache_graph_clear(bc);
 	if (!bc->used)
 		return;
 
@@ -296,7 +340,7 @@ static int bc_node_room(struct hwt_bcache *bc)
 	size_t want;
 
 	if (bc->nnodes == BC_MAX_NODES)
-		bc_graph_clear(bc);
+		hwt_bcache_graph_clear(bc);
 
 	if (bc->nnodes == bc->nodes_cap) {
 		uint32_t cap = bc->nodes_cap ? bc->nodes_cap * 2 : BC_INIT_NODES;
@@ -307,6 +351,15 @@ static int bc_node_room(struct hwt_bcache *bc)
 			return -1;
 		bc->nodes = nodes;
 		bc->nodes_cap = cap;
+	}
+	if (bc->teller && bc->teller->ops && bc->tally_cap < bc->nodes_cap) {
+		struct hwt_bc_tally *t = realloc(bc->tally, bc->nodes_cap *
+						 sizeof(*t));
+
+		if (!t)
+			return -1;
+		bc->tally = t;
+		bc->tally_cap = bc->nodes_cap;
 	}
 
 	/* The index: at most half full. */
@@ -343,7 +396,7 @@ uint32_t hwt_bcache_node_add(struct hwt_bcache *bc,
 	size_t i;
 
 	if (bc->npushes + npush > BC_MAX_PUSHES)
-		bc_graph_clear(bc);
+		hwt_bcache_graph_clear(bc);
 	if (bc_node_room(bc) < 0)
 		return HWT_BC_NO_NODE;
 	if (bc->npushes + npush > bc->pushes_cap) {
@@ -373,6 +426,8 @@ uint32_t hwt_bcache_node_add(struct hwt_bcache *bc,
 
 	k = bc->nnodes++;
 	bc->nidx[i] = k;
+	if (bc->tally_cap > k)
+		memset(&bc->tally[k], 0, sizeof(*bc->tally));
 	n = &bc->nodes[k];
 	*n = *node;
 	n->succ[0] = HWT_BC_NO_NODE;

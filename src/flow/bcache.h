@@ -158,6 +158,26 @@ struct hwt_bc_memo {
 	uint32_t open;
 };
 
+/*
+ * Counts of the nodes the fold takes (hwt_blk_tally(), flow.h): the times
+ * each ran, and a conditional jump at its end was taken or fell through
+ * (as the TNT bit said: hwt_bcache_tell() makes a jump to its own
+ * fall-through fall through, as hwt_an_cover's rule has it). By node index, beside the
+ * nodes, not in them: the map's fold keeps its 64-byte nodes.
+ */
+struct hwt_bc_tally {
+	uint64_t n, taken, fell;
+};
+
+struct hwt_blk_tally_ops;
+
+/* The decoder's teller, which each of its caches points to. */
+struct hwt_bc_teller {
+	const struct hwt_blk_tally_ops *ops;	/* NULL: no counts */
+	void *ctx;
+	int err;		/* the first error told (or 0) */
+};
+
 struct hwt_bcache {
 	struct hwt_bc_entry *slots;
 	size_t mask;		/* capacity - 1 (a power of two) */
@@ -184,6 +204,14 @@ struct hwt_bcache {
 	/* The fold's memo, direct-mapped (graph.c makes it). */
 	struct hwt_bc_memo *memo;
 	uint32_t memo_mask;
+
+	/* Counts (above), if @teller has ops: @tally[k] for node k. The
+	 * graph's nodes were named to the teller as blocks of image
+	 * @tally_image (its id) at @generation. */
+	struct hwt_bc_teller *teller;
+	struct hwt_bc_tally *tally;
+	uint32_t tally_cap;
+	uint64_t tally_image;
 };
 
 _Static_assert(sizeof(struct hwt_bc_entry) == 32, "bcache entry size");
@@ -207,6 +235,17 @@ static inline void hwt_bcache_touch(void *p, size_t bytes)
 int hwt_bcache_init(struct hwt_bcache *bc);
 void hwt_bcache_fini(struct hwt_bcache *bc);
 void hwt_bcache_clear(struct hwt_bcache *bc);
+
+/* The graph forgotten (its counts told first). */
+void hwt_bcache_graph_clear(struct hwt_bcache *bc);
+
+/* The counts told to the teller, and zeroed (the graph stays). */
+void hwt_bcache_tell(struct hwt_bcache *bc);
+
+struct hwt_block;
+
+/* The block node @nd stands for (not speculative). */
+void hwt_bcache_node_block(const struct hwt_bc_node *nd, struct hwt_block *b);
 
 /* The index of section (@end, @delta); interns it. On overflow of the
  * index space, the cache is emptied and indices start over. */

@@ -1106,6 +1106,20 @@ static uint32_t blk_record(struct hwt_blk_decoder *d, uint64_t ip,
 	node.op = (uint8_t) (x->kind | (d->nrec ? HWT_BCO_PUSH : 0) |
 			     (blk_node_runs_on(x->kind, block->iclass) ?
 			      HWT_BCO_RUNS_ON : 0));
+	if (d->teller.ops) {
+		/* Named while the image maps its code as it ran. */
+		struct hwt_block b;
+		int err;
+
+		hwt_bcache_node_block(&node, &b);
+		err = d->teller.ops->node(d->teller.ctx, d->image, &b);
+		if (err < 0) {
+			if (!d->teller.err)
+				d->teller.err = err;
+			return HWT_BC_NO_NODE;
+		}
+		d->bcache.tally_image = hwt_image_id(d->image);
+	}
 	return hwt_bcache_node_add(&d->bcache, &node, d->rec, d->nrec);
 }
 
@@ -1733,6 +1747,7 @@ struct hwt_blk_decoder *hwt_blk_new(const struct hwt_blk_config *config,
 
 	if (hwt_bcache_init(&d->bcache) < 0)
 		goto fail;
+	d->bcache.teller = &d->teller;
 
 	d->status = 0;
 	return d;
@@ -1812,6 +1827,7 @@ static struct blk_kept *blk_kept_new(struct hwt_blk_decoder *d)
 		k = &d->kept[d->nkept];
 		if (hwt_bcache_init(&k->bcache) < 0)
 			return NULL;
+		k->bcache.teller = &d->teller;
 		d->nkept++;
 		return k;
 	}
@@ -1880,6 +1896,38 @@ void hwt_blk_cache_mode_(struct hwt_blk_decoder *d)
 		return;
 	hwt_bcache_clear(&d->bcache);
 	d->bcache.mode = d->mode;
+}
+
+int hwt_blk_tally(struct hwt_blk_decoder *d,
+		  const struct hwt_blk_tally_ops *ops, void *ctx)
+{
+	int err;
+
+	if (!d || (ops && (!ops->node || !ops->count)))
+		return -HWT_ERR_INVALID;
+	err = hwt_blk_tally_flush(d);
+	/* Nodes named to another, or to none, are made again. */
+	hwt_bcache_graph_clear(&d->bcache);
+	for (uint32_t i = 0; i < d->nkept; ++i)
+		hwt_bcache_graph_clear(&d->kept[i].bcache);
+	d->teller.ops = ops;
+	d->teller.ctx = ctx;
+	d->teller.err = 0;
+	return err;
+}
+
+int hwt_blk_tally_flush(struct hwt_blk_decoder *d)
+{
+	int err;
+
+	if (!d)
+		return -HWT_ERR_INVALID;
+	hwt_bcache_tell(&d->bcache);
+	for (uint32_t i = 0; i < d->nkept; ++i)
+		hwt_bcache_tell(&d->kept[i].bcache);
+	err = d->teller.err;
+	d->teller.err = 0;
+	return err;
 }
 
 struct hwt_image *hwt_blk_image(const struct hwt_blk_decoder *d)

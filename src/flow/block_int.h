@@ -93,6 +93,8 @@ struct hwt_blk_decoder {
 
 	struct blk_retstack retstack;
 	struct hwt_bcache bcache;
+	/* hwt_blk_tally(): every cache's (they point to it) */
+	struct hwt_bc_teller teller;
 
 	/* Instructions of the block being decoded into the cache. */
 	struct blk_insn fill[BLK_FILL_STEPS];

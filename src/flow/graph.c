@@ -362,6 +362,7 @@ node_block(uint8_t speculative, const struct hwt_bc_node *nd, uint64_t ip,
  * block of every node. */
 #define FOLD_BLOCKS 1
 #define FOLD_MAP 0
+#define FOLD_TALLY 0
 #define FOLD_STOPS 0
 #define FOLD_RUN blk_run
 #include "flow/graph_fold.h"
@@ -374,6 +375,7 @@ node_block(uint8_t speculative, const struct hwt_bc_node *nd, uint64_t ip,
 #include "flow/graph_fold.h"
 #undef FOLD_RUN
 #undef FOLD_STOPS
+#undef FOLD_TALLY
 #undef FOLD_MAP
 #undef FOLD_BLOCKS
 
@@ -860,6 +862,7 @@ fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
  * without (a computed goto keeps it from being inlined with a constant). */
 #define FOLD_BLOCKS 0
 #define FOLD_STOPS 0
+#define FOLD_TALLY 0
 #define FOLD_MAP 1
 #define FOLD_RUN fold_run_map
 #include "flow/graph_fold.h"
@@ -870,6 +873,16 @@ fold_memo_run(struct run *r, struct fold_run *f, struct hwt_bc_memo *memo,
 #include "flow/graph_fold.h"
 #undef FOLD_MAP
 #undef FOLD_RUN
+#undef FOLD_TALLY
+/* fold_run_tally(): counting the nodes too (hwt_blk_tally()), where speed
+ * matters less than not giving every block out; a map or none. */
+#define FOLD_TALLY 1
+#define FOLD_MAP (fold->map != NULL)
+#define FOLD_RUN fold_run_tally
+#include "flow/graph_fold.h"
+#undef FOLD_MAP
+#undef FOLD_RUN
+#undef FOLD_TALLY
 #undef FOLD_STOPS
 #undef FOLD_BLOCKS
 
@@ -885,6 +898,9 @@ int hwt_blk_fold_next(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	node = blk_plain_node(d);
 	if (node == HWT_BC_NO_NODE)
 		return 0;
+	if (d->teller.ops)
+		return d->bcache.tally ? fold_run_tally(d, fold, last, node) :
+					 0;
 	return fold->map ? fold_run_map(d, fold, last, node) :
 			   fold_run_nomap(d, fold, last, node);
 }

@@ -6,7 +6,12 @@
  * the fold folds them, and, with FOLD_STOPS 1 as well, the batch's run
  * that stops where the time may move or the offset reaches a mark
  * (blk_run_until()). Only graph.c includes it, after the run's and the
- * fold's pieces (the batch's run needs only the run's).
+ * fold's pieces (the batch's run needs only the run's). A fold with
+ * FOLD_TALLY 1 also counts each node it takes, and the outcome of each
+ * conditional jump at a node's end that it takes on to another node, in
+ * the cache's tally (hwt_blk_tally()), all but the last node's (the
+ * caller counts *@last); it does without the memo, which takes nodes
+ * without passing them.
  */
 /*
  * hwt_blk_fold_next() from node @node, with a map or without (FOLD_MAP).
@@ -88,7 +93,28 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	struct hwt_bc_node shadow;
 	struct fold_run f;
 	struct fold_dirty dl;
+#if FOLD_TALLY
+	struct hwt_bc_tally *const ty = d->bcache.tally;
+	struct hwt_bc_memo *const memo = NULL;
+#else
 	struct hwt_bc_memo *memo = fold_memo_get(&d->bcache);
+#endif
+#endif
+#if FOLD_TALLY
+/* Node @node ran; the jump at node @node's end went @slot's way (1:
+ * taken). */
+#define TALLY_RUN(node) (ty[(node) - r.nodes].n++)
+#define TALLY_OUT(node, slot)						\
+	do {								\
+		struct hwt_bc_tally *t_ = &ty[(node) - r.nodes];	\
+		if (slot)						\
+			t_->taken++;					\
+		else							\
+			t_->fell++;					\
+	} while (0)
+#else
+#define TALLY_RUN(node) ((void) 0)
+#define TALLY_OUT(node, slot) ((void) 0)
 #endif
 	unsigned turns = 1u << 16;
 	uint8_t speculative;
@@ -105,6 +131,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 	tnt = r.tnt;
 	index = r.index;
 	nd = nx = r.nd;
+	TALLY_RUN(nd);
 #if FOLD_STOPS
 	/* (Not in direct mode: nothing is parsed.) */
 	if (r.x.kind != HWT_QRY_DX_OTHER && r.x.limit > stop)
@@ -199,6 +226,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
  * block if @nd's runs on into it, else opening one. */
 #define FOLD_OPEN(runs_on)						\
 	do {								\
+		TALLY_RUN(nx);						\
 		if ((runs_on) && nx->mode == f.first->mode)		\
 			f.n += nx->ninsn;				\
 		else							\
@@ -234,6 +262,7 @@ h_cond:
 			goto h_slow;
 		index >>= 1;
 		nx = hwt_bc_link_to(r.nodes, link);
+		TALLY_OUT(nd, slot);
 		FOLD_OPEN(0);
 		FOLD_GO(link & HWT_BC_LINK_OP);
 	}
@@ -260,6 +289,7 @@ h_cond:
 	    (index == 1 && r.x.kind == HWT_QRY_DX_OTHER))
 		goto h_slow;
 	index >>= 1;
+	TALLY_OUT(nd, slot);
 	FOLD_TURN(link, 0, 0);
 
 h_call:
@@ -360,6 +390,8 @@ h_slow:
 	lim = i;
 #endif
 	if (__builtin_expect(step == STEP_NEXT, 1)) {
+		/* (Only a conditional jump's node steps so.) */
+		TALLY_OUT(nd, r.slot);
 		FOLD_OPEN(0);
 		FOLD_GO(nx->op);
 	}
@@ -367,6 +399,14 @@ h_slow:
 		goto stop;
 	if (step == STEP_END)
 		goto done;
+#if FOLD_TALLY
+	if ((nd->op & HWT_BCO_EXIT) == HWT_BCX_COND) {
+		/* (Counted before the turn: it must not come back.) */
+		TALLY_OUT(nd, r.slot);
+		FOLD_TURN(hwt_bc_link(r.nodes, (uint32_t) (nx - r.nodes)),
+			  nd->op & HWT_BCO_RUNS_ON, 0);
+	}
+#endif
 	FOLD_TURN(hwt_bc_link(r.nodes, (uint32_t) (nx - r.nodes)),
 		  nd->op & HWT_BCO_RUNS_ON, 1);
 
@@ -394,6 +434,10 @@ done:
 	node_block(speculative, nd, nd->ip, last);
 	status = 0;
 out:
+#if FOLD_TALLY
+	/* (*@last is the caller's to count.) */
+	ty[nd - r.nodes].n--;
+#endif
 	if (map)
 		fold_memo_flush(f.map, &dl);
 	fold->ninsn = f.total + f.n;
@@ -413,6 +457,8 @@ out:
 	fold->next = nd->next;
 	return status;
 #endif
+#undef TALLY_OUT
+#undef TALLY_RUN
 #undef FOLD_TURN
 #undef FOLD_COUNTS
 #undef FOLD_OPEN

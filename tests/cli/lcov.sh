@@ -24,7 +24,9 @@
 # Also: the lines not run are there with 0 (never(), a branch not taken),
 # lcov reads the file as hwt counts it, genhtml makes a page of it,
 # clang's DWARF (no .debug_aranges, DWARF 5's file 0) counts the same
-# functions, -j2 writes the same file, the AFL map is the one without --lcov, LF/LH
+# functions, -j2 writes the same file (in small segments too), the
+# decoder's tally of the blocks it folds counts what the blocks given out
+# one by one count, the AFL map is the one without --lcov, LF/LH
 # agree with the lines and the summary, the union of two recordings in
 # one file, a source named from a relative compile directory, a program
 # without DWARF (its instructions counted as without a line), bad
@@ -253,6 +255,19 @@ for k in 1 2 3 4 5; do
 		break
 	}
 done
+# The blocks the decoder folds are counted by it (hwt_blk_tally());
+# given out one by one to be counted instead (HWT_NO_TALLY=1), the same
+# files, here and in the small segments.
+HWT_NO_TALLY=1 "$hwt" coverage --lcov j1n.info --drcov j1n.drcov \
+	r100k.data > /dev/null 2>&1
+HWT_NO_TALLY=1 HWT_SEGMENT_SIZE=512 "$hwt" coverage -j2 --lcov j2n.info \
+	--drcov j2n.drcov r100k.data > /dev/null 2>&1
+check
+cmp -s j1s.info j1n.info && cmp -s j1s.drcov j1n.drcov &&
+	cmp -s j1s.info j2n.info && cmp -s j1s.drcov j2n.drcov || {
+	fail "the blocks given out count otherwise than the decoder's tally"
+	diff j1s.info j1n.info | head -n 6 >&2
+}
 "$hwt" coverage r25.data | grep -E '^(edges|hash)' > map.plain
 "$hwt" coverage --lcov x.info r25.data | grep -E '^(edges|hash)' > map.lcov
 check

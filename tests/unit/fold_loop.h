@@ -17,6 +17,33 @@ enum fold_at {
 	FOLD_AT_END	/* the status that ends a sync's run of blocks */
 };
 
+/*
+ * Blocks counted as hwt coverage --lcov counts them (hwt_an_cover's
+ * rule): by block (image id and generation, IP, instructions, mode) the
+ * times it ran, and for a conditional jump at its end the times the next
+ * block started where it falls through (fell) or elsewhere (taken); a
+ * sync or an event drops an outcome pending. The blocks come from
+ * hwt_blk_next() one by one, or, where the loop folds, as the decoder
+ * tallies them (hwt_blk_tally()) and the fold's last block. Two counts
+ * of one trace must be the same by instruction, whichever way they were
+ * made.
+ */
+#define FOLD_COUNT_SLOTS 4096
+
+struct fold_count {
+	struct fold_count_e {
+		uint64_t image, gen, ip;
+		uint32_t ninsn;	/* 0: an empty slot */
+		uint8_t mode;
+		uint64_t n, taken, fell;
+	} e[FOLD_COUNT_SLOTS];
+	size_t ne;
+	int full;		/* more blocks than slots: not compared */
+	struct fold_count_e *pend;
+	uint64_t pend_next;	/* its jump's fall-through */
+	uint64_t told;		/* runs and outcomes the decoder tallied */
+};
+
 struct fold_loop {
 	unsigned max_syncs, max_steps;	/* the work bounds */
 	int fast;	/* hwt_blk_fold_next() where it can */
@@ -24,6 +51,8 @@ struct fold_loop {
 	void (*at)(void *ctx, struct hwt_blk_fold *fold, enum fold_at at,
 		   int status, const struct hwt_event *ev);
 	void *ctx;
+	/* If not NULL, zeroed by the caller: the blocks counted (above). */
+	struct fold_count *count;
 };
 
 /*
@@ -33,5 +62,11 @@ struct fold_loop {
  */
 int fold_loop_run(const struct fold_loop *how, struct hwt_blk_decoder *d,
 		  struct hwt_blk_fold *fold);
+
+/* Are @a and @b the same counts of the instructions of @image (1), or
+ * not (0)? (Where blocks end depends on the cache's history: blocks may
+ * differ where their instructions do not. Out of memory: 1.) */
+int fold_count_same(const struct fold_count *a, const struct fold_count *b,
+		    const struct hwt_image *image);
 
 #endif /* HWT_TESTS_FOLD_LOOP_H */
