@@ -8,7 +8,8 @@
 #   make fuzz       build the libFuzzer targets into build-fuzz/ and run each
 #                   for FUZZ_SECONDS
 #   make bench      run the benchmarks (bench/run.sh, run-flow.sh,
-#                   run-output.sh, run-record.sh, run-switch.sh, run-jobs.sh)
+#                   run-output.sh, run-cover.sh, run-record.sh,
+#                   run-switch.sh, run-jobs.sh)
 #   make libipt-suite  run libipt's pttc suite against build/hwt (ptdump, ptxed)
 #   make example    record the bundled example (examples/calc.c, which
 #                   crashes) with hwt record; show hwt calls and hwt last
@@ -123,6 +124,7 @@ bench: all
 	bash bench/run.sh $(BUILD)
 	bash bench/run-flow.sh $(BUILD)
 	bash bench/run-output.sh $(BUILD)
+	bash bench/run-cover.sh $(BUILD)
 	bash bench/run-corpus.sh $(BUILD)
 	bash bench/run-record.sh $(BUILD)
 	bash bench/run-switch.sh $(BUILD)

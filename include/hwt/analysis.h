@@ -275,6 +275,21 @@ int hwt_an_lines_funcs(struct hwt_an_lines *s, const char *path,
 		       void *ctx);
 
 /*
+ * The code of the file at @path that its line tables give lines for, a
+ * row's at a time: @fn(@ctx, off, code, len, mode, file, line) with the
+ * file offset of the row's address, the file's bytes from there to the
+ * next row's address (len of them: instructions start at each row), the
+ * exec mode of the file's code (enum hwt_exec_mode, by its ELF header:
+ * x86 only) and the row's source line (as hwt_an_lines_at() gives it).
+ * In address order. Returns as hwt_an_lines_each().
+ */
+int hwt_an_lines_code(struct hwt_an_lines *s, const char *path,
+		      int (*fn)(void *ctx, uint64_t off, const uint8_t *code,
+				size_t len, unsigned mode, const char *file,
+				unsigned line),
+		      void *ctx);
+
+/*
  * The ELF file at @path as its program headers lay it out: 1 with *@base
  * (its lowest PT_LOAD's address, page-aligned: where a disassembler
  * loads it) and *@end (past its highest); 0 if it is not an ELF file

@@ -499,24 +499,33 @@ const struct hwt_blk_tally_ops hwt_an_cover_tally = {
 
 int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src)
 {
+	uint32_t *file;
+	int err = 0;
+
 	if (!dst || !src)
 		return -HWT_ERR_INVALID;
 	if (flatten(src) < 0)
 		return -HWT_ERR_NOMEM;
-	for (size_t i = 0; i <= src->imask; i++) {
+	/* @src's file numbers as @dst's (a name compared once a file, not
+	 * once an instruction). */
+	file = malloc((src->npaths + 1) * sizeof(*file));
+	if (!file)
+		return -HWT_ERR_NOMEM;
+	for (size_t i = 0; i < src->npaths; i++)
+		if ((file[i] = file_of(dst, src->paths[i])) == NO_FILE)
+			err = -HWT_ERR_NOMEM;
+	for (size_t i = 0; !err && i <= src->imask; i++) {
 		const struct cov_ins *e = &src->ins[i];
 		uint64_t branch[2] = { e->taken, e->fell };
-		uint32_t file;
 
 		if (e->file == NO_FILE)
 			continue;
-		file = file_of(dst, src->paths[e->file]);
-		if (file == NO_FILE ||
-		    ins_add(dst, file, e->off, e->size, e->count,
+		if (ins_add(dst, file[e->file], e->off, e->size, e->count,
 			    e->cond ? branch : NULL) < 0)
-			return -HWT_ERR_NOMEM;
+			err = -HWT_ERR_NOMEM;
 	}
-	return 0;
+	free(file);
+	return err;
 }
 
 /* ---- lines ---- */
@@ -680,6 +689,7 @@ struct cov_branch {
 				 * files' numbers depend on the order they
 				 * came in, which -j does not keep) */
 	uint64_t off, taken, fell;
+	uint8_t never;		/* never run: its outcomes are "-" */
 };
 
 struct cov_branches {
@@ -702,18 +712,59 @@ static int branch_cmp(const void *a, const void *b)
 	return (x->off > y->off) - (x->off < y->off);
 }
 
+/* Jump @e (at @off of @path) on line @line of @src; NULL: never run. */
 static int branch_add(struct cov_branches *br, const char *src, unsigned line,
-		      const char *path, const struct cov_ins *e)
+		      const char *path, uint64_t off, const struct cov_ins *e)
 {
 	if (hwt_grow((void **)&br->v, &br->cap, br->n + 1, sizeof(*br->v)) < 0)
 		return -HWT_ERR_NOMEM;
 	br->v[br->n].src = src;
 	br->v[br->n].line = line;
 	br->v[br->n].path = path;
-	br->v[br->n].off = e->off;
-	br->v[br->n].taken = e->taken;
-	br->v[br->n].fell = e->fell;
+	br->v[br->n].off = off;
+	br->v[br->n].taken = e ? e->taken : 0;
+	br->v[br->n].fell = e ? e->fell : 0;
+	br->v[br->n].never = !e;
 	br->n++;
+	return 0;
+}
+
+/* The conditional jumps of code that never ran (or ran without an
+ * outcome told), in the code the line tables cover: found, not hit, as
+ * gcov lists a branch whose block never ran. */
+struct code_jumps {
+	struct hwt_an_cover *c;
+	struct cov_branches *br;
+	uint32_t file;
+};
+
+static int code_jumps(void *ctx, uint64_t off, const uint8_t *code,
+		      size_t len, unsigned mode, const char *src,
+		      unsigned line)
+{
+	struct code_jumps *j = ctx;
+	const char *path = j->c->paths[j->file];
+	static const struct cov_ins ran = { 0 };
+	struct hwt_insn_info info;
+
+	for (size_t at = 0; at < len; at += info.size) {
+		const struct cov_ins *e;
+		int err;
+
+		/* (Not code after all: the next row's place.) */
+		if (hwt_insn_decode(&info, code + at, len - at, off + at,
+				    mode) < 0)
+			break;
+		if (info.iclass != HWT_IC_COND_JUMP)
+			continue;
+		e = ins_slot(j->c->ins, j->c->imask, j->file, off + at);
+		if (e->file != NO_FILE && e->cond)
+			continue;
+		err = branch_add(j->br, src, line, path, off + at,
+				 e->file == NO_FILE ? NULL : &ran);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -743,7 +794,13 @@ static int collect(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 		else
 			sum->insns_no_line++;
 		if (!err && r > 0 && e->cond)
-			err = branch_add(br, src, line, c->paths[e->file], e);
+			err = branch_add(br, src, line, c->paths[e->file],
+					 e->off, e);
+	}
+	for (size_t f = 0; !err && f < c->npaths; f++) {
+		struct code_jumps j = { c, br, (uint32_t)f };
+
+		err = hwt_an_lines_code(ln, c->paths[f], code_jumps, &j);
 	}
 	if (err)
 		return err;
@@ -824,7 +881,11 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 				blk = bi && !strcmp(br.v[bi - 1].src, b->src) &&
 				      br.v[bi - 1].line == b->line ? blk + 1 : 0;
 				bhit += (b->taken != 0) + (b->fell != 0);
-				if (out)
+				if (out && b->never)
+					fprintf(out, "BRDA:%u,%zu,0,-\n"
+						"BRDA:%u,%zu,1,-\n",
+						b->line, blk, b->line, blk);
+				else if (out)
 					fprintf(out, "BRDA:%u,%zu,0,%" PRIu64
 						"\nBRDA:%u,%zu,1,%" PRIu64 "\n",
 						b->line, blk, b->taken, b->line,

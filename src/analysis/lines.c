@@ -342,17 +342,14 @@ static int make_ranges(struct ln_file *f)
 	return 0;
 }
 
-/* The unit whose code is at @addr, by its ranges (what dwarf_addrdie()
- * finds by .debug_aranges): 1, 0 if none, or -HWT_ERR_NOMEM. */
-static int unit_of(struct ln_file *f, uint64_t addr, Dwarf_Die *cu)
+/* The unit range that holds @addr (ranges made: make_ranges()), or
+ * NULL. */
+static const struct ln_range *range_of(const struct ln_file *f, uint64_t addr)
 {
-	size_t lo = 0, hi, start;
+	size_t lo = 0, hi = f->nranges, start;
 
-	if (!f->have_ranges && make_ranges(f) < 0)
-		return -HWT_ERR_NOMEM;
 	/* The last range starting at or before @addr, and the 64 before it
 	 * (one of those may still reach it: ranges may nest). */
-	hi = f->nranges;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -363,8 +360,20 @@ static int unit_of(struct ln_file *f, uint64_t addr, Dwarf_Die *cu)
 	}
 	for (start = lo; lo-- > 0 && start - lo <= 64;)
 		if (addr < f->ranges[lo].hi)
-			return dwarf_offdie(f->dw, f->ranges[lo].cu, cu) != NULL;
-	return 0;
+			return &f->ranges[lo];
+	return NULL;
+}
+
+/* The unit whose code is at @addr, by its ranges (what dwarf_addrdie()
+ * finds by .debug_aranges): 1, 0 if none, or -HWT_ERR_NOMEM. */
+static int unit_of(struct ln_file *f, uint64_t addr, Dwarf_Die *cu)
+{
+	const struct ln_range *r;
+
+	if (!f->have_ranges && make_ranges(f) < 0)
+		return -HWT_ERR_NOMEM;
+	r = range_of(f, addr);
+	return r && dwarf_offdie(f->dw, r->cu, cu) != NULL;
 }
 
 int hwt_an_lines_find(struct hwt_an_lines *s, const struct hwt_image *image,
@@ -575,4 +584,116 @@ int hwt_an_lines_link(struct hwt_an_lines *s, const char *path, uint64_t off,
 	if (!f)
 		return -HWT_ERR_NOMEM;
 	return f->elf && load_map(f->elf, off, 1, addr);
+}
+
+/* A line table row's code, for hwt_an_lines_code(): from its address to
+ * the next row's of its sequence, and its line. */
+struct ln_span {
+	uint64_t lo, hi;
+	Dwarf_Off cu;
+	const char *src;
+	unsigned line;
+};
+
+struct code_walk {
+	struct hwt_an_lines *s;
+	struct ln_span *v;
+	size_t n, cap;
+};
+
+static int unit_code_rows(Dwarf_Die *cu, void *ctx)
+{
+	struct code_walk *w = ctx;
+	Dwarf_Lines *lines;
+	Dwarf_Addr addr, next;
+	size_t n;
+
+	if (dwarf_getsrclines(cu, &lines, &n))
+		return 0;
+	if (hwt_grow((void **)&w->v, &w->cap, w->n + n, sizeof(*w->v)) < 0)
+		return -HWT_ERR_NOMEM;
+	for (size_t i = 0; i + 1 < n; i++) {
+		Dwarf_Line *dl = dwarf_onesrcline(lines, i);
+		Dwarf_Line *dn = dwarf_onesrcline(lines, i + 1);
+		struct ln_span *sp = &w->v[w->n];
+		const char *src;
+		bool end = false;
+		int lineno;
+
+		/* (A row with the next one's address has no code: the next
+		 * is the address's, as dwarf_getsrc_die() has it.) */
+		if (!dl || !dn || dwarf_lineendsequence(dl, &end) || end ||
+		    dwarf_lineaddr(dl, &addr) || dwarf_lineaddr(dn, &next) ||
+		    next <= addr || dwarf_lineno(dl, &lineno) || lineno <= 0 ||
+		    !(src = dwarf_linesrc(dl, NULL, NULL)))
+			continue;
+		if (!(src = full_name(w->s, cu, src)))
+			return -HWT_ERR_NOMEM;
+		sp->lo = addr;
+		sp->hi = next;
+		sp->cu = dwarf_dieoffset(cu);
+		sp->src = src;
+		sp->line = (unsigned)lineno;
+		w->n++;
+	}
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct ln_span *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+int hwt_an_lines_code(struct hwt_an_lines *s, const char *path,
+		      int (*fn)(void *ctx, uint64_t off, const uint8_t *code,
+				size_t len, unsigned mode, const char *file,
+				unsigned line),
+		      void *ctx)
+{
+	struct ln_file *f = get(s, path);
+	struct code_walk w = { s, NULL, 0, 0 };
+	const uint8_t *raw;
+	unsigned mode;
+	size_t size;
+	GElf_Ehdr eh;
+	int r;
+
+	if (!f)
+		return -HWT_ERR_NOMEM;
+	if (!f->dw || !f->elf || !gelf_getehdr(f->elf, &eh) ||
+	    !(raw = (const uint8_t *)elf_rawfile(f->elf, &size)))
+		return 0;
+	if (eh.e_machine == EM_X86_64 && eh.e_ident[EI_CLASS] == ELFCLASS64)
+		mode = HWT_MODE_64;
+	else if (eh.e_machine == EM_386 || eh.e_machine == EM_X86_64)
+		mode = HWT_MODE_32;
+	else
+		return 0;
+	if (!f->have_ranges && make_ranges(f) < 0)
+		return -HWT_ERR_NOMEM;
+	r = each_unit(f->dw, unit_code_rows, &w);
+	if (!r && w.n)
+		qsort(w.v, w.n, sizeof(*w.v), span_cmp);
+	for (size_t i = 0; !r && i < w.n; i++) {
+		const struct ln_span *sp = &w.v[i];
+		const struct ln_range *in = range_of(f, sp->lo);
+		uint64_t off, last, hi;
+
+		/* Only code its unit says is its own (not the padding after
+		 * a function, which a row may reach over): what
+		 * hwt_an_lines_at() finds a line for. Both ends in one
+		 * segment, in the file. */
+		if (!in || in->cu != sp->cu)
+			continue;
+		hi = sp->hi < in->hi ? sp->hi : in->hi;
+		if (load_map(f->elf, sp->lo, 0, &off) &&
+		    load_map(f->elf, hi - 1, 0, &last) &&
+		    last - off == hi - 1 - sp->lo && last < size)
+			r = fn(ctx, off, raw + off, (size_t)(last - off + 1),
+			       mode, sp->src, sp->line);
+	}
+	free(w.v);
+	return r;
 }

@@ -22,6 +22,8 @@
 # lists in it (sized by objdump), from base 0 (a PIE).
 #
 # Also: the lines not run are there with 0 (never(), a branch not taken),
+# and the branches never run with "-" (never()'s, as gcov's "never
+# executed"),
 # lcov reads the file as hwt counts it, genhtml makes a page of it,
 # clang's DWARF (no .debug_aranges, DWARF 5's file 0) counts the same
 # functions, -j2 writes the same file (in small segments too), the
@@ -200,10 +202,22 @@ check
 	join gcov.br hwt.br | awk '$2 != $4 || $3 != $5 { print "    line " $1 ": gcov " $2 "/" $3 ", hwt " $4 "/" $5; bad = 1 }
 		END { exit bad }' >&2 ||
 	fail "branch counts differ from gcov's ($(wc -l < gcov.br) lines)"
-# never(): its lines are there, not run.
+# never(): its lines are there, not run; its jump's two branches too,
+# never run ("-"), as gcov lists them ("never executed"): no other line
+# of either has such.
 check
 body=$(grep -n 'return v \* 7;' cover.c | cut -d: -f1)
 grep -qx "$body 0" hwt.lines || fail "never()'s line $body: not 0 in the lcov file"
+check
+awk -F: '/^ *[-#0-9]+\*?: *[0-9]+:/ { l = $2 + 0 }
+	/^branch.*never executed/ { print l }' cover.c.gcov | sort -u > gcov.never
+awk -v sf="SF:$tmp/cover.c" '$0 == sf { on = 1; next } /^end_of_record/ { on = 0 }
+	on && /^BRDA:.*,-$/ { split(substr($0, 6), a, ","); print a[1] }' r25.info |
+	sort > hwt.never.all
+sort -u hwt.never.all > hwt.never
+[ "$(wc -l < gcov.never)" -eq 1 ] && cmp -s gcov.never hwt.never &&
+	[ "$(wc -l < hwt.never.all)" -eq 2 ] ||
+	fail "the branches never run: gcov's lines $(echo $(cat gcov.never)), hwt's $(echo $(cat hwt.never))"
 
 # The summary, LF and LH agree with the DA lines.
 check

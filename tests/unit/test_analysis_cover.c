@@ -276,12 +276,70 @@ static void test_drcov(void **state)
 	unlink(path);
 }
 
+/* hwt_an_lines_code(): this test's own code, a line table row at a
+ * time. */
+struct rows_seen {
+	struct hwt_an_lines *ln;
+	const char *path;
+	size_t n, bytes;
+	uint64_t last;
+};
+
+static int row_seen(void *ctx, uint64_t off, const uint8_t *code,
+		    size_t len, unsigned mode, const char *file,
+		    unsigned line)
+{
+	struct rows_seen *r = ctx;
+	const char *at_file;
+	unsigned at_line;
+
+	/* In address order (the file's code is one segment), each the
+	 * line hwt_an_lines_at() gives for its first and last byte, its
+	 * bytes the file's. */
+	assert_true(!r->n || off >= r->last);
+	assert_int_equal(mode, HWT_MODE_64);
+	assert_true(len > 0);
+	assert_int_equal(hwt_an_lines_at(r->ln, r->path, off, &at_file,
+					 &at_line), 1);
+	assert_string_equal(at_file, file);
+	assert_int_equal(at_line, line);
+	assert_int_equal(hwt_an_lines_at(r->ln, r->path, off + len - 1,
+					 &at_file, &at_line), 1);
+	assert_string_equal(at_file, file);
+	assert_int_equal(at_line, line);
+	(void)code;
+	r->last = off + len;
+	r->n++;
+	r->bytes += len;
+	return 0;
+}
+
+static void test_code_rows(void **state)
+{
+	struct rows_seen r = { 0 };
+	char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	(void)state;
+	assert_true(n > 0);
+	path[n] = 0;
+	r.ln = hwt_an_lines_new();
+	r.path = path;
+	assert_non_null(r.ln);
+	assert_int_equal(hwt_an_lines_code(r.ln, path, row_seen, &r), 0);
+	/* (This file's functions alone have hundreds of rows.) */
+	assert_true(r.n > 200);
+	assert_true(r.bytes > 4096);
+	hwt_an_lines_delete(r.ln);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_no_file),
 		cmocka_unit_test(test_drcov),
+		cmocka_unit_test(test_code_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

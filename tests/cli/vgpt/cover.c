@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tests/cli/lcov.sh's program: lines run a known number of times (a
- * loop, if/else chains, a switch, calls), lines never run (never(), the
- * n < 0 branch), loops within a line (for, while). ARGV[1] is the
+ * loop, if/else chains, a switch, calls), lines never run (never(), with
+ * a conditional jump of its own, the n < 0 branch), loops within a line
+ * (for, while). ARGV[1] is the
  * number of turns.
  */
 #include <stdio.h>
@@ -35,7 +36,9 @@ static int classify(int v)
 
 static int never(int v)
 {
-	return v * 7;
+	if (v > 3)
+		return v * 7;
+	return v;
 }
 
 int main(int argc, char **argv)
