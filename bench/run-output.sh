@@ -41,24 +41,10 @@ die() { echo "bench-output: error: $*" >&2; exit 1; }
 [[ -x $hwt ]] || die "$hwt not built (make)"
 [[ -z $old || -x $old ]] || die "$old: not an executable"
 
-# best N CMD...: the best wall clock of N runs, in seconds.
-best() {
-	local n=$1 i t0 t1 b=""
-	shift
-	for ((i = 0; i < n; i++)); do
-		t0=$EPOCHREALTIME
-		"$@" >/dev/null 2>&1 || true
-		t1=$EPOCHREALTIME
-		b=$(awk -v t="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
-			-v b="$b" 'BEGIN { print (b == "" || t < b) ? t : b }')
-	done
-	echo "$b"
-}
+# shellcheck source=bench/lib.bash
+. "$REPO/bench/lib.bash"
 
-list=$build/bench-real.list
-bash "$REPO/bench/vgpt-traces.sh" "$build" "$build/bench-real" >"$list" ||
-	die "bench/vgpt-traces.sh failed"
-[[ -s $list ]] || die "no vgpt traces (vgpt not built?)"
+list=$(vgpt_list "$build")
 
 echo "-- best wall clock of $rounds, output to /dev/null; $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 while IFS=$'\t' read -r name trace opts; do
