@@ -67,7 +67,8 @@ asan: deps
 	HWT_VGPT_LIB=$(if $(VGPT_PLAIN),$(CURDIR)/build/vgpt) \
 	$(MAKE) BUILD=build-asan PGO=0 CMAKE_FLAGS="-DHWT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang" check
 
-# gcc's ThreadSanitizer (vgpt is not built: see asan). A report is a
+# gcc's ThreadSanitizer (vgpt is not built: the plain build's records,
+# as for asan). A report is a
 # failure even where the test's own comparison passed: each goes to a
 # file of its own (log_path), and any file fails the target.
 TSAN_TESTS = cli/(flow|coverage|calls|perfdata_flow|last|lcov)$$
@@ -76,6 +77,7 @@ tsan: deps
 	$(MAKE) BUILD=build-tsan PGO=0 CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWT_BENCH=OFF -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" all
 	rm -rf $(TSAN_LOGS) && mkdir -p $(TSAN_LOGS)
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 log_path=$(TSAN_LOGS)/report" \
+	  HWT_VGPT_LIB=$(if $(VGPT_PLAIN),$(CURDIR)/build/vgpt) \
 	  ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
 	@if ls $(TSAN_LOGS)/report.* >/dev/null 2>&1; then \
 	  head -n 60 $(TSAN_LOGS)/report.*; echo "ThreadSanitizer reports above"; exit 1; \

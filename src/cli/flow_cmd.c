@@ -46,11 +46,13 @@ struct corpus {
 	struct cli_order order;		/* of the traces */
 };
 
-/* A thread's: its decoder, a buffer for the traces it reads, the map it
- * folds them into (cleared after each), and the union of its traces'. */
+/* A thread's: its decoder (with its walks: --lcov), a buffer for the
+ * traces it reads, the map it folds them into (cleared after each), and
+ * the union of its traces'. */
 struct corpus_thread {
 	struct corpus *c;
 	struct hwt_blk_decoder *dec;
+	struct hwt_an_walks *walks;
 	uint8_t *buf;
 	size_t cap;
 	uint8_t *map, *sum;
@@ -59,6 +61,7 @@ struct corpus_thread {
 static void corpus_thread_fini(struct corpus_thread *th)
 {
 	hwt_blk_delete(th->dec);
+	hwt_an_walks_delete(th->walks);
 	free(th->buf);
 	free(th->map);
 	free(th->sum);
@@ -97,7 +100,11 @@ static void corpus_decode(struct corpus_thread *th, size_t k)
 	if (!*dec)
 		*dec = flow_new_decoder(&f, f.image);
 	/* (Without a decoder, it tries to make one, and says so.) */
+	sl->s.walks = th->walks;
 	flow_decode_segment(&f, &sl->s, *dec, 1);
+	/* (Kept with a decoder that stays, else freed there.) */
+	th->walks = sl->s.walks;
+	sl->s.walks = NULL;
 	cli_input_close(&in);
 	sl->hash = cli_map_take(th->map, th->sum, &sl->edges);
 out:
