@@ -315,8 +315,11 @@ struct hwt_blk_tally_ops {
 };
 
 /* Count for @ops (NULL: stop), @ctx: the counts so far are told to the
- * ones before, and every graph starts over. Returns
- * hwt_blk_tally_flush()'s result for those before. */
+ * ones before, and every graph starts over, unless they are @ops and @ctx
+ * (a caller counting several traces into one, flushing after each: the
+ * graph stays warm; @ctx must then be the same object, not one made
+ * since at a freed one's address). Returns hwt_blk_tally_flush()'s
+ * result for those before. */
 int hwt_blk_tally(struct hwt_blk_decoder *d,
 		  const struct hwt_blk_tally_ops *ops, void *ctx);
 

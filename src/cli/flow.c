@@ -1072,8 +1072,10 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 out:
 	flush_block(fl, s);
 	if (fold && s->cover) {
-		/* The counts told while the cover is this segment's. */
-		int err = hwt_blk_tally(dec, NULL, NULL);
+		/* The counts told while the cover is this segment's (a lent
+		 * one stays the decoder's: the next segment's too). */
+		int err = s->cover_lent ? hwt_blk_tally_flush(dec) :
+					  hwt_blk_tally(dec, NULL, NULL);
 
 		if (err < 0) {
 			cli_out_printf(&s->out, "[error: coverage: %s]\n",

@@ -145,6 +145,10 @@ struct seg {
 	/* --blocks, --stat, coverage: canonical blocks (and the map) */
 	struct hwt_blk_fold fold;
 	struct hwt_an_cover *cover;	/* coverage --lcov: the blocks run */
+	/* @cover is the caller's, lent for several segments (several
+	 * traces): the decoder goes on counting into it, its block graph
+	 * warm (hwt_blk_tally()) */
+	uint8_t cover_lent;
 	uint64_t psb_ip;		/* where the last PSB+ resumes */
 	uint8_t have_psb_ip;
 	struct pending pend;

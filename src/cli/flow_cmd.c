@@ -46,13 +46,15 @@ struct corpus {
 	struct cli_order order;		/* of the traces */
 };
 
-/* A thread's: its decoder (with its walks: --lcov), a buffer for the
+/* A thread's: its decoder (with its walks, and the cover --lcov counts
+ * all its traces into: the decoder's graph stays warm), a buffer for the
  * traces it reads, the map it folds them into (cleared after each), and
  * the union of its traces'. */
 struct corpus_thread {
 	struct corpus *c;
 	struct hwt_blk_decoder *dec;
 	struct hwt_an_walks *walks;
+	struct hwt_an_cover *cover;
 	uint8_t *buf;
 	size_t cap;
 	uint8_t *map, *sum;
@@ -62,6 +64,7 @@ static void corpus_thread_fini(struct corpus_thread *th)
 {
 	hwt_blk_delete(th->dec);
 	hwt_an_walks_delete(th->walks);
+	hwt_an_cover_delete(th->cover);
 	free(th->buf);
 	free(th->map);
 	free(th->sum);
@@ -101,10 +104,21 @@ static void corpus_decode(struct corpus_thread *th, size_t k)
 		*dec = flow_new_decoder(&f, f.image);
 	/* (Without a decoder, it tries to make one, and says so.) */
 	sl->s.walks = th->walks;
+	if (sl->s.cover) {
+		/* The thread's cover for all its traces (theirs are added
+		 * up into one file anyway). */
+		if (th->cover)
+			hwt_an_cover_delete(sl->s.cover);
+		else
+			th->cover = sl->s.cover;
+		sl->s.cover = th->cover;
+		sl->s.cover_lent = 1;
+	}
 	flow_decode_segment(&f, &sl->s, *dec, 1);
 	/* (Kept with a decoder that stays, else freed there.) */
 	th->walks = sl->s.walks;
 	sl->s.walks = NULL;
+	sl->s.cover = NULL;
 	cli_input_close(&in);
 	sl->hash = cli_map_take(th->map, th->sum, &sl->edges);
 out:
@@ -210,10 +224,17 @@ static int run_traces(struct flow *fl, struct totals *all,
 	}
 	for (unsigned i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
-	/* (Saturating sums: in any order, the same.) */
-	for (unsigned i = 0; i <= jobs; i++)
+	/* (Saturating sums: in any order, the same. The covers are added
+	 * up by file and offset: likewise.) */
+	for (unsigned i = 0; i <= jobs; i++) {
 		if (ct[i].sum)
 			cli_map_add(all->map, ct[i].sum);
+		if (ct[i].cover && all->cover &&
+		    hwt_an_cover_merge(all->cover, ct[i].cover) < 0) {
+			fprintf(stderr, "%s: out of memory.\n", opt->prog);
+			ret = -1;
+		}
+	}
 	cli_out_printf(out, "# all traces\n");
 	if (flow_finish(fl, all, out) < 0)
 		ret = -1;

@@ -1906,6 +1906,8 @@ int hwt_blk_tally(struct hwt_blk_decoder *d,
 	if (!d || (ops && (!ops->node || !ops->count)))
 		return -HWT_ERR_INVALID;
 	err = hwt_blk_tally_flush(d);
+	if (ops && ops == d->teller.ops && ctx == d->teller.ctx)
+		return err;
 	/* Nodes named to another, or to none, are made again. */
 	hwt_bcache_graph_clear(&d->bcache);
 	for (uint32_t i = 0; i < d->nkept; ++i)

@@ -106,6 +106,17 @@ lines asm2.info "$asm" | sort -k1,1 > asm2.got
 check
 join asm.got asm2.got | awk '$3 != 2 * $2 { bad = 1 } END { exit bad || NR != 26 }' ||
 	fail "asm: the same trace twice does not count twice"
+# Five times on two threads (each thread counts its traces into one
+# cover, its decoder's graph warm): five times, one by one's file.
+run "coverage -j2 --lcov, asm, five times" "$hwt" coverage -j2 --lcov \
+	asm5.info --elf loopg loop.pt loop.pt loop.pt loop.pt loop.pt
+HWT_NO_TALLY=1 "$hwt" coverage --lcov asm5n.info --elf loopg loop.pt \
+	loop.pt loop.pt loop.pt loop.pt > /dev/null 2>&1
+lines asm5.info "$asm" | sort -k1,1 > asm5.got
+check
+join asm.got asm5.got | awk '$3 != 5 * $2 { bad = 1 } END { exit bad || NR != 26 }' &&
+	cmp -s asm5.info asm5n.info ||
+	fail "asm: the same trace five times (-j2) does not count five times"
 # A perf.data of two CPUs (mkptdata: cpu 1 runs a second thread through
 # the same loop), each stream decoded with the code its sideband maps:
 # every count twice the trace's; -j2 the same file.
