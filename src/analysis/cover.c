@@ -679,9 +679,8 @@ static int collect_funcs(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 	return 0;
 }
 
-/* Every line of the files that ran, and the counts of those that did:
- * sorted, one entry a line. */
-/* A conditional jump that ran, by its line. */
+/* A conditional jump, by its line: one that ran, with its outcomes, or
+ * one in code that never ran (@never). */
 struct cov_branch {
 	const char *src;
 	unsigned line;
@@ -768,6 +767,8 @@ static int code_jumps(void *ctx, uint64_t off, const uint8_t *code,
 	return 0;
 }
 
+/* Every line of the files that ran, and the counts of those that did:
+ * sorted, one entry a line; their conditional jumps, sorted by line. */
 static int collect(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 		   struct cov_lines *l, struct cov_branches *br,
 		   struct hwt_an_cover_sum *sum)

@@ -125,7 +125,6 @@ static void branch_line(struct seg *s, uint64_t from, uint64_t to)
 	cli_out_commit(&s->out, p);
 }
 
-/* The previous block's last instruction went to @next: was it taken? */
 /* A gap in the flow: the pending branch (and conditional jump that
  * coverage counts) never learn where they went. */
 static void pend_cut(struct seg *s)
@@ -135,6 +134,7 @@ static void pend_cut(struct seg *s)
 		hwt_an_cover_cut(s->cover);
 }
 
+/* The previous block's last instruction went to @next: was it taken? */
 static void resolve(struct seg *s, uint64_t next, int print)
 {
 	struct pending *pd = &s->pend;
@@ -985,7 +985,9 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 			if (fold && !end.stopping && !s->have_psb_ip) {
 				uint64_t n0 = s->fold.ninsn, ip0 = 0;
 
-				(void) hwt_blk_get_ip(dec, &ip0);
+				/* (Where the fold starts: only the cover asks.) */
+				if (s->cover)
+					(void) hwt_blk_get_ip(dec, &ip0);
 				status = hwt_blk_fold_next(dec, &s->fold,
 							   &block);
 				if (s->cover && s->fold.ninsn != n0)
