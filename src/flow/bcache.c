@@ -76,16 +76,6 @@ int hwt_bcache_init(struct hwt_bcache *bc)
 	return 0;
 }
 
-void hwt_bcache_node_block(const struct hwt_bc_node *nd, struct hwt_block *b)
-{
-	memset(b, 0, sizeof(*b));
-	b->ip = nd->ip;
-	b->end_ip = nd->end_ip;
-	b->ninsn = nd->ninsn;
-	b->mode = nd->mode;
-	b->iclass = nd->iclass;
-}
-
 void hwt_bcache_tell(struct hwt_bcache *bc)
 {
 	struct hwt_bc_teller *t = bc->teller;

@@ -29,6 +29,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include <hwt/flow.h>
 
 enum hwt_bc_qual {
 	HWT_BCQ_AGAIN = 1,	/* continue at the last instruction's IP */
@@ -242,10 +245,18 @@ void hwt_bcache_graph_clear(struct hwt_bcache *bc);
 /* The counts told to the teller, and zeroed (the graph stays). */
 void hwt_bcache_tell(struct hwt_bcache *bc);
 
-struct hwt_block;
-
-/* The block node @nd stands for (not speculative). */
-void hwt_bcache_node_block(const struct hwt_bc_node *nd, struct hwt_block *b);
+/* The block node @nd stands for, as hwt_blk_next() makes it (not
+ * speculative). */
+static inline __attribute__((always_inline)) void
+hwt_bcache_node_block(const struct hwt_bc_node *nd, struct hwt_block *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->ip = nd->ip;
+	b->end_ip = nd->end_ip;
+	b->ninsn = nd->ninsn;
+	b->mode = nd->mode;
+	b->iclass = nd->iclass;
+}
 
 /* The index of section (@end, @delta); interns it. On overflow of the
  * index space, the cache is emptied and indices start over. */

@@ -344,17 +344,12 @@ static inline const uint8_t *run_ahead(const struct hwt_qry_direct *x,
 	return p;
 }
 
-/* The block of node @nd, starting at @ip, as hwt_blk_next() makes it. */
+/* The block of node @nd, as hwt_blk_next() makes it. */
 static inline __attribute__((always_inline)) void
-node_block(uint8_t speculative, const struct hwt_bc_node *nd, uint64_t ip,
+node_block(uint8_t speculative, const struct hwt_bc_node *nd,
 	   struct hwt_block *block)
 {
-	memset(block, 0, sizeof(*block));
-	block->ip = ip;
-	block->end_ip = nd->end_ip;
-	block->ninsn = nd->ninsn;
-	block->mode = nd->mode;
-	block->iclass = nd->iclass;
+	hwt_bcache_node_block(nd, block);
 	block->speculative = speculative;
 }
 

@@ -138,7 +138,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 		r.x.limit = stop;
 #endif
 #if FOLD_BLOCKS
-	node_block(speculative, nd, nd->ip, &blocks[i++]);
+	node_block(speculative, nd, &blocks[i++]);
 #else
 	memset(&shadow, 0, sizeof(shadow));
 	shadow.loc = blk_afl_loc(fold->block.ip);
@@ -218,7 +218,7 @@ static int FOLD_RUN(struct hwt_blk_decoder *d, struct hwt_blk_fold *fold,
 			r.ip = nx->ip;					\
 			goto done;					\
 		}							\
-		node_block(speculative, nx, nx->ip, &blocks[i++]);	\
+		node_block(speculative, nx, &blocks[i++]);		\
 	} while (0)
 #define FOLD_COUNTS 0
 #else
@@ -418,7 +418,7 @@ stop:
 	*pk = i;
 	return status < 0 ? status : blk_after_block(d, &blocks[i - 1]);
 #else
-	node_block(speculative, nd, nd->ip, last);
+	node_block(speculative, nd, last);
 	if (status > 0)
 		status = blk_after_block(d, last);
 	goto out;
@@ -431,7 +431,7 @@ done:
 	*pk = i;
 	return 0;
 #else
-	node_block(speculative, nd, nd->ip, last);
+	node_block(speculative, nd, last);
 	status = 0;
 out:
 #if FOLD_TALLY
