@@ -323,7 +323,8 @@ struct hwt_blk_config flow_trace_config(const struct flow *fl);
 /* flow_run.c: the segments of a trace (or piece), and their totals. */
 int flow_consume(struct flow *fl, struct seg *s, struct totals *t,
 		 struct cli_out *out);
-int flow_seg_init_map(struct flow *fl, struct seg *s, uint8_t *map);
+int flow_seg_init_map(struct flow *fl, struct seg *s, uint8_t *map,
+		      struct hwt_an_cover *cover);
 void flow_seg_free(struct seg *s);
 int flow_run(struct flow *fl, const struct span *sp, struct totals *t,
 	     struct cli_out *out);

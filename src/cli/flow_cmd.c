@@ -85,7 +85,12 @@ static void corpus_decode(struct corpus_thread *th, size_t k)
 		th->map = calloc(1, MAP_SIZE);
 	if (!th->sum)
 		th->sum = calloc(1, MAP_SIZE);
-	if (!th->map || !th->sum || flow_seg_init_map(&f, &sl->s, th->map) < 0) {
+	/* (--lcov: the thread's cover for all its traces; theirs are added
+	 * up into one file anyway.) */
+	if (f.opt->lines && !th->cover)
+		th->cover = hwt_an_cover_new();
+	if (!th->map || !th->sum || (f.opt->lines && !th->cover) ||
+	    flow_seg_init_map(&f, &sl->s, th->map, th->cover) < 0) {
 		fprintf(stderr, "%s: out of memory.\n", f.opt->prog);
 		goto out;
 	}
@@ -104,26 +109,17 @@ static void corpus_decode(struct corpus_thread *th, size_t k)
 		*dec = flow_new_decoder(&f, f.image);
 	/* (Without a decoder, it tries to make one, and says so.) */
 	sl->s.walks = th->walks;
-	if (sl->s.cover) {
-		/* The thread's cover for all its traces (theirs are added
-		 * up into one file anyway). */
-		if (th->cover)
-			hwt_an_cover_delete(sl->s.cover);
-		else
-			th->cover = sl->s.cover;
-		sl->s.cover = th->cover;
-		sl->s.cover_lent = 1;
-	}
 	flow_decode_segment(&f, &sl->s, *dec, 1);
 	/* (Kept with a decoder that stays, else freed there.) */
 	th->walks = sl->s.walks;
 	sl->s.walks = NULL;
-	sl->s.cover = NULL;
 	cli_input_close(&in);
 	sl->hash = cli_map_take(th->map, th->sum, &sl->edges);
 out:
-	/* (The map is the thread's: no one else frees it.) */
+	/* (The map and the cover are the thread's: no one else frees
+	 * them.) */
 	sl->s.fold.map = NULL;
+	sl->s.cover = NULL;
 }
 
 static void *corpus_worker(void *arg)

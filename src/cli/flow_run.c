@@ -241,8 +241,10 @@ int flow_consume(struct flow *fl, struct seg *s, struct totals *t,
 }
 
 /* @map: coverage's map, cleared (the caller's), or NULL for one of its
- * own. */
-int flow_seg_init_map(struct flow *fl, struct seg *s, uint8_t *map)
+ * own; @cover: --lcov's counts, the caller's (lent: @s->cover_lent), or
+ * NULL for a cover of its own. */
+int flow_seg_init_map(struct flow *fl, struct seg *s, uint8_t *map,
+		      struct hwt_an_cover *cover)
 {
 	memset(s, 0, sizeof(*s));
 	s->image = fl->image;
@@ -256,14 +258,15 @@ int flow_seg_init_map(struct flow *fl, struct seg *s, uint8_t *map)
 		if (!s->fold.map)
 			return -1;
 	}
-	if (fl->opt->lines && !(s->cover = hwt_an_cover_new()))
+	s->cover_lent = cover != NULL;
+	if (fl->opt->lines && !(s->cover = cover ? cover : hwt_an_cover_new()))
 		return -1;
 	return 0;
 }
 
 static int flow_seg_init(struct flow *fl, struct seg *s)
 {
-	return flow_seg_init_map(fl, s, NULL);
+	return flow_seg_init_map(fl, s, NULL, NULL);
 }
 
 /*
