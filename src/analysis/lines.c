@@ -39,6 +39,16 @@ struct ln_file {
 	struct ln_range *ranges;
 	size_t nranges;
 	uint8_t have_ranges;
+	/* Its PT_LOAD segments, read once for load_map(), which is asked
+	 * per row and per instruction (gelf_getphdr() each time: 7% of
+	 * --lcov's instructions on python3's libraries). */
+	struct ln_load *loads;
+	size_t nloads;
+	uint8_t have_loads;
+};
+
+struct ln_load {
+	uint64_t vaddr, off, filesz;
 };
 
 /* A relative source name joined to its compile unit's directory, by
@@ -51,6 +61,7 @@ struct ln_join {
 struct hwt_an_lines {
 	struct ln_file *f;
 	size_t n;
+	size_t last;			/* the file asked last, + 1 (get()) */
 	struct ln_join *joins;		/* open addressing, @jmask + 1 */
 	size_t njoins, jmask;
 };
@@ -79,6 +90,7 @@ void hwt_an_lines_delete(struct hwt_an_lines *s)
 			close(f->dbg_fd);
 		free(f->path);
 		free(f->ranges);
+		free(f->loads);
 	}
 	free(s->f);
 	for (size_t i = 0; s->joins && i <= s->jmask; i++)
@@ -222,9 +234,14 @@ static struct ln_file *get(struct hwt_an_lines *s, const char *path)
 {
 	struct ln_file *f;
 
+	/* (Asked once an instruction, mostly for the file before.) */
+	if (s->last && !strcmp(s->f[s->last - 1].path, path))
+		return &s->f[s->last - 1];
 	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->f[i].path, path))
+		if (!strcmp(s->f[i].path, path)) {
+			s->last = i + 1;
 			return &s->f[i];
+		}
 	f = realloc(s->f, (s->n + 1) * sizeof(*f));
 	if (!f)
 		return NULL;
@@ -236,6 +253,7 @@ static struct ln_file *get(struct hwt_an_lines *s, const char *path)
 	if (!f->path)
 		return NULL;
 	s->n++;
+	s->last = s->n;
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0)
 		return f;
@@ -252,21 +270,32 @@ static struct ln_file *get(struct hwt_an_lines *s, const char *path)
  * File offset @x as a link-time address in *@y (@to_addr), or address @x
  * as a file offset (!@to_addr), by the PT_LOAD segment that holds it.
  */
-static int load_map(Elf *elf, uint64_t x, int to_addr, uint64_t *y)
+static int load_map(struct ln_file *f, uint64_t x, int to_addr, uint64_t *y)
 {
-	GElf_Phdr ph;
-	size_t n;
+	if (!f->have_loads) {
+		GElf_Phdr ph;
+		size_t n;
 
-	if (elf_getphdrnum(elf, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t from, to;
+		f->have_loads = 1;
+		if (!f->elf || elf_getphdrnum(f->elf, &n) || !n ||
+		    !(f->loads = calloc(n, sizeof(*f->loads))))
+			return 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!gelf_getphdr(f->elf, (int)i, &ph) ||
+			    ph.p_type != PT_LOAD)
+				continue;
+			f->loads[f->nloads].vaddr = ph.p_vaddr;
+			f->loads[f->nloads].off = ph.p_offset;
+			f->loads[f->nloads].filesz = ph.p_filesz;
+			f->nloads++;
+		}
+	}
+	for (size_t i = 0; i < f->nloads; i++) {
+		const struct ln_load *l = &f->loads[i];
+		uint64_t from = to_addr ? l->off : l->vaddr;
+		uint64_t to = to_addr ? l->vaddr : l->off;
 
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		from = to_addr ? ph.p_offset : ph.p_vaddr;
-		to = to_addr ? ph.p_vaddr : ph.p_offset;
-		if (x < from || x - from >= ph.p_filesz)
+		if (x < from || x - from >= l->filesz)
 			continue;
 		*y = to + (x - from);
 		return 1;
@@ -399,7 +428,7 @@ int hwt_an_lines_at(struct hwt_an_lines *s, const char *path, uint64_t off,
 
 	if (!f)
 		return -HWT_ERR_NOMEM;
-	if (!f->dw || !load_map(f->elf, off, 1, &addr))
+	if (!f->dw || !load_map(f, off, 1, &addr))
 		return 0;
 	if (!dwarf_addrdie(f->dw, addr, &cu)) {
 		int r = unit_of(f, addr, &cu);
@@ -427,16 +456,33 @@ struct rows_walk {
 	void *ctx;
 };
 
+/* The (file, line) pairs of a unit's rows told already, by a hash: a
+ * line has a row for each place its code starts (or its column or view
+ * changes), and most of libc's rows repeat a pair told a few rows
+ * before. Each miss is told (again, where the slot was another's). */
+#define ROWS_SEEN 512
+
+struct rows_seen {
+	const char *src;
+	unsigned line;
+};
+
 static int unit_rows(Dwarf_Die *cu, void *ctx)
 {
 	struct rows_walk *w = ctx;
+	struct rows_seen seen[ROWS_SEEN];
+	/* The unit's names, a few, come again and again: the last one
+	 * joined to its directory is kept. */
+	const char *raw = NULL, *full = NULL;
 	Dwarf_Lines *lines;
 	size_t n;
 
 	if (dwarf_getsrclines(cu, &lines, &n))
 		return 0;
+	memset(seen, 0, sizeof(seen));
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Line *dl = dwarf_onesrcline(lines, i);
+		struct rows_seen *e;
 		const char *src;
 		bool end = false;
 		int lineno, r;
@@ -447,10 +493,19 @@ static int unit_rows(Dwarf_Die *cu, void *ctx)
 		src = dwarf_linesrc(dl, NULL, NULL);
 		if (!src)
 			continue;
-		src = full_name(w->s, cu, src);
-		if (!src)
-			return -HWT_ERR_NOMEM;
-		r = w->fn(w->ctx, src, (unsigned)lineno);
+		if (src != raw) {
+			full = full_name(w->s, cu, src);
+			if (!full)
+				return -HWT_ERR_NOMEM;
+			raw = src;
+		}
+		e = &seen[(join_hash(full, NULL) ^ (unsigned)lineno * 0x9e3779b1u)
+			  % ROWS_SEEN];
+		if (e->src == full && e->line == (unsigned)lineno)
+			continue;
+		e->src = full;
+		e->line = (unsigned)lineno;
+		r = w->fn(w->ctx, full, (unsigned)lineno);
 		if (r)
 			return r;
 	}
@@ -516,7 +571,7 @@ static int one_func(Dwarf_Die *die, void *arg)
 							     &attr));
 	src = decl_file(die, w->cu);
 	if (!name || !src || dwarf_decl_line(die, &line) || line <= 0 ||
-	    dwarf_entrypc(die, &entry) || !load_map(w->f->elf, entry, 0, &off))
+	    dwarf_entrypc(die, &entry) || !load_map(w->f, entry, 0, &off))
 		return DWARF_CB_OK;
 	src = full_name(w->s, w->cu, src);
 	if (!src) {
@@ -583,7 +638,7 @@ int hwt_an_lines_link(struct hwt_an_lines *s, const char *path, uint64_t off,
 
 	if (!f)
 		return -HWT_ERR_NOMEM;
-	return f->elf && load_map(f->elf, off, 1, addr);
+	return f->elf && load_map(f, off, 1, addr);
 }
 
 /* A line table row's code, for hwt_an_lines_code(): from its address to
@@ -604,8 +659,11 @@ struct code_walk {
 static int unit_code_rows(Dwarf_Die *cu, void *ctx)
 {
 	struct code_walk *w = ctx;
+	/* (As unit_rows(): the last name joined kept.) */
+	const char *raw = NULL, *full = NULL;
 	Dwarf_Lines *lines;
 	Dwarf_Addr addr, next;
+	Dwarf_Off at = dwarf_dieoffset(cu);
 	size_t n;
 
 	if (dwarf_getsrclines(cu, &lines, &n))
@@ -627,12 +685,15 @@ static int unit_code_rows(Dwarf_Die *cu, void *ctx)
 		    next <= addr || dwarf_lineno(dl, &lineno) || lineno <= 0 ||
 		    !(src = dwarf_linesrc(dl, NULL, NULL)))
 			continue;
-		if (!(src = full_name(w->s, cu, src)))
-			return -HWT_ERR_NOMEM;
+		if (src != raw) {
+			if (!(full = full_name(w->s, cu, src)))
+				return -HWT_ERR_NOMEM;
+			raw = src;
+		}
 		sp->lo = addr;
 		sp->hi = next;
-		sp->cu = dwarf_dieoffset(cu);
-		sp->src = src;
+		sp->cu = at;
+		sp->src = full;
 		sp->line = (unsigned)lineno;
 		w->n++;
 	}
@@ -688,8 +749,8 @@ int hwt_an_lines_code(struct hwt_an_lines *s, const char *path,
 		if (!in || in->cu != sp->cu)
 			continue;
 		hi = sp->hi < in->hi ? sp->hi : in->hi;
-		if (load_map(f->elf, sp->lo, 0, &off) &&
-		    load_map(f->elf, hi - 1, 0, &last) &&
+		if (load_map(f, sp->lo, 0, &off) &&
+		    load_map(f, hi - 1, 0, &last) &&
 		    last - off == hi - 1 - sp->lo && last < size)
 			r = fn(ctx, off, raw + off, (size_t)(last - off + 1),
 			       mode, sp->src, sp->line);

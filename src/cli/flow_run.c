@@ -199,7 +199,10 @@ int flow_consume(struct flow *fl, struct seg *s, struct totals *t,
 	t->nerrors += s->nerrors;
 	if (s->fold.map && t->map)
 		cli_map_add(t->map, s->fold.map);
-	if (s->cover && !t->cover) {
+	/* (A lent cover, @t's, has the counts already.) */
+	if (s->cover_lent) {
+		s->cover = NULL;
+	} else if (s->cover && !t->cover) {
 		t->cover = s->cover;
 		s->cover = NULL;
 	} else if (s->cover && hwt_an_cover_merge(t->cover, s->cover) < 0) {
@@ -294,7 +297,8 @@ void flow_seg_free(struct seg *s)
 {
 	free(s->out.buf);
 	free(s->fold.map);
-	hwt_an_cover_delete(s->cover);
+	if (!s->cover_lent)
+		hwt_an_cover_delete(s->cover);
 	free(s->marks);
 	calls_seg_free(&s->calls);
 }
@@ -505,7 +509,11 @@ int flow_run(struct flow *fl, const struct span *sp, struct totals *t,
 	for (size_t k = 0; k < pool.nsegs; k++) {
 		struct seg *s = &pool.segs[k];
 
-		if (flow_seg_init(fl, s) < 0) {
+		/* One segment counts into @t's cover: a cover of its own
+		 * would be added to it at the end, instruction by
+		 * instruction. */
+		if (flow_seg_init_map(fl, s, NULL,
+				      pool.nsegs == 1 ? t->cover : NULL) < 0) {
 			fprintf(stderr, "%s: out of memory.\n", opt->prog);
 			exit(1);
 		}
@@ -728,7 +736,7 @@ int flow_totals_init(const struct flow *fl, struct totals *t,
 		if (!t->map)
 			goto oom;
 	}
-	if (fl->opt->lines && !(t->cover = hwt_an_cover_new()))
+	if (fl->opt->lines && !t->cover && !(t->cover = hwt_an_cover_new()))
 		goto oom;
 	if (fl->opt->mode == MODE_CALLS && fl->merge && fl->hook) {
 		t->calls = calls_hist_new_log(fl->merge, fl->hook->cpu);
@@ -763,7 +771,7 @@ int flow_add_totals(struct totals *all, const struct totals *t)
 	all->nerrors += t->nerrors;
 	if (all->map && t->map)
 		cli_map_add(all->map, t->map);
-	if (all->cover && t->cover)
+	if (all->cover && t->cover && t->cover != all->cover)
 		return hwt_an_cover_merge(all->cover, t->cover);
 	return 0;
 }
@@ -772,7 +780,8 @@ void flow_totals_free(struct totals *t)
 {
 	free(t->map);
 	t->map = NULL;
-	hwt_an_cover_delete(t->cover);
+	if (!t->cover_lent)
+		hwt_an_cover_delete(t->cover);
 	t->cover = NULL;
 	calls_hist_delete(t->calls);
 	t->calls = NULL;
@@ -886,7 +895,8 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 	if (fl->opt->jobs > 1)
 		return run_pieces_jobs(fl, trace, t, out);
 
-	if (flow_seg_init(fl, &s) < 0) {
+	/* (Counting into @t's cover, as flow_run()'s one segment.) */
+	if (flow_seg_init_map(fl, &s, NULL, t->cover) < 0) {
 		fprintf(stderr, "%s: out of memory.\n", fl->opt->prog);
 		return -1;
 	}
@@ -955,6 +965,12 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 	o.lcov_out = NULL;
 	o.drcov_out = NULL;
 	memset(&t, 0, sizeof(t));
+	/* (The streams count into one cover: each its own would be added
+	 * to it at the end.) */
+	if (fl->all && fl->all->cover) {
+		t.cover = fl->all->cover;
+		t.cover_lent = 1;
+	}
 	fl->opt = &o;
 	fl->image = image;
 	fl->hook = hook;
