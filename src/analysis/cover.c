@@ -75,9 +75,21 @@ struct cov_front {
 	uint64_t next;			/* (as the block's) */
 };
 
+/* A block's place in the table: @k - 1 in @blocks (0: empty), and bits of
+ * its key's hash, compared before the key is. */
+struct cov_bslot {
+	uint32_t k, tag;
+};
+
 struct hwt_an_cover {
-	struct cov_block *blocks;	/* open addressing, @bmask + 1 */
-	size_t nblocks, bmask;
+	/* The blocks, in the order they came, found by @bslot (open
+	 * addressing, @bmask + 1): 8-byte slots half empty, where 72-byte
+	 * ones were (python3's recording: 85 K blocks in its main stream's
+	 * cover, 18 MB of table before, about 10 now; 3% less time). */
+	struct cov_block *blocks;
+	size_t nblocks, capblocks;
+	struct cov_bslot *bslot;
+	size_t bmask;
 	struct cov_at *at;
 	size_t nat, capat;
 	struct cov_ins *ins;		/* open addressing, @imask + 1 */
@@ -113,9 +125,9 @@ struct hwt_an_cover *hwt_an_cover_new(void)
 		return NULL;
 	c->bmask = 1023;
 	c->imask = 1023;
-	c->blocks = calloc(c->bmask + 1, sizeof(*c->blocks));
+	c->bslot = calloc(c->bmask + 1, sizeof(*c->bslot));
 	c->ins = malloc((c->imask + 1) * sizeof(*c->ins));
-	if (!c->blocks || !c->ins) {
+	if (!c->bslot || !c->ins) {
 		hwt_an_cover_delete(c);
 		return NULL;
 	}
@@ -132,6 +144,7 @@ void hwt_an_cover_delete(struct hwt_an_cover *c)
 		free(c->paths[i]);
 	free(c->paths);
 	free(c->blocks);
+	free(c->bslot);
 	free(c->at);
 	free(c->ins);
 	hwt_an_walks_delete(c->own_walks);
@@ -225,18 +238,18 @@ static int ins_add(struct hwt_an_cover *c, uint32_t file, uint64_t off,
 	return 0;
 }
 
-static struct cov_block *block_slot(struct cov_block *tab, size_t mask,
+static struct cov_block *block_find(const struct hwt_an_cover *c,
 				    uint64_t image, uint64_t gen, uint64_t ip,
 				    uint32_t ninsn, uint8_t mode);
 
 /* Front slot @f's count to its block (which is in the table). */
 static void spill_one(struct hwt_an_cover *c, struct cov_front *f)
 {
-	if (f->ninsn && (f->count || f->taken || f->fell)) {
-		struct cov_block *e = block_slot(c->blocks, c->bmask,
-						 c->front_image, c->front_gen,
-						 f->ip, f->ninsn, f->mode);
+	struct cov_block *e;
 
+	if (f->ninsn && (f->count || f->taken || f->fell) &&
+	    (e = block_find(c, c->front_image, c->front_gen, f->ip, f->ninsn,
+			    f->mode))) {
 		e->count += f->count;
 		e->taken += f->taken;
 		e->fell += f->fell;
@@ -259,10 +272,10 @@ static void spill(struct hwt_an_cover *c)
 static int flatten(struct hwt_an_cover *c)
 {
 	spill(c);
-	for (size_t i = 0; i <= c->bmask; i++) {
+	for (size_t i = 0; i < c->nblocks; i++) {
 		struct cov_block *b = &c->blocks[i];
 
-		if (!b->image || (!b->count && !b->taken && !b->fell))
+		if (!b->count && !b->taken && !b->fell)
 			continue;
 		for (uint32_t k = 0; k < b->n; k++) {
 			const struct cov_at *a = &c->at[b->first + k];
@@ -282,37 +295,57 @@ static int flatten(struct hwt_an_cover *c)
 
 /* ---- blocks ---- */
 
-static struct cov_block *block_slot(struct cov_block *tab, size_t mask,
+/* The slot of the block with this key: its own, or the empty one it
+ * would take. */
+static struct cov_bslot *block_slot(const struct hwt_an_cover *c,
 				    uint64_t image, uint64_t gen, uint64_t ip,
 				    uint32_t ninsn, uint8_t mode)
 {
-	size_t i = (size_t)mix(ip, image, gen) & mask;
+	uint64_t h = mix(ip, image, gen);
+	uint32_t tag = (uint32_t)(h >> 32);
+	size_t i = (size_t)h & c->bmask;
 
-	while (tab[i].image &&
-	       (tab[i].ip != ip || tab[i].image != image ||
-		tab[i].gen != gen || tab[i].ninsn != ninsn ||
-		tab[i].mode != mode))
-		i = (i + 1) & mask;
-	return &tab[i];
+	for (;; i = (i + 1) & c->bmask) {
+		struct cov_bslot *s = &c->bslot[i];
+		const struct cov_block *e;
+
+		if (!s->k)
+			return s;
+		e = &c->blocks[s->k - 1];
+		if (s->tag == tag && e->ip == ip && e->image == image &&
+		    e->gen == gen && e->ninsn == ninsn && e->mode == mode)
+			return s;
+	}
+}
+
+/* The block with this key, or NULL. */
+static struct cov_block *block_find(const struct hwt_an_cover *c,
+				    uint64_t image, uint64_t gen, uint64_t ip,
+				    uint32_t ninsn, uint8_t mode)
+{
+	const struct cov_bslot *s = block_slot(c, image, gen, ip, ninsn, mode);
+
+	return s->k ? &c->blocks[s->k - 1] : NULL;
 }
 
 static int blocks_grow(struct hwt_an_cover *c)
 {
 	size_t mask = 2 * c->bmask + 1;
-	struct cov_block *tab = calloc(mask + 1, sizeof(*tab));
+	struct cov_bslot *tab = calloc(mask + 1, sizeof(*tab));
 
 	if (!tab)
 		return -HWT_ERR_NOMEM;
-	for (size_t i = 0; i <= c->bmask; i++) {
-		const struct cov_block *o = &c->blocks[i];
-
-		if (o->image)
-			*block_slot(tab, mask, o->image, o->gen, o->ip,
-				    o->ninsn, o->mode) = *o;
-	}
-	free(c->blocks);
-	c->blocks = tab;
+	free(c->bslot);
+	c->bslot = tab;
 	c->bmask = mask;
+	for (size_t k = 0; k < c->nblocks; k++) {
+		const struct cov_block *o = &c->blocks[k];
+		struct cov_bslot *s = block_slot(c, o->image, o->gen, o->ip,
+						 o->ninsn, o->mode);
+
+		s->k = (uint32_t)k + 1;
+		s->tag = (uint32_t)(mix(o->ip, o->image, o->gen) >> 32);
+	}
 	return 0;
 }
 
@@ -367,17 +400,21 @@ static struct cov_block *block_add(struct hwt_an_cover *c,
 				   const struct hwt_block *b, uint64_t id,
 				   uint64_t gen)
 {
-	struct cov_block *e = block_slot(c->blocks, c->bmask, id, gen, b->ip,
-					 b->ninsn, b->mode);
+	struct cov_bslot *s = block_slot(c, id, gen, b->ip, b->ninsn, b->mode);
+	struct cov_block *e;
 
-	if (e->image)
-		return e;
+	if (s->k)
+		return &c->blocks[s->k - 1];
+	if (c->nblocks >= UINT32_MAX - 1 ||
+	    hwt_grow((void **)&c->blocks, &c->capblocks, c->nblocks + 1,
+		     sizeof(*c->blocks)) < 0)
+		return NULL;
 	if (2 * (c->nblocks + 1) > c->bmask + 1) {
 		if (blocks_grow(c) < 0)
 			return NULL;
-		e = block_slot(c->blocks, c->bmask, id, gen, b->ip, b->ninsn,
-			       b->mode);
+		s = block_slot(c, id, gen, b->ip, b->ninsn, b->mode);
 	}
+	e = &c->blocks[c->nblocks];
 	memset(e, 0, sizeof(*e));
 	if (block_resolve(c, e, image, b) < 0)
 		return NULL;
@@ -386,7 +423,8 @@ static struct cov_block *block_add(struct hwt_an_cover *c,
 	e->gen = gen;
 	e->ninsn = b->ninsn;
 	e->mode = b->mode;
-	c->nblocks++;
+	s->k = (uint32_t)++c->nblocks;
+	s->tag = (uint32_t)(mix(b->ip, id, gen) >> 32);
 	return e;
 }
 
@@ -481,10 +519,10 @@ static int tally_count(void *ctx, uint64_t image, uint64_t gen,
 		       uint64_t fell)
 {
 	struct hwt_an_cover *c = ctx;
-	struct cov_block *e = block_slot(c->blocks, c->bmask, image, gen,
-					 b->ip, b->ninsn, b->mode);
+	struct cov_block *e = block_find(c, image, gen, b->ip, b->ninsn,
+					 b->mode);
 
-	if (!e->image)
+	if (!e)
 		return -HWT_ERR_INVALID;
 	e->count += n;
 	e->taken += taken;

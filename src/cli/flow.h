@@ -256,7 +256,6 @@ struct totals {
 	uint64_t ninsn, nblocks, nbranches, nevents, nerrors;
 	uint8_t *map;
 	struct hwt_an_cover *cover;	/* coverage --lcov */
-	uint8_t cover_lent;		/* @cover is all streams' (not freed) */
 	/* @map's cli_map_hash(), if made already (@hashed) */
 	uint64_t hash;
 	size_t edges;

@@ -736,7 +736,7 @@ int flow_totals_init(const struct flow *fl, struct totals *t,
 		if (!t->map)
 			goto oom;
 	}
-	if (fl->opt->lines && !t->cover && !(t->cover = hwt_an_cover_new()))
+	if (fl->opt->lines && !(t->cover = hwt_an_cover_new()))
 		goto oom;
 	if (fl->opt->mode == MODE_CALLS && fl->merge && fl->hook) {
 		t->calls = calls_hist_new_log(fl->merge, fl->hook->cpu);
@@ -771,7 +771,7 @@ int flow_add_totals(struct totals *all, const struct totals *t)
 	all->nerrors += t->nerrors;
 	if (all->map && t->map)
 		cli_map_add(all->map, t->map);
-	if (all->cover && t->cover && t->cover != all->cover)
+	if (all->cover && t->cover)
 		return hwt_an_cover_merge(all->cover, t->cover);
 	return 0;
 }
@@ -780,8 +780,7 @@ void flow_totals_free(struct totals *t)
 {
 	free(t->map);
 	t->map = NULL;
-	if (!t->cover_lent)
-		hwt_an_cover_delete(t->cover);
+	hwt_an_cover_delete(t->cover);
 	t->cover = NULL;
 	calls_hist_delete(t->calls);
 	t->calls = NULL;
@@ -965,12 +964,6 @@ int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 	o.lcov_out = NULL;
 	o.drcov_out = NULL;
 	memset(&t, 0, sizeof(t));
-	/* (The streams count into one cover: each its own would be added
-	 * to it at the end.) */
-	if (fl->all && fl->all->cover) {
-		t.cover = fl->all->cover;
-		t.cover_lent = 1;
-	}
 	fl->opt = &o;
 	fl->image = image;
 	fl->hook = hook;
