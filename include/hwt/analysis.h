@@ -349,6 +349,11 @@ extern const struct hwt_blk_tally_ops hwt_an_cover_tally;
 /* Add @src's counts to @dst's (by file and offset: any images). */
 int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src);
 
+/* What a merge from @c does first, now: its blocks' counts moved to its
+ * instructions' (a -j segment's thread does it, not the one that adds
+ * the segments up). 0 or -HWT_ERR_NOMEM. */
+int hwt_an_cover_flatten(struct hwt_an_cover *c);
+
 struct hwt_an_cover_sum {
 	uint64_t files;		/* source files */
 	uint64_t found, hit;	/* their lines, and those that ran */

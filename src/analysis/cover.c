@@ -54,7 +54,7 @@ struct cov_at {
 struct cov_ins {
 	uint64_t off, count;
 	uint64_t taken, fell;		/* a conditional jump's outcomes */
-	uint32_t file;			/* NO_FILE: an empty slot */
+	uint32_t file;
 	uint8_t size, cond;
 };
 
@@ -75,9 +75,10 @@ struct cov_front {
 	uint64_t next;			/* (as the block's) */
 };
 
-/* A block's place in the table: @k - 1 in @blocks (0: empty), and bits of
- * its key's hash, compared before the key is. */
-struct cov_bslot {
+/* A slot of the index of blocks (or instructions): the entry's place,
+ * @k - 1 in the array (0: an empty slot), and bits of its key's hash,
+ * compared before the key is. */
+struct cov_slot {
 	uint32_t k, tag;
 };
 
@@ -88,12 +89,18 @@ struct hwt_an_cover {
 	 * cover, 18 MB of table before, about 10 now; 3% less time). */
 	struct cov_block *blocks;
 	size_t nblocks, capblocks;
-	struct cov_bslot *bslot;
+	struct cov_slot *bslot;
 	size_t bmask;
 	struct cov_at *at;
 	size_t nat, capat;
-	struct cov_ins *ins;		/* open addressing, @imask + 1 */
-	size_t nins, imask;
+	/* The instructions, in the order they came, found as the blocks are
+	 * (@islot: open addressing, @imask + 1): a table of 40-byte slots
+	 * half empty made a -j segment's cover twice the size, and adding
+	 * one to another a scan of it. */
+	struct cov_ins *ins;
+	size_t nins, capins;
+	struct cov_slot *islot;
+	size_t imask;
 	char **paths;			/* the files, by number */
 	size_t npaths, cappaths;
 	/* the number of the path last looked up */
@@ -126,13 +133,11 @@ struct hwt_an_cover *hwt_an_cover_new(void)
 	c->bmask = 1023;
 	c->imask = 1023;
 	c->bslot = calloc(c->bmask + 1, sizeof(*c->bslot));
-	c->ins = malloc((c->imask + 1) * sizeof(*c->ins));
-	if (!c->bslot || !c->ins) {
+	c->islot = calloc(c->imask + 1, sizeof(*c->islot));
+	if (!c->bslot || !c->islot) {
 		hwt_an_cover_delete(c);
 		return NULL;
 	}
-	for (size_t i = 0; i <= c->imask; i++)
-		c->ins[i].file = NO_FILE;
 	return c;
 }
 
@@ -147,6 +152,7 @@ void hwt_an_cover_delete(struct hwt_an_cover *c)
 	free(c->bslot);
 	free(c->at);
 	free(c->ins);
+	free(c->islot);
 	hwt_an_walks_delete(c->own_walks);
 	free(c);
 }
@@ -187,48 +193,89 @@ static uint32_t file_of(struct hwt_an_cover *c, const char *path)
 
 /* ---- instructions ---- */
 
-static struct cov_ins *ins_slot(struct cov_ins *tab, size_t mask,
-				uint32_t file, uint64_t off)
+/* Where instruction (@file, @off) is or would be: a 64-byte stretch of a
+ * file's code in slots side by side (a block's instructions, which come
+ * together). */
+static uint64_t ins_hash(uint32_t file, uint64_t off)
 {
-	size_t i = (size_t)mix(off, file, 0) & mask;
+	return mix(off >> 6, file, 0) + (off & 63);
+}
 
-	while (tab[i].file != NO_FILE &&
-	       (tab[i].file != file || tab[i].off != off))
-		i = (i + 1) & mask;
-	return &tab[i];
+static struct cov_slot *ins_slot(const struct hwt_an_cover *c, uint32_t file,
+				  uint64_t off)
+{
+	uint64_t h = ins_hash(file, off);
+	uint32_t tag = (uint32_t)(h >> 32);
+	size_t i = (size_t)h & c->imask;
+
+	for (;; i = (i + 1) & c->imask) {
+		struct cov_slot *s = &c->islot[i];
+		const struct cov_ins *e;
+
+		if (!s->k)
+			return s;
+		e = &c->ins[s->k - 1];
+		if (s->tag == tag && e->off == off && e->file == file)
+			return s;
+	}
+}
+
+/* Instruction (@file, @off), or NULL: none ran. */
+static const struct cov_ins *ins_find(const struct hwt_an_cover *c,
+				      uint32_t file, uint64_t off)
+{
+	const struct cov_slot *s = ins_slot(c, file, off);
+
+	return s->k ? &c->ins[s->k - 1] : NULL;
+}
+
+static int ins_grow(struct hwt_an_cover *c)
+{
+	size_t mask = 2 * c->imask + 1;
+	struct cov_slot *tab = calloc(mask + 1, sizeof(*tab));
+
+	if (!tab)
+		return -HWT_ERR_NOMEM;
+	free(c->islot);
+	c->islot = tab;
+	c->imask = mask;
+	for (size_t k = 0; k < c->nins; k++) {
+		const struct cov_ins *o = &c->ins[k];
+		struct cov_slot *s = ins_slot(c, o->file, o->off);
+
+		s->k = (uint32_t)k + 1;
+		s->tag = (uint32_t)(ins_hash(o->file, o->off) >> 32);
+	}
+	return 0;
 }
 
 static int ins_add(struct hwt_an_cover *c, uint32_t file, uint64_t off,
 		   uint8_t size, uint64_t count, const uint64_t *branch)
 {
+	struct cov_slot *s = ins_slot(c, file, off);
 	struct cov_ins *e;
 
-	if (2 * (c->nins + 1) > c->imask + 1) {
-		size_t mask = 2 * c->imask + 1;
-		struct cov_ins *tab = malloc((mask + 1) * sizeof(*tab));
-
-		if (!tab)
+	if (!s->k) {
+		if (c->nins >= UINT32_MAX - 1 ||
+		    hwt_grow((void **)&c->ins, &c->capins, c->nins + 1,
+			     sizeof(*c->ins)) < 0)
 			return -HWT_ERR_NOMEM;
-		for (size_t i = 0; i <= mask; i++)
-			tab[i].file = NO_FILE;
-		for (size_t i = 0; i <= c->imask; i++)
-			if (c->ins[i].file != NO_FILE)
-				*ins_slot(tab, mask, c->ins[i].file,
-					  c->ins[i].off) = c->ins[i];
-		free(c->ins);
-		c->ins = tab;
-		c->imask = mask;
-	}
-	e = ins_slot(c->ins, c->imask, file, off);
-	if (e->file == NO_FILE) {
+		if (2 * (c->nins + 1) > c->imask + 1) {
+			if (ins_grow(c) < 0)
+				return -HWT_ERR_NOMEM;
+			s = ins_slot(c, file, off);
+		}
+		e = &c->ins[c->nins];
 		e->file = file;
 		e->off = off;
 		e->size = size;
 		e->count = 0;
 		e->taken = e->fell = 0;
 		e->cond = 0;
-		c->nins++;
+		s->k = (uint32_t)++c->nins;
+		s->tag = (uint32_t)(ins_hash(file, off) >> 32);
 	}
+	e = &c->ins[s->k - 1];
 	e->count += count;
 	if (branch) {
 		e->cond = 1;
@@ -293,11 +340,18 @@ static int flatten(struct hwt_an_cover *c)
 	return 0;
 }
 
+int hwt_an_cover_flatten(struct hwt_an_cover *c)
+{
+	if (!c)
+		return -HWT_ERR_INVALID;
+	return flatten(c) < 0 ? -HWT_ERR_NOMEM : 0;
+}
+
 /* ---- blocks ---- */
 
 /* The slot of the block with this key: its own, or the empty one it
  * would take. */
-static struct cov_bslot *block_slot(const struct hwt_an_cover *c,
+static struct cov_slot *block_slot(const struct hwt_an_cover *c,
 				    uint64_t image, uint64_t gen, uint64_t ip,
 				    uint32_t ninsn, uint8_t mode)
 {
@@ -306,7 +360,7 @@ static struct cov_bslot *block_slot(const struct hwt_an_cover *c,
 	size_t i = (size_t)h & c->bmask;
 
 	for (;; i = (i + 1) & c->bmask) {
-		struct cov_bslot *s = &c->bslot[i];
+		struct cov_slot *s = &c->bslot[i];
 		const struct cov_block *e;
 
 		if (!s->k)
@@ -323,7 +377,7 @@ static struct cov_block *block_find(const struct hwt_an_cover *c,
 				    uint64_t image, uint64_t gen, uint64_t ip,
 				    uint32_t ninsn, uint8_t mode)
 {
-	const struct cov_bslot *s = block_slot(c, image, gen, ip, ninsn, mode);
+	const struct cov_slot *s = block_slot(c, image, gen, ip, ninsn, mode);
 
 	return s->k ? &c->blocks[s->k - 1] : NULL;
 }
@@ -331,7 +385,7 @@ static struct cov_block *block_find(const struct hwt_an_cover *c,
 static int blocks_grow(struct hwt_an_cover *c)
 {
 	size_t mask = 2 * c->bmask + 1;
-	struct cov_bslot *tab = calloc(mask + 1, sizeof(*tab));
+	struct cov_slot *tab = calloc(mask + 1, sizeof(*tab));
 
 	if (!tab)
 		return -HWT_ERR_NOMEM;
@@ -340,7 +394,7 @@ static int blocks_grow(struct hwt_an_cover *c)
 	c->bmask = mask;
 	for (size_t k = 0; k < c->nblocks; k++) {
 		const struct cov_block *o = &c->blocks[k];
-		struct cov_bslot *s = block_slot(c, o->image, o->gen, o->ip,
+		struct cov_slot *s = block_slot(c, o->image, o->gen, o->ip,
 						 o->ninsn, o->mode);
 
 		s->k = (uint32_t)k + 1;
@@ -400,7 +454,7 @@ static struct cov_block *block_add(struct hwt_an_cover *c,
 				   const struct hwt_block *b, uint64_t id,
 				   uint64_t gen)
 {
-	struct cov_bslot *s = block_slot(c, id, gen, b->ip, b->ninsn, b->mode);
+	struct cov_slot *s = block_slot(c, id, gen, b->ip, b->ninsn, b->mode);
 	struct cov_block *e;
 
 	if (s->k)
@@ -552,12 +606,10 @@ int hwt_an_cover_merge(struct hwt_an_cover *dst, struct hwt_an_cover *src)
 	for (size_t i = 0; i < src->npaths; i++)
 		if ((file[i] = file_of(dst, src->paths[i])) == NO_FILE)
 			err = -HWT_ERR_NOMEM;
-	for (size_t i = 0; !err && i <= src->imask; i++) {
+	for (size_t i = 0; !err && i < src->nins; i++) {
 		const struct cov_ins *e = &src->ins[i];
 		uint64_t branch[2] = { e->taken, e->fell };
 
-		if (e->file == NO_FILE)
-			continue;
 		if (ins_add(dst, file[e->file], e->off, e->size, e->count,
 			    e->cond ? branch : NULL) < 0)
 			err = -HWT_ERR_NOMEM;
@@ -763,15 +815,14 @@ static int func_found(void *ctx, const char *src, unsigned line,
 		      const char *name, uint64_t off)
 {
 	struct cov_funcs *fs = ctx;
-	const struct cov_ins *e = ins_slot(fs->c->ins, fs->c->imask, fs->file,
-					   off);
+	const struct cov_ins *e = ins_find(fs->c, fs->file, off);
 
 	if (hwt_grow((void **)&fs->v, &fs->cap, fs->n + 1, sizeof(*fs->v)) < 0)
 		return -HWT_ERR_NOMEM;
 	fs->v[fs->n].src = src;
 	fs->v[fs->n].name = name;
 	fs->v[fs->n].line = line;
-	fs->v[fs->n].count = e->file == NO_FILE ? 0 : e->count;
+	fs->v[fs->n].count = e ? e->count : 0;
 	fs->n++;
 	return 0;
 }
@@ -890,11 +941,11 @@ static int code_jumps(void *ctx, uint64_t off, const uint8_t *code,
 			break;
 		if (info.iclass != HWT_IC_COND_JUMP)
 			continue;
-		e = ins_slot(j->c->ins, j->c->imask, j->file, off + at);
-		if (e->file != NO_FILE && e->cond)
+		e = ins_find(j->c, j->file, off + at);
+		if (e && e->cond)
 			continue;
 		err = branch_add(j->br, src, line, path, off + at,
-				 e->file == NO_FILE ? NULL : &ran);
+				 e ? &ran : NULL);
 		if (err)
 			return err;
 	}
@@ -935,14 +986,12 @@ static int collect(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 
 	for (size_t f = 0; !err && f < c->npaths; f++)
 		err = hwt_an_lines_each(ln, c->paths[f], line_found, l);
-	for (size_t i = 0; !err && i <= c->imask; i++) {
+	for (size_t i = 0; !err && i < c->nins; i++) {
 		const struct cov_ins *e = &c->ins[i];
 		const char *src;
 		unsigned line;
 		int r;
 
-		if (e->file == NO_FILE)
-			continue;
 		sum->insns++;
 		r = hwt_an_lines_at(ln, c->paths[e->file], e->off, &src, &line);
 		if (r < 0)
@@ -1151,13 +1200,11 @@ static int collect_bbs(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 		if (r <= 0)
 			base[f] = end[f] = 0;
 	}
-	for (size_t i = 0; !err && i <= c->imask; i++) {
+	for (size_t i = 0; !err && i < c->nins; i++) {
 		const struct cov_ins *e = &c->ins[i];
 		uint64_t at = e->off;
 		int r = 0;
 
-		if (e->file == NO_FILE)
-			continue;
 		if (elf[e->file])
 			r = hwt_an_lines_link(ln, c->paths[e->file], e->off, &at);
 		if (r < 0) {

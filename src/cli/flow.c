@@ -1085,6 +1085,12 @@ out:
 			s->nerrors++;
 		}
 	}
+	/* (A segment's own cover is added up on the printing thread: the
+	 * part of that which is the segment's alone, here.) */
+	if (s->cover && !s->cover_lent && hwt_an_cover_flatten(s->cover) < 0) {
+		cli_out_printf(&s->out, "[error: out of memory counting lines]\n");
+		s->nerrors++;
+	}
 	hwt_an_cover_use_walks(s->cover, NULL);
 	free(batch);
 	/* (A worker's decoder comes with its walks and texts: all are
