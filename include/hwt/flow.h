@@ -150,7 +150,9 @@ void hwt_blk_delete(struct hwt_blk_decoder *d);
  * made from the image left is kept (for the HWT_BLK_KEPT_IMAGES used
  * last, by hwt_image_id()), so a switch back finds its code decoded, as
  * libipt's per-section block caches do; an image changed in between
- * (hwt_image_generation()) starts its cache over. An image left may be
+ * (hwt_image_generation()) keeps what it still maps as it did (a
+ * library mapped, or the program exec'd again: the rest of its code
+ * stays decoded). An image left may be
  * deleted: its cache is never used again, and goes when it is the oldest
  * (or at once with hwt_blk_forget_image()). Returns 0 or -HWT_ERR_INVALID
  * / -HWT_ERR_NOMEM (the image is then unchanged).
@@ -166,6 +168,16 @@ struct hwt_image *hwt_blk_image(const struct hwt_blk_decoder *d);
 /* Drop the cache kept for @image (not the current one): memory back. */
 int hwt_blk_forget_image(struct hwt_blk_decoder *d,
 			 const struct hwt_image *image);
+
+/*
+ * The decoder's image goes away (its process ended; the caches kept for
+ * others go too). Its block cache waits for the image hwt_blk_set_image()
+ * gives next, which keeps what that image maps as this one did: code
+ * from the same file at the same address and section end (the processes
+ * of one program, a shell's children, map the same). Until then the
+ * decoder has no image: hwt_blk_set_image() first.
+ */
+void hwt_blk_release_image(struct hwt_blk_decoder *d);
 
 /*
  * Decode the trace [@begin, @end) from now on, as a new decoder of the

@@ -115,6 +115,23 @@ int hwt_image_origin(const struct hwt_image *image, uint64_t vaddr,
  * that caches keyed by address (decoded blocks) know to flush. */
 uint64_t hwt_image_generation(const struct hwt_image *image);
 
+/* The section holding an address: its extent, its bytes, and where they
+ * come from (a file by device and inode, @off the file offset of
+ * @begin; @dev and @ino 0 for a caller's buffer). */
+struct hwt_image_span {
+	uint64_t begin, end;
+	const uint8_t *data;
+	uint64_t dev, ino, off;
+};
+
+/*
+ * The section holding @vaddr, in *@span: a cache of another image's code
+ * (or of this one's before it changed) keeps what comes from the same
+ * file at the same address. -HWT_ERR_NOMAP if nothing is mapped there.
+ */
+int hwt_image_span(const struct hwt_image *image, uint64_t vaddr,
+		   struct hwt_image_span *span);
+
 /* Not 0, and unique among the images made in this process, deleted ones
  * included: what caches of an image's code are keyed by. */
 uint64_t hwt_image_id(const struct hwt_image *image);

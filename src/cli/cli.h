@@ -778,6 +778,10 @@ struct flow;	/* flow.h: the state of one flow/calls/coverage command */
 int cli_flow_stream(struct flow *fl, struct cli_pieces *trace,
 		    struct hwt_image *image, const struct cli_flow_hook *hook,
 		    struct cli_out *out);
+
+/* The streams are done: what they shared goes (the decoder kept from one
+ * to the next, before the totals' end takes its memory: lines, DWARF). */
+void cli_flow_streams_done(struct flow *fl);
 /* perfdata_input.c: decode every stream of @pd through cli_flow_stream. */
 int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out);
 

@@ -232,6 +232,10 @@ struct flow {
 	struct calls_timeline *timeline;	/* calls --timeline */
 	/* perf.data input (perfdata_input.c): NULL for a raw trace */
 	const struct cli_flow_hook *hook;
+	/* One thread: the decoder of the streams so far, its image
+	 * released at each one's end (hwt_blk_release_image()), so that
+	 * the next process's code that is the same stays decoded. */
+	struct hwt_blk_decoder *keep;
 	struct totals *all;		/* of all streams */
 	size_t skipped;			/* streams not chosen (@opt->sel) */
 	/* One thread, lines chosen by time: a stream's decode stops past

@@ -335,6 +335,41 @@ static void seg_give_back(struct flow *fl, struct seg *s, struct totals *t,
 	flow_consume(fl, s, t, out);
 }
 
+/*
+ * Decode @s (of a perf.data stream) on this thread with the decoder of
+ * the streams before (@fl->keep): as a new one, but for the code it
+ * decoded (hwt_blk_set_trace(); released at the stream's end,
+ * stream_done()).
+ */
+static void decode_kept(struct flow *fl, struct seg *s)
+{
+	if (fl->keep &&
+	    (hwt_blk_set_trace(fl->keep, fl->trace, fl->trace + fl->size) < 0 ||
+	     hwt_blk_set_image(fl->keep, s->image) < 0)) {
+		hwt_blk_delete(fl->keep);
+		fl->keep = NULL;
+	}
+	if (!fl->keep)
+		fl->keep = flow_new_decoder(fl, s->image);
+	flow_decode_segment(fl, s, fl->keep, 1);
+	/* (What a decoder of its own would have taken along.) */
+	hwt_an_walks_delete(s->walks);
+	s->walks = NULL;
+	cli_disasm_memo_delete(s->dmemo);
+	s->dmemo = NULL;
+	cli_srcline_delete(s->srcl);
+	s->srcl = NULL;
+}
+
+/* A stream's end: its cover and its image go (counted, released). */
+static void stream_done(struct flow *fl)
+{
+	if (!fl->keep)
+		return;
+	(void) hwt_blk_tally(fl->keep, NULL, NULL);
+	hwt_blk_release_image(fl->keep);
+}
+
 /* Decode @s on this thread, printed as it goes. */
 static void decode_here(struct flow *fl, struct seg *s, struct totals *t,
 			struct cli_out *out)
@@ -345,7 +380,10 @@ static void decode_here(struct flow *fl, struct seg *s, struct totals *t,
 		s->image = fl->hook->image(fl->hook->ctx);
 	}
 	seg_lend(fl, s, t, out);
-	flow_decode_segment(fl, s, NULL, 0);
+	if (fl->hook)
+		decode_kept(fl, s);
+	else
+		flow_decode_segment(fl, s, NULL, 0);
 	seg_give_back(fl, s, t, out);
 }
 
@@ -876,6 +914,7 @@ static int run_pieces_jobs(struct flow *fl, struct cli_pieces *trace,
 		if (r > 0)
 			alone = 1;
 	}
+	stream_done(fl);
 	fl->base = 0;
 	return more < 0 ? -1 : 0;
 }
@@ -917,10 +956,11 @@ static int run_pieces(struct flow *fl, struct cli_pieces *trace,
 		s.unclean = 0;
 		if (s.cont)
 			s.seed = c;
-		flow_decode_segment(fl, &s, NULL, 0);
+		decode_kept(fl, &s);
 		if (s.past)
 			break;
 	}
+	stream_done(fl);
 	seg_give_back(fl, &s, t, out);
 	fl->base = 0;
 	return more < 0 ? -1 : 0;
@@ -995,6 +1035,12 @@ out:
 	fl->image = saved_image;
 	fl->hook = NULL;
 	return ret;
+}
+
+void cli_flow_streams_done(struct flow *fl)
+{
+	hwt_blk_delete(fl->keep);
+	fl->keep = NULL;
 }
 
 /* Nothing at all came out of @name: not a trace (as hwt dump says too);

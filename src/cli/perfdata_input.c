@@ -1648,8 +1648,10 @@ static int flow_one(void *ctx, size_t i, struct cli_pieces *trace,
 int cli_pd_flow(struct cli_pd *pd, struct flow *fl, struct cli_out *out)
 {
 	struct pd_flow_ctx c = { pd, fl, out };
+	int r = cli_pd_each_stream(pd, flow_one, &c);
 
-	return cli_pd_each_stream(pd, flow_one, &c);
+	cli_flow_streams_done(fl);
+	return r;
 }
 
 void cli_pd_stream_ids(const struct cli_pd *pd, size_t i, uint32_t *pid,

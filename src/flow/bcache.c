@@ -7,6 +7,7 @@
 
 #include <hwt/error.h>
 #include <hwt/flow.h>
+#include <hwt/image.h>
 
 enum {
 	BC_INIT_SLOTS = 1u << 12,
@@ -155,6 +156,87 @@ void hwt_bcache_clear(struct hwt_bcache *bc)
 
 	memset(bc->slots, 0, (bc->mask + 1) * sizeof(*bc->slots));
 	bc->used = 0;
+}
+
+/* @from's section @k as @image maps it: its new host delta and the
+ * lowest address it holds, or 0 if not the same. */
+static int bc_sec_same(const struct hwt_bc_sec *k,
+		       const struct hwt_image *image, uintptr_t *delta,
+		       uint64_t *begin)
+{
+	struct hwt_image_span span;
+
+	if (!k->ided || !(k->dev | k->ino) ||
+	    hwt_image_span(image, k->end - 1, &span) < 0 ||
+	    span.end != k->end || span.dev != k->dev || span.ino != k->ino ||
+	    span.off + (span.end - span.begin) != k->off)
+		return 0;
+	*delta = (uintptr_t) span.data - (uintptr_t) span.begin;
+	*begin = span.begin;
+	return 1;
+}
+
+void hwt_bcache_carry(struct hwt_bcache *to, struct hwt_bcache *from,
+		      const struct hwt_image *image)
+{
+	size_t nsecs = from->nsecs, nkeep = 0;
+	struct hwt_bc_entry *keep = NULL;
+	struct hwt_bc_sec *secs = NULL;
+	uint64_t *begin = NULL;
+	/* per section of @from: -1 not carried, 0 not yet in @to, else
+	 * its index in @to + 1 */
+	int32_t *map = NULL;
+
+	hwt_bcache_graph_clear(from);
+	if (to != from)
+		hwt_bcache_graph_clear(to);
+	if (from->used && nsecs && to->nsecs + nsecs <= UINT16_MAX) {
+		keep = malloc(from->used * sizeof(*keep));
+		secs = malloc(nsecs * sizeof(*secs));
+		begin = malloc(nsecs * sizeof(*begin));
+		map = malloc(nsecs * sizeof(*map));
+	}
+	if (!keep || !secs || !begin || !map) {
+		if (to == from)
+			hwt_bcache_clear(to);
+		goto out;
+	}
+	memcpy(secs, from->secs, nsecs * sizeof(*secs));
+	for (size_t k = 0; k < nsecs; k++)
+		map[k] = bc_sec_same(&secs[k], image, &secs[k].delta,
+				     &begin[k]) ? 0 : -1;
+	for (size_t i = 0; i <= from->mask; i++) {
+		const struct hwt_bc_entry *e = &from->slots[i];
+
+		if (e->ninsn && !e->truncated && map[e->sec] >= 0 &&
+		    e->ip >= begin[e->sec])
+			keep[nkeep++] = *e;
+	}
+	if (to == from) {
+		hwt_bcache_clear(to);
+		to->nsecs = 0;
+	}
+	for (size_t i = 0; i < nkeep; i++) {
+		struct hwt_bc_entry *e = &keep[i];
+
+		if (!map[e->sec]) {
+			int sec = hwt_bcache_sec(to, secs[e->sec].end,
+						 secs[e->sec].delta);
+
+			if (sec < 0)
+				break;
+			to->secs[sec] = secs[e->sec];
+			map[e->sec] = sec + 1;
+		}
+		e->sec = (uint16_t) (map[e->sec] - 1);
+		if (hwt_bcache_add(to, e) < 0)
+			break;
+	}
+out:
+	free(keep);
+	free(secs);
+	free(begin);
+	free(map);
 }
 
 static void bc_insert(struct hwt_bcache *bc, const struct hwt_bc_entry *entry)
@@ -319,9 +401,30 @@ int hwt_bcache_sec(struct hwt_bcache *bc, uint64_t end, uintptr_t delta)
 		}
 	}
 
+	memset(&bc->secs[bc->nsecs], 0, sizeof(bc->secs[bc->nsecs]));
 	bc->secs[bc->nsecs].end = end;
 	bc->secs[bc->nsecs].delta = delta;
 	return (int) bc->nsecs++;
+}
+
+int hwt_bcache_sec_of(struct hwt_bcache *bc, const struct hwt_image *image,
+		      uint64_t end, uintptr_t delta)
+{
+	int sec = hwt_bcache_sec(bc, end, delta);
+	struct hwt_image_span span;
+	struct hwt_bc_sec *k;
+
+	if (sec < 0 || bc->secs[sec].ided)
+		return sec;
+	k = &bc->secs[sec];
+	k->ided = 1;
+	if (hwt_image_span(image, end - 1, &span) == 0 && span.end == end &&
+	    (uintptr_t) span.data - (uintptr_t) span.begin == delta) {
+		k->dev = span.dev;
+		k->ino = span.ino;
+		k->off = span.off + (span.end - span.begin);
+	}
+	return sec;
 }
 
 /* Room for one more node: 0, or -1 if the graph cannot grow (memory). */

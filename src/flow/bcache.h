@@ -33,6 +33,8 @@
 
 #include <hwt/flow.h>
 
+struct hwt_image;
+
 enum hwt_bc_qual {
 	HWT_BCQ_AGAIN = 1,	/* continue at the last instruction's IP */
 	HWT_BCQ_COND,		/* the last one is a conditional branch */
@@ -42,10 +44,14 @@ enum hwt_bc_qual {
 	HWT_BCQ_INDIRECT	/* ... another branch needing a TIP */
 };
 
-/* A section's identity: end address and host pointer minus address. */
+/* A section's identity: end address and host pointer minus address;
+ * and, if @ided, where its bytes come from (hwt_image_span(): the file,
+ * and the file offset of @end), for hwt_bcache_carry(). */
 struct hwt_bc_sec {
 	uint64_t end;
 	uintptr_t delta;
+	uint64_t dev, ino, off;
+	uint8_t ided;
 };
 
 struct hwt_bc_entry {
@@ -186,6 +192,10 @@ struct hwt_bcache {
 	size_t mask;		/* capacity - 1 (a power of two) */
 	size_t used;
 	uint64_t generation;	/* of the image the entries were made from */
+	uint64_t image_id;	/* ... that image (hwt_image_id()) */
+	/* Made of another image's code, whose process ended
+	 * (hwt_blk_release_image()): carried to the next one. */
+	uint8_t carry;
 	uint8_t mode;		/* the exec mode they were decoded in */
 	struct hwt_bc_sec *secs;
 	size_t nsecs, secs_cap;
@@ -239,6 +249,18 @@ int hwt_bcache_init(struct hwt_bcache *bc);
 void hwt_bcache_fini(struct hwt_bcache *bc);
 void hwt_bcache_clear(struct hwt_bcache *bc);
 
+/*
+ * Make @to (empty, or @from itself) a cache of @image's code with the
+ * entries of @from that @image maps as they were made: their section
+ * ends where it did, with bytes from the same file at the same offset,
+ * and holds the entry's first byte (a process that maps a library, or
+ * execs the program it ran, or another process of it: its code decodes
+ * the same). Entries whose last instruction crosses a section's end are
+ * left. Both graphs are forgotten. Both caches are of one exec mode.
+ */
+void hwt_bcache_carry(struct hwt_bcache *to, struct hwt_bcache *from,
+		      const struct hwt_image *image);
+
 /* The graph forgotten (its counts told first). */
 void hwt_bcache_graph_clear(struct hwt_bcache *bc);
 
@@ -261,6 +283,11 @@ hwt_bcache_node_block(const struct hwt_bc_node *nd, struct hwt_block *b)
 /* The index of section (@end, @delta); interns it. On overflow of the
  * index space, the cache is emptied and indices start over. */
 int hwt_bcache_sec(struct hwt_bcache *bc, uint64_t end, uintptr_t delta);
+
+/* ... of @image's, where its bytes come from found the first time (for
+ * hwt_bcache_carry()). */
+int hwt_bcache_sec_of(struct hwt_bcache *bc, const struct hwt_image *image,
+		      uint64_t end, uintptr_t delta);
 
 static inline const struct hwt_bc_sec *
 hwt_bcache_secof(const struct hwt_bcache *bc, const struct hwt_bc_entry *e)

@@ -689,11 +689,17 @@ static int blk_in_block_section(const struct hwt_blk_decoder *d, uint64_t ip)
 	       ip + avail == d->blk_sec_end;
 }
 
+static int blk_sec(struct hwt_blk_decoder *d, const struct blk_insn *insn)
+{
+	return hwt_bcache_sec_of(&d->bcache, d->image, insn->sec_end,
+				 insn->sec_delta);
+}
+
 /* Returns 0, or an error if the section cannot be recorded. */
-static int bce_set_last(struct hwt_bcache *bc, struct hwt_bc_entry *e,
+static int bce_set_last(struct hwt_blk_decoder *d, struct hwt_bc_entry *e,
 			const struct blk_insn *insn, unsigned mode)
 {
-	int sec = hwt_bcache_sec(bc, insn->sec_end, insn->sec_delta);
+	int sec = blk_sec(d, insn);
 
 	if (sec < 0)
 		return sec;
@@ -717,7 +723,7 @@ static void blk_add_decode(struct hwt_blk_decoder *d,
 	e.ip = insn->ip;
 	e.ninsn = 1;
 	e.qual = HWT_BCQ_DECODE;
-	if (bce_set_last(&d->bcache, &e, insn, d->mode) < 0)
+	if (bce_set_last(d, &e, insn, d->mode) < 0)
 		return;
 	(void) hwt_bcache_add(&d->bcache, &e);
 }
@@ -734,7 +740,7 @@ static void blk_add_trampoline(struct hwt_blk_decoder *d,
 		blk_add_decode(d, insn);
 		return;
 	}
-	sec = hwt_bcache_sec(&d->bcache, insn->sec_end, insn->sec_delta);
+	sec = blk_sec(d, insn);
 	if (sec < 0)
 		return;
 
@@ -821,7 +827,7 @@ static int blk_fill_cache(struct hwt_blk_decoder *d, struct hwt_block *block)
 			}
 			if (block->truncated)
 				e.qual = HWT_BCQ_DECODE;
-			if (bce_set_last(&d->bcache, &e, insn, d->mode) >= 0)
+			if (bce_set_last(d, &e, insn, d->mode) >= 0)
 				(void) hwt_bcache_add(&d->bcache, &e);
 
 			status = blk_proceed_with_trace(d, insn, 1);
@@ -1876,6 +1882,11 @@ int hwt_blk_set_image(struct hwt_blk_decoder *d, struct hwt_image *image)
 		return -HWT_ERR_INVALID;
 	if (image == d->image)
 		return 0;
+	if (d->bcache.carry) {
+		/* (Released: the cache is the next image's to carry.) */
+		d->image = image;
+		return 0;
+	}
 	err = blk_cache_swap(d, image, d->mode);
 	if (err < 0)
 		return err;
@@ -1935,6 +1946,34 @@ int hwt_blk_tally_flush(struct hwt_blk_decoder *d)
 struct hwt_image *hwt_blk_image(const struct hwt_blk_decoder *d)
 {
 	return d ? d->image : NULL;
+}
+
+void hwt_blk_cache_changed_(struct hwt_blk_decoder *d, uint64_t gen)
+{
+	struct hwt_bcache *bc = &d->bcache;
+	uint64_t id = hwt_image_id(d->image);
+
+	/* (A cache made of another image's code is that image's, unless
+	 * that one is gone.) */
+	if (bc->image_id == id || bc->carry)
+		hwt_bcache_carry(bc, bc, d->image);
+	else
+		hwt_bcache_clear(bc);
+	bc->generation = gen;
+	bc->image_id = id;
+	bc->carry = 0;
+}
+
+void hwt_blk_release_image(struct hwt_blk_decoder *d)
+{
+	if (!d)
+		return;
+	while (d->nkept)
+		blk_kept_drop(d, &d->kept[d->nkept - 1]);
+	/* (Generation 0 is never an image's: the next check carries.) */
+	d->bcache.generation = 0;
+	d->bcache.carry = 1;
+	d->image = NULL;
 }
 
 int hwt_blk_forget_image(struct hwt_blk_decoder *d,

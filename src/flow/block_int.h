@@ -312,6 +312,10 @@ blk_take_exit(struct hwt_blk_decoder *d, unsigned kind, uint64_t target,
 
 void hwt_blk_cache_mode_(struct hwt_blk_decoder *d);
 
+/* The image is at generation @gen, the cache at another: what it still
+ * maps as it did stays (hwt_bcache_carry()). */
+void hwt_blk_cache_changed_(struct hwt_blk_decoder *d, uint64_t gen);
+
 /*
  * Entries made from another image are void, and those decoded in another
  * exec mode do not apply (the same bytes are other instructions): the
@@ -325,10 +329,8 @@ static inline void blk_cache_check(struct hwt_blk_decoder *d)
 
 	if (__builtin_expect(d->mode != bc->mode, 0))
 		hwt_blk_cache_mode_(d);
-	if (__builtin_expect(gen != bc->generation, 0)) {
-		hwt_bcache_clear(bc);
-		bc->generation = gen;
-	}
+	if (__builtin_expect(gen != bc->generation, 0))
+		hwt_blk_cache_changed_(d, gen);
 }
 
 /* A block is made: indicate any event at its end. */

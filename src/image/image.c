@@ -297,6 +297,36 @@ int hwt_image_origin(const struct hwt_image *image, uint64_t vaddr,
 	return -HWT_ERR_NOT_SUPPORTED;
 }
 
+int hwt_image_span(const struct hwt_image *image, uint64_t vaddr,
+		   struct hwt_image_span *span)
+{
+	const struct img_section *s;
+	size_t i;
+
+	if (!image || !span)
+		return -HWT_ERR_INVALID;
+	i = sec_find(image, vaddr);
+	if (i == SIZE_MAX)
+		return -HWT_ERR_NOMAP;
+	s = &image->secs[i];
+	span->begin = s->begin;
+	span->end = s->end;
+	span->data = s->data;
+	span->dev = span->ino = span->off = 0;
+	/* (Once a section, when a cache carries its entries over.) */
+	for (i = 0; i < image->nfiles; i++) {
+		const struct img_file *f = &image->files[i];
+
+		if (f->size && s->data >= f->map && s->data < f->map + f->size) {
+			span->dev = (uint64_t)f->dev;
+			span->ino = (uint64_t)f->ino;
+			span->off = (uint64_t)(s->data - f->map);
+			break;
+		}
+	}
+	return 0;
+}
+
 void hwt_image_set_symbols(struct hwt_image *image, int load)
 {
 	if (image)

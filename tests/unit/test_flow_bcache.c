@@ -4,7 +4,10 @@
  * every entry stays findable, with every field as stored, across the
  * doublings in place (mremap() and a rehash where the table is), with
  * nearby code (runs of IPs in nearby slots, clusters that wrap around the
- * table's end) and far-apart modules mixed, and entries replaced.
+ * table's end) and far-apart modules mixed, and entries replaced. And
+ * what a cache carries to another image (hwt_bcache_carry()): only what
+ * that image maps from the same file, at the same place, in a section
+ * ending where it did.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +17,13 @@
 
 #include <cmocka.h>
 
+#include <hwt/image.h>
+
 #include "flow/bcache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 /* Entry @k's IP: runs of 64 instructions 3 bytes apart (a run fills
  * neighbouring slots, wrapping around the table's end now and then), the
@@ -93,10 +102,182 @@ static void test_grow_keeps_entries(void **state)
 	hwt_bcache_fini(&bc);
 }
 
+/* ---- carrying a cache to another image ---- */
+
+enum { CODE = 0x10000, BASE = 0x400000, STEP = 16 };
+
+/* A file of CODE bytes (the same bytes in each: files told apart by
+ * where they are, not what they hold). */
+static void code_file(char *path)
+{
+	static uint8_t code[CODE];
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	for (unsigned i = 0; i < CODE; i++)
+		code[i] = (uint8_t) (i * 31 + 7);
+	assert_int_equal(write(fd, code, CODE), CODE);
+	close(fd);
+}
+
+static struct hwt_image *image_of(const char *path, uint64_t off,
+				  uint64_t size, uint64_t vaddr)
+{
+	struct hwt_image *image = hwt_image_new();
+
+	assert_non_null(image);
+	assert_int_equal(hwt_image_add_file(image, path, off, size, vaddr), 0);
+	return image;
+}
+
+/* An entry every STEP bytes of the section at BASE of @image (the last
+ * instruction's end inside it), and one whose last instruction crosses
+ * the section's end. */
+static unsigned fill(struct hwt_bcache *bc, const struct hwt_image *image)
+{
+	struct hwt_image_span span;
+	struct hwt_bc_entry e;
+	unsigned n = 0;
+	int sec;
+
+	assert_int_equal(hwt_image_span(image, BASE, &span), 0);
+	sec = hwt_bcache_sec_of(bc, image, span.end,
+				(uintptr_t) span.data - (uintptr_t) span.begin);
+	assert_true(sec >= 0);
+	for (uint64_t ip = BASE; ip + STEP <= span.end; ip += STEP, n++) {
+		memset(&e, 0, sizeof(e));
+		e.ip = ip;
+		e.disp = 4;
+		e.size = 5;
+		e.ninsn = 2;
+		e.qual = HWT_BCQ_DECODE;
+		e.sec = (uint16_t) sec;
+		e.target = ip + 100;
+		assert_int_equal(hwt_bcache_add(bc, &e), 0);
+	}
+	e.ip = span.end - 3;
+	e.disp = 0;
+	e.truncated = 1;
+	assert_int_equal(hwt_bcache_add(bc, &e), 0);
+	return n;
+}
+
+/* How many of fill()'s entries (not the truncated one) @bc has from
+ * @from up, each as made, its section @image's at its address. */
+static unsigned carried(const struct hwt_bcache *bc,
+			const struct hwt_image *image, uint64_t from)
+{
+	unsigned n = 0;
+
+	for (uint64_t ip = BASE; ip + STEP <= BASE + CODE; ip += STEP) {
+		const struct hwt_bc_entry *e = hwt_bcache_lookup(bc, ip);
+		struct hwt_image_span span;
+
+		if (!e)
+			continue;
+		assert_true(ip >= from);
+		assert_int_equal(e->target, ip + 100);
+		assert_int_equal(hwt_image_span(image, ip, &span), 0);
+		assert_int_equal(bc->secs[e->sec].end, span.end);
+		assert_true(bc->secs[e->sec].delta ==
+			    (uintptr_t) span.data - (uintptr_t) span.begin);
+		/* (Where it comes from goes along: it carries again.) */
+		assert_true(bc->secs[e->sec].ided);
+		assert_true(bc->secs[e->sec].ino == span.ino &&
+			    bc->secs[e->sec].off == span.off +
+						    (span.end - span.begin));
+		n++;
+	}
+	assert_null(hwt_bcache_lookup(bc, BASE + CODE - 3));
+	return n;
+}
+
+/* Carried from a cache of @a's code to a fresh cache of @b's: count. */
+static unsigned carry_to(const struct hwt_image *a, const struct hwt_image *b,
+			 uint64_t from)
+{
+	struct hwt_bcache x, y;
+	unsigned n;
+
+	assert_int_equal(hwt_bcache_init(&x), 0);
+	assert_int_equal(hwt_bcache_init(&y), 0);
+	fill(&x, a);
+	hwt_bcache_carry(&y, &x, b);
+	n = carried(&y, b, from);
+	hwt_bcache_fini(&x);
+	hwt_bcache_fini(&y);
+	return n;
+}
+
+static void test_carry(void **state)
+{
+	char f1[] = "/tmp/hwt-carry-XXXXXX", f2[] = "/tmp/hwt-carry-XXXXXX";
+	struct hwt_image *a, *same, *other, *moved, *later, *shorter, *shifted;
+	struct hwt_bcache bc;
+	unsigned all;
+
+	(void) state;
+	code_file(f1);
+	code_file(f2);
+	a = image_of(f1, 0, CODE, BASE);
+	same = image_of(f1, 0, CODE, BASE);
+	other = image_of(f2, 0, CODE, BASE);
+	moved = image_of(f1, 0, CODE, BASE + 0x100000);
+	later = image_of(f1, 0x1000, CODE - 0x1000, BASE + 0x1000);
+	shorter = image_of(f1, 0, CODE / 2, BASE);
+	/* (Ending where it did, but with the file's bytes 4 KiB on.) */
+	shifted = image_of(f1, 0, CODE - 0x1000, BASE + 0x1000);
+	all = CODE / STEP;
+
+	/* Another process of the program: all but the truncated one, with
+	 * its mapping of the file. */
+	assert_int_equal(carry_to(a, same, BASE), all);
+	/* The same bytes from another file, the file elsewhere, the section
+	 * ending elsewhere or with other bytes of the file: none. */
+	assert_int_equal(carry_to(a, other, BASE), 0);
+	assert_int_equal(carry_to(a, moved, BASE), 0);
+	assert_int_equal(carry_to(a, shorter, BASE), 0);
+	assert_int_equal(carry_to(a, shifted, BASE), 0);
+	/* The file mapped from a later offset: what it still holds. */
+	assert_int_equal(carry_to(a, later, BASE + 0x1000),
+			 all - 0x1000 / STEP);
+
+	/* In place: a library mapped beside it, then an exec of the same
+	 * program (everything unmapped, the file mapped again). */
+	assert_int_equal(hwt_bcache_init(&bc), 0);
+	fill(&bc, a);
+	assert_int_equal(hwt_image_add_file(a, f2, 0, CODE, BASE + 0x200000),
+			 0);
+	hwt_bcache_carry(&bc, &bc, a);
+	assert_int_equal(carried(&bc, a, BASE), all);
+	hwt_image_clear(a);
+	assert_int_equal(hwt_image_add_file(a, f1, 0, CODE, BASE), 0);
+	hwt_bcache_carry(&bc, &bc, a);
+	assert_int_equal(carried(&bc, a, BASE), all);
+	/* ... and of another program there: nothing. */
+	hwt_image_clear(a);
+	assert_int_equal(hwt_image_add_file(a, f2, 0, CODE, BASE), 0);
+	hwt_bcache_carry(&bc, &bc, a);
+	assert_int_equal(carried(&bc, a, BASE), 0);
+	assert_int_equal(bc.used, 0);
+	hwt_bcache_fini(&bc);
+
+	hwt_image_delete(a);
+	hwt_image_delete(same);
+	hwt_image_delete(other);
+	hwt_image_delete(moved);
+	hwt_image_delete(later);
+	hwt_image_delete(shorter);
+	hwt_image_delete(shifted);
+	unlink(f1);
+	unlink(f2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grow_keeps_entries),
+		cmocka_unit_test(test_carry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

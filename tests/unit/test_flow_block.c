@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include <hwt/flow.h>
 #include <hwt/pt.h>
 
+#include "flow/block_int.h"
 #include "trace_build.h"
 
 /* An empty trace; a test builds one at a time. */
@@ -1005,6 +1007,123 @@ static void test_set_image_deleted(void **state)
 	hwt_image_delete(c);
 }
 
+/* Variant @k's code in a file of its own (@path: mkstemp()'s template),
+ * and an image of it at 1000. */
+static struct hwt_image *variant_file(char *path, unsigned k)
+{
+	struct hwt_image *image = hwt_image_new();
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	make_variant(k);
+	assert_int_equal(write(fd, code_variant[k], 0x20), 0x20);
+	close(fd);
+	assert_non_null(image);
+	assert_int_equal(hwt_image_add_file(image, path, 0, 0x20, 0x1000), 0);
+	return image;
+}
+
+static struct hwt_image *file_image(const char *path)
+{
+	struct hwt_image *image = hwt_image_new();
+
+	assert_non_null(image);
+	assert_int_equal(hwt_image_add_file(image, path, 0, 0x20, 0x1000), 0);
+	return image;
+}
+
+/* All of @t with @d, from the start, its instructions into @o. */
+static void decode_all(struct hwt_blk_decoder *d, const struct tb *t,
+		       struct out *o)
+{
+	int status;
+
+	memset(o, 0, sizeof(*o));
+	assert_int_equal(hwt_blk_set_trace(d, t->buf, t->buf + t->len), 0);
+	status = hwt_blk_sync_forward(d);
+	assert_true(status >= 0);
+	for (;;) {
+		struct hwt_block b;
+
+		status = drain(d, o, status);
+		assert_true(status >= 0);
+		if (status & HWT_STS_EOS)
+			break;
+		status = hwt_blk_next(d, &b);
+		assert_true(status >= 0);
+		if (b.ninsn)
+			emit_block(hwt_blk_image(d), o, &b, 0);
+	}
+}
+
+/*
+ * A decoder whose image went (hwt_blk_release_image(): a process ended)
+ * keeps for the next image the code that one maps from the same file at
+ * the same place, and nothing else (white box: the cache's entries after
+ * its check, flow/block_int.h); each image's flow is its own code's.
+ */
+static void test_release_carries(void **state)
+{
+	char f0[] = "/tmp/hwt-rel-XXXXXX", g0[] = "/tmp/hwt-rel-XXXXXX",
+	     f1[] = "/tmp/hwt-rel-XXXXXX";
+	struct hwt_image *a, *b, *c, *e;
+	static struct out o, cold;
+	struct hwt_blk_config cfg;
+	struct hwt_blk_decoder *d;
+	struct tb t = new_trace();
+	size_t used;
+
+	(void) state;
+	a = variant_file(f0, 0);
+	/* The same bytes in another file; another program's. */
+	c = variant_file(g0, 0);
+	e = variant_file(f1, 1);
+	/* Another process of the first program. */
+	b = file_image(f0);
+	variant_trace(&t, 40, 3);
+	hwt_blk_config_init(&cfg);
+	cfg.qry.begin = t.buf;
+	cfg.qry.end = t.buf + t.len;
+	d = hwt_blk_new(&cfg, a);
+	assert_non_null(d);
+	decode_all(d, &t, &o);
+	used = d->bcache.used;
+	assert_true(used > 0);
+
+	hwt_blk_release_image(d);
+	assert_null(hwt_blk_image(d));
+	assert_int_equal(hwt_blk_set_image(d, b), 0);
+	blk_cache_check(d);
+	assert_int_equal(d->bcache.used, used);
+	decode_all(d, &t, &o);
+	run(b, &t, HWT_BLK_NO_CACHE, &cold, 0);
+	assert_true(o.ninsn > 100);
+	assert_string_equal(o.text, cold.text);
+
+	/* Other files: nothing carried. */
+	hwt_blk_release_image(d);
+	assert_int_equal(hwt_blk_set_image(d, c), 0);
+	blk_cache_check(d);
+	assert_int_equal(d->bcache.used, 0);
+	decode_all(d, &t, &o);
+	hwt_blk_release_image(d);
+	assert_int_equal(hwt_blk_set_image(d, e), 0);
+	blk_cache_check(d);
+	assert_int_equal(d->bcache.used, 0);
+	decode_all(d, &t, &o);
+	run(e, &t, HWT_BLK_NO_CACHE, &cold, 0);
+	assert_string_equal(o.text, cold.text);
+
+	hwt_blk_delete(d);
+	hwt_image_delete(a);
+	hwt_image_delete(b);
+	hwt_image_delete(c);
+	hwt_image_delete(e);
+	unlink(f0);
+	unlink(g0);
+	unlink(f1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1030,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_set_image),
 		cmocka_unit_test(test_set_image_keeps_cache),
 		cmocka_unit_test(test_set_image_deleted),
+		cmocka_unit_test(test_release_carries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
