@@ -191,6 +191,33 @@ static uint32_t file_of(struct hwt_an_cover *c, const char *path)
 	return (uint32_t)c->npaths++;
 }
 
+/* An index (*@slot, *@mask + 1 slots) of @n entries made twice the
+ * size, each entry k at the first empty slot from @hash(@c, k)'s (the
+ * keys are all different: none compared). */
+static int index_grow(const struct hwt_an_cover *c, struct cov_slot **slot,
+		      size_t *mask, size_t n,
+		      uint64_t (*hash)(const struct hwt_an_cover *, size_t))
+{
+	size_t m = 2 * *mask + 1;
+	struct cov_slot *tab = calloc(m + 1, sizeof(*tab));
+
+	if (!tab)
+		return -HWT_ERR_NOMEM;
+	for (size_t k = 0; k < n; k++) {
+		uint64_t h = hash(c, k);
+		size_t i = (size_t)h & m;
+
+		while (tab[i].k)
+			i = (i + 1) & m;
+		tab[i].k = (uint32_t)k + 1;
+		tab[i].tag = (uint32_t)(h >> 32);
+	}
+	free(*slot);
+	*slot = tab;
+	*mask = m;
+	return 0;
+}
+
 /* ---- instructions ---- */
 
 /* Where instruction (@file, @off) is or would be: a 64-byte stretch of a
@@ -229,24 +256,9 @@ static const struct cov_ins *ins_find(const struct hwt_an_cover *c,
 	return s->k ? &c->ins[s->k - 1] : NULL;
 }
 
-static int ins_grow(struct hwt_an_cover *c)
+static uint64_t ins_hash_of(const struct hwt_an_cover *c, size_t k)
 {
-	size_t mask = 2 * c->imask + 1;
-	struct cov_slot *tab = calloc(mask + 1, sizeof(*tab));
-
-	if (!tab)
-		return -HWT_ERR_NOMEM;
-	free(c->islot);
-	c->islot = tab;
-	c->imask = mask;
-	for (size_t k = 0; k < c->nins; k++) {
-		const struct cov_ins *o = &c->ins[k];
-		struct cov_slot *s = ins_slot(c, o->file, o->off);
-
-		s->k = (uint32_t)k + 1;
-		s->tag = (uint32_t)(ins_hash(o->file, o->off) >> 32);
-	}
-	return 0;
+	return ins_hash(c->ins[k].file, c->ins[k].off);
 }
 
 static int ins_add(struct hwt_an_cover *c, uint32_t file, uint64_t off,
@@ -261,7 +273,8 @@ static int ins_add(struct hwt_an_cover *c, uint32_t file, uint64_t off,
 			     sizeof(*c->ins)) < 0)
 			return -HWT_ERR_NOMEM;
 		if (2 * (c->nins + 1) > c->imask + 1) {
-			if (ins_grow(c) < 0)
+			if (index_grow(c, &c->islot, &c->imask, c->nins,
+				       ins_hash_of) < 0)
 				return -HWT_ERR_NOMEM;
 			s = ins_slot(c, file, off);
 		}
@@ -273,7 +286,7 @@ static int ins_add(struct hwt_an_cover *c, uint32_t file, uint64_t off,
 		e->taken = e->fell = 0;
 		e->cond = 0;
 		s->k = (uint32_t)++c->nins;
-		s->tag = (uint32_t)(ins_hash(file, off) >> 32);
+		s->tag = (uint32_t)(ins_hash_of(c, c->nins - 1) >> 32);
 	}
 	e = &c->ins[s->k - 1];
 	e->count += count;
@@ -382,25 +395,9 @@ static struct cov_block *block_find(const struct hwt_an_cover *c,
 	return s->k ? &c->blocks[s->k - 1] : NULL;
 }
 
-static int blocks_grow(struct hwt_an_cover *c)
+static uint64_t block_hash_of(const struct hwt_an_cover *c, size_t k)
 {
-	size_t mask = 2 * c->bmask + 1;
-	struct cov_slot *tab = calloc(mask + 1, sizeof(*tab));
-
-	if (!tab)
-		return -HWT_ERR_NOMEM;
-	free(c->bslot);
-	c->bslot = tab;
-	c->bmask = mask;
-	for (size_t k = 0; k < c->nblocks; k++) {
-		const struct cov_block *o = &c->blocks[k];
-		struct cov_slot *s = block_slot(c, o->image, o->gen, o->ip,
-						 o->ninsn, o->mode);
-
-		s->k = (uint32_t)k + 1;
-		s->tag = (uint32_t)(mix(o->ip, o->image, o->gen) >> 32);
-	}
-	return 0;
+	return mix(c->blocks[k].ip, c->blocks[k].image, c->blocks[k].gen);
 }
 
 /* A new block's instructions: where each comes from. */
@@ -464,7 +461,8 @@ static struct cov_block *block_add(struct hwt_an_cover *c,
 		     sizeof(*c->blocks)) < 0)
 		return NULL;
 	if (2 * (c->nblocks + 1) > c->bmask + 1) {
-		if (blocks_grow(c) < 0)
+		if (index_grow(c, &c->bslot, &c->bmask, c->nblocks,
+			       block_hash_of) < 0)
 			return NULL;
 		s = block_slot(c, id, gen, b->ip, b->ninsn, b->mode);
 	}
@@ -478,7 +476,7 @@ static struct cov_block *block_add(struct hwt_an_cover *c,
 	e->ninsn = b->ninsn;
 	e->mode = b->mode;
 	s->k = (uint32_t)++c->nblocks;
-	s->tag = (uint32_t)(mix(b->ip, id, gen) >> 32);
+	s->tag = (uint32_t)(block_hash_of(c, c->nblocks - 1) >> 32);
 	return e;
 }
 

@@ -855,6 +855,16 @@ static void seg_psb_event(struct seg *s, const struct hwt_event *ev)
 		s->psb_sets_tsx = 1;
 }
 
+void flow_seg_drop_walks(struct seg *s)
+{
+	hwt_an_walks_delete(s->walks);
+	s->walks = NULL;
+	cli_disasm_memo_delete(s->dmemo);
+	s->dmemo = NULL;
+	cli_srcline_delete(s->srcl);
+	s->srcl = NULL;
+}
+
 /*
  * Decode segment @s with @reuse, a decoder of this thread's that decoded
  * other segments before (@fresh: none yet; its block cache is as good for
@@ -1095,14 +1105,8 @@ out:
 	free(batch);
 	/* (A worker's decoder comes with its walks and texts: all are
 	 * kept.) */
-	if (dec != reuse) {
-		hwt_an_walks_delete(s->walks);
-		s->walks = NULL;
-		cli_disasm_memo_delete(s->dmemo);
-		s->dmemo = NULL;
-		cli_srcline_delete(s->srcl);
-		s->srcl = NULL;
-	}
+	if (dec != reuse)
+		flow_seg_drop_walks(s);
 	if (time_matters(fl))
 		s->reached.have_t = hwt_blk_time_watched(dec,
 							 &s->reached.t) > 0;

@@ -317,6 +317,9 @@ static inline int inline_notes(const struct flow *fl)
 	return fl->opt->mode != MODE_STAT && fl->opt->mode != MODE_COVERAGE;
 }
 
+/* flow.c: the blocks' walks and texts @s holds go (a decoder's of its
+ * own would have taken them along). */
+void flow_seg_drop_walks(struct seg *s);
 /* flow.c: one segment, decoded into @s (its lines, counts, map). */
 void flow_decode_segment(struct flow *fl, struct seg *s,
 			 struct hwt_blk_decoder *reuse, int fresh);

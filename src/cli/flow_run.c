@@ -353,12 +353,7 @@ static void decode_kept(struct flow *fl, struct seg *s)
 		fl->keep = flow_new_decoder(fl, s->image);
 	flow_decode_segment(fl, s, fl->keep, 1);
 	/* (What a decoder of its own would have taken along.) */
-	hwt_an_walks_delete(s->walks);
-	s->walks = NULL;
-	cli_disasm_memo_delete(s->dmemo);
-	s->dmemo = NULL;
-	cli_srcline_delete(s->srcl);
-	s->srcl = NULL;
+	flow_seg_drop_walks(s);
 }
 
 /* A stream's end: its cover and its image go (counted, released). */

@@ -118,20 +118,30 @@ static void emit_block(const struct hwt_image *image, struct out *o,
 	o->nblocks += 1;
 }
 
-/* Decode the whole trace, as ptxed does (resync after errors). */
-static void run(struct hwt_image *image, const struct tb *t,
-		uint32_t flags, struct out *o, int show_blocks)
+/* A decoder of @t (@flags) from @image. */
+static struct hwt_blk_decoder *decoder_on(const struct tb *t, uint32_t flags,
+					  struct hwt_image *image)
 {
 	struct hwt_blk_config cfg;
 	struct hwt_blk_decoder *d;
 
-	memset(o, 0, sizeof(*o));
 	hwt_blk_config_init(&cfg);
 	cfg.qry.begin = t->buf;
 	cfg.qry.end = t->buf + t->len;
 	cfg.flags = flags;
 	d = hwt_blk_new(&cfg, image);
 	assert_non_null(d);
+	return d;
+}
+
+/* Decode the whole trace, as ptxed does (resync after errors). */
+static void run(struct hwt_image *image, const struct tb *t,
+		uint32_t flags, struct out *o, int show_blocks)
+{
+	struct hwt_blk_decoder *d;
+
+	memset(o, 0, sizeof(*o));
+	d = decoder_on(t, flags, image);
 
 	for (;;) {
 		int status = hwt_blk_sync_forward(d);
@@ -814,23 +824,15 @@ static void variant_trace(struct tb *t, unsigned passes, unsigned seed)
  * ends in the indirect jump (where the cached and the cold decoder agree
  * on the flow, whatever their blocks).
  */
-static void run_switching(struct hwt_image **images, const uint8_t *order,
-			  size_t norder, const struct tb *t, uint32_t flags,
-			  struct out *o)
+/* @d's trace from its first PSB, as run_switching() says; the number of
+ * switches made. */
+static size_t decode_switching(struct hwt_blk_decoder *d, struct out *o,
+			       struct hwt_image **images,
+			       const uint8_t *order, size_t norder)
 {
-	struct hwt_blk_config cfg;
-	struct hwt_blk_decoder *d;
 	size_t next = 0;
-	int status;
+	int status = hwt_blk_sync_forward(d);
 
-	memset(o, 0, sizeof(*o));
-	hwt_blk_config_init(&cfg);
-	cfg.qry.begin = t->buf;
-	cfg.qry.end = t->buf + t->len;
-	cfg.flags = flags;
-	d = hwt_blk_new(&cfg, images[0]);
-	assert_non_null(d);
-	status = hwt_blk_sync_forward(d);
 	assert_true(status >= 0);
 	for (;;) {
 		struct hwt_block b;
@@ -850,7 +852,18 @@ static void run_switching(struct hwt_image **images, const uint8_t *order,
 			assert_ptr_equal(hwt_blk_image(d), to);
 		}
 	}
-	assert_int_equal(next, norder);
+	return next;
+}
+
+static void run_switching(struct hwt_image **images, const uint8_t *order,
+			  size_t norder, const struct tb *t, uint32_t flags,
+			  struct out *o)
+{
+	struct hwt_blk_decoder *d;
+
+	memset(o, 0, sizeof(*o));
+	d = decoder_on(t, flags, images[0]);
+	assert_int_equal(decode_switching(d, o, images, order, norder), norder);
 	hwt_blk_delete(d);
 }
 
@@ -1036,24 +1049,9 @@ static struct hwt_image *file_image(const char *path)
 static void decode_all(struct hwt_blk_decoder *d, const struct tb *t,
 		       struct out *o)
 {
-	int status;
-
 	memset(o, 0, sizeof(*o));
 	assert_int_equal(hwt_blk_set_trace(d, t->buf, t->buf + t->len), 0);
-	status = hwt_blk_sync_forward(d);
-	assert_true(status >= 0);
-	for (;;) {
-		struct hwt_block b;
-
-		status = drain(d, o, status);
-		assert_true(status >= 0);
-		if (status & HWT_STS_EOS)
-			break;
-		status = hwt_blk_next(d, &b);
-		assert_true(status >= 0);
-		if (b.ninsn)
-			emit_block(hwt_blk_image(d), o, &b, 0);
-	}
+	(void) decode_switching(d, o, NULL, NULL, 0);
 }
 
 /*
@@ -1068,7 +1066,6 @@ static void test_release_carries(void **state)
 	     f1[] = "/tmp/hwt-rel-XXXXXX";
 	struct hwt_image *a, *b, *c, *e;
 	static struct out o, cold;
-	struct hwt_blk_config cfg;
 	struct hwt_blk_decoder *d;
 	struct tb t = new_trace();
 	size_t used;
@@ -1081,11 +1078,7 @@ static void test_release_carries(void **state)
 	/* Another process of the first program. */
 	b = file_image(f0);
 	variant_trace(&t, 40, 3);
-	hwt_blk_config_init(&cfg);
-	cfg.qry.begin = t.buf;
-	cfg.qry.end = t.buf + t.len;
-	d = hwt_blk_new(&cfg, a);
-	assert_non_null(d);
+	d = decoder_on(&t, 0, a);
 	decode_all(d, &t, &o);
 	used = d->bcache.used;
 	assert_true(used > 0);
