@@ -236,6 +236,10 @@ struct flow {
 	 * released at each one's end (hwt_blk_release_image()), so that
 	 * the next process's code that is the same stays decoded. */
 	struct hwt_blk_decoder *keep;
+	/* -j on a perf.data: worker i's decoder, kept (released) from one
+	 * piece or stream to the next in @wkeep[i] (@nwkeep of them). */
+	struct hwt_blk_decoder **wkeep;
+	unsigned nwkeep;
 	struct totals *all;		/* of all streams */
 	size_t skipped;			/* streams not chosen (@opt->sel) */
 	/* One thread, lines chosen by time: a stream's decode stops past

@@ -1013,7 +1013,7 @@ out:
 		ret = 1;
 	}
 	flow_totals_free(&t);
-	hwt_blk_delete(fl.keep);
+	cli_flow_streams_done(&fl);
 	calls_merge_delete(fl.merge);
 	calls_tree_delete(fl.tree);
 	calls_timeline_delete(fl.timeline);

@@ -34,9 +34,35 @@ struct pool {
 	struct cli_order order;	/* of the segments */
 };
 
+/* A worker: its pool, and its place among the pool's threads (for its
+ * kept decoder, @fl->wkeep). */
+struct worker_arg {
+	struct pool *pool;
+	unsigned slot;
+};
+
+/* Worker @slot's decoder: the one it kept (perf.data), for this trace
+ * and @image, or a new one. */
+static struct hwt_blk_decoder *worker_decoder(struct flow *fl, unsigned slot,
+					      struct hwt_image *image)
+{
+	struct hwt_blk_decoder *d = slot < fl->nwkeep ? fl->wkeep[slot] : NULL;
+
+	if (d) {
+		fl->wkeep[slot] = NULL;
+		if (hwt_blk_set_trace(d, fl->trace, fl->trace + fl->size) < 0 ||
+		    hwt_blk_set_image(d, image) < 0) {
+			hwt_blk_delete(d);
+			d = NULL;
+		}
+	}
+	return d ? d : flow_new_decoder(fl, image);
+}
+
 static void *worker(void *arg)
 {
-	struct pool *pool = arg;
+	struct pool *pool = ((struct worker_arg *) arg)->pool;
+	unsigned slot = ((struct worker_arg *) arg)->slot;
 	const struct cli_flow_hook *hook = pool->fl->hook;
 	/* perf.data: this thread's view of the processes, which its
 	 * segments (in stream order) move forward. */
@@ -59,7 +85,8 @@ static void *worker(void *arg)
 		fprintf(stderr, "%s: out of memory.\n", pool->fl->opt->prog);
 		exit(1);
 	}
-	dec = flow_new_decoder(pool->fl, hook ? hook->image(hctx) : pool->fl->image);
+	dec = worker_decoder(pool->fl, slot,
+			     hook ? hook->image(hctx) : pool->fl->image);
 	while ((k = cli_order_take(&pool->order)) != SIZE_MAX) {
 		struct seg *s = &pool->segs[k];
 
@@ -105,7 +132,15 @@ static void *worker(void *arg)
 		fresh = 0;
 		cli_order_done(&pool->order, &s->done);
 	}
-	hwt_blk_delete(dec);
+	/* perf.data: the next piece's (or stream's) worker in this place
+	 * starts with the code this one decoded (its view's image goes). */
+	if (dec && hook && slot < pool->fl->nwkeep) {
+		(void) hwt_blk_tally(dec, NULL, NULL);
+		hwt_blk_release_image(dec);
+		pool->fl->wkeep[slot] = dec;
+	} else {
+		hwt_blk_delete(dec);
+	}
 	hwt_an_walks_delete(walks);
 	cli_disasm_memo_delete(dmemo);
 	cli_srcline_delete(srcl);
@@ -504,6 +539,7 @@ int flow_run(struct flow *fl, const struct span *sp, struct totals *t,
 	uint64_t chunk = 0;
 	struct pool pool;
 	pthread_t *th;
+	struct worker_arg *wargs;
 	unsigned nth = 0;
 	int ret = 0;
 	const char *late;
@@ -575,8 +611,13 @@ int flow_run(struct flow *fl, const struct span *sp, struct totals *t,
 
 	cli_order_init(&pool.order, pool.nsegs, 2 * (size_t)jobs);
 	th = calloc(jobs, sizeof(*th));
-	for (unsigned i = 0; th && i < jobs; i++) {
-		if (pthread_create(&th[i], NULL, worker, &pool))
+	wargs = calloc(jobs, sizeof(*wargs));
+	if (fl->hook && !fl->wkeep && (fl->wkeep = calloc(jobs, sizeof(*fl->wkeep))))
+		fl->nwkeep = jobs;
+	for (unsigned i = 0; th && wargs && i < jobs; i++) {
+		wargs[i].pool = &pool;
+		wargs[i].slot = i;
+		if (pthread_create(&th[i], NULL, worker, &wargs[i]))
 			break;
 		nth++;
 	}
@@ -640,6 +681,7 @@ int flow_run(struct flow *fl, const struct span *sp, struct totals *t,
 	for (unsigned i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
 	free(th);
+	free(wargs);
 	if (alone < pool.nsegs) {
 		/* The rest as one thread decodes it. */
 		struct seg rest;
@@ -1036,6 +1078,11 @@ void cli_flow_streams_done(struct flow *fl)
 {
 	hwt_blk_delete(fl->keep);
 	fl->keep = NULL;
+	for (unsigned i = 0; i < fl->nwkeep; i++)
+		hwt_blk_delete(fl->wkeep[i]);
+	free(fl->wkeep);
+	fl->wkeep = NULL;
+	fl->nwkeep = 0;
 }
 
 /* Nothing at all came out of @name: not a trace (as hwt dump says too);
