@@ -867,11 +867,12 @@ static int collect_funcs(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 struct cov_branch {
 	const char *src;
 	unsigned line;
-	const char *path;	/* the file its code is in (by name: the
-				 * files' numbers depend on the order they
-				 * came in, which -j does not keep) */
+	uint32_t file;		/* the file its code is in */
 	uint64_t off, taken, fell;
-	uint32_t srank, prank;	/* @src's and @path's (struct cov_ranks) */
+	/* @src's rank (struct cov_ranks), and @file's by name
+	 * (rank_files(): the files' numbers depend on the order they came
+	 * in, which -j does not keep) */
+	uint32_t srank, prank;
 	uint8_t never;		/* never run: its outcomes are "-" */
 };
 
@@ -894,15 +895,16 @@ static int branch_cmp(const void *a, const void *b)
 	return (x->off > y->off) - (x->off < y->off);
 }
 
-/* Jump @e (at @off of @path) on line @line of @src; NULL: never run. */
+/* Jump @e (at @off of file @file) on line @line of @src; NULL: never
+ * run. */
 static int branch_add(struct cov_branches *br, const char *src, unsigned line,
-		      const char *path, uint64_t off, const struct cov_ins *e)
+		      uint32_t file, uint64_t off, const struct cov_ins *e)
 {
 	if (hwt_grow((void **)&br->v, &br->cap, br->n + 1, sizeof(*br->v)) < 0)
 		return -HWT_ERR_NOMEM;
 	br->v[br->n].src = src;
 	br->v[br->n].line = line;
-	br->v[br->n].path = path;
+	br->v[br->n].file = file;
 	br->v[br->n].off = off;
 	br->v[br->n].taken = e ? e->taken : 0;
 	br->v[br->n].fell = e ? e->fell : 0;
@@ -925,7 +927,6 @@ static int code_jumps(void *ctx, uint64_t off, const uint8_t *code,
 		      unsigned line)
 {
 	struct code_jumps *j = ctx;
-	const char *path = j->c->paths[j->file];
 	static const struct cov_ins ran = { 0 };
 	struct hwt_insn_info info;
 
@@ -942,7 +943,7 @@ static int code_jumps(void *ctx, uint64_t off, const uint8_t *code,
 		e = ins_find(j->c, j->file, off + at);
 		if (e && e->cond)
 			continue;
-		err = branch_add(j->br, src, line, path, off + at,
+		err = branch_add(j->br, src, line, j->file, off + at,
 				 e ? &ran : NULL);
 		if (err)
 			return err;
@@ -950,26 +951,31 @@ static int code_jumps(void *ctx, uint64_t off, const uint8_t *code,
 	return 0;
 }
 
-/* The ranks of the lines' and branches' names, for their sorts. */
-static int rank_lines(struct cov_lines *l, struct cov_branches *br)
+static int rank_files(const struct hwt_an_cover *c, uint32_t *rank);
+
+/* The ranks of the lines' and branches' names, for their sorts (@c's
+ * files by rank_files()). */
+static int rank_lines(const struct hwt_an_cover *c, struct cov_lines *l,
+		      struct cov_branches *br)
 {
 	struct cov_ranks r = { 0 };
-	int err = 0;
+	uint32_t *frank = malloc((c->npaths + 1) * sizeof(*frank));
+	int err = frank ? rank_files(c, frank) : -HWT_ERR_NOMEM;
 
 	for (size_t i = 0; !err && i < l->n; i++)
 		err = rank_add(&r, l->v[i].src);
 	for (size_t i = 0; !err && i < br->n; i++)
-		if (!(err = rank_add(&r, br->v[i].src)))
-			err = rank_add(&r, br->v[i].path);
+		err = rank_add(&r, br->v[i].src);
 	if (!err)
 		err = rank_names(&r);
 	for (size_t i = 0; !err && i < l->n; i++)
 		l->v[i].srank = rank_of(&r, l->v[i].src);
 	for (size_t i = 0; !err && i < br->n; i++) {
 		br->v[i].srank = rank_of(&r, br->v[i].src);
-		br->v[i].prank = rank_of(&r, br->v[i].path);
+		br->v[i].prank = frank[br->v[i].file];
 	}
 	free(r.slot);
+	free(frank);
 	return err;
 }
 
@@ -999,8 +1005,7 @@ static int collect(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 		else
 			sum->insns_no_line++;
 		if (!err && r > 0 && e->cond)
-			err = branch_add(br, src, line, c->paths[e->file],
-					 e->off, e);
+			err = branch_add(br, src, line, e->file, e->off, e);
 	}
 	for (size_t f = 0; !err && f < c->npaths; f++) {
 		struct code_jumps j = { c, br, (uint32_t)f };
@@ -1008,7 +1013,7 @@ static int collect(struct hwt_an_cover *c, struct hwt_an_lines *ln,
 		err = hwt_an_lines_code(ln, c->paths[f], code_jumps, &j);
 	}
 	if (!err)
-		err = rank_lines(l, br);
+		err = rank_lines(c, l, br);
 	if (err)
 		return err;
 	if (br->n)

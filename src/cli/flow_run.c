@@ -41,22 +41,40 @@ struct worker_arg {
 	unsigned slot;
 };
 
-/* Worker @slot's decoder: the one it kept (perf.data), for this trace
- * and @image, or a new one. */
+/* @d, a decoder kept (released) from a piece or stream before, or NULL:
+ * a decoder of @fl's trace and @image, as new but for the code it
+ * decoded (hwt_blk_set_trace()), or a new one. */
+static struct hwt_blk_decoder *decoder_again(struct flow *fl,
+					     struct hwt_blk_decoder *d,
+					     struct hwt_image *image)
+{
+	if (d && (hwt_blk_set_trace(d, fl->trace, fl->trace + fl->size) < 0 ||
+		  hwt_blk_set_image(d, image) < 0)) {
+		hwt_blk_delete(d);
+		d = NULL;
+	}
+	return d ? d : flow_new_decoder(fl, image);
+}
+
+/* The end of @d's stream (or piece): its cover and its image go
+ * (counted, released), so that it can be kept for the next. */
+static void decoder_done(struct hwt_blk_decoder *d)
+{
+	(void) hwt_blk_tally(d, NULL, NULL);
+	hwt_blk_release_image(d);
+}
+
+/* Worker @slot's decoder: the one it kept (perf.data), or a new one. */
 static struct hwt_blk_decoder *worker_decoder(struct flow *fl, unsigned slot,
 					      struct hwt_image *image)
 {
-	struct hwt_blk_decoder *d = slot < fl->nwkeep ? fl->wkeep[slot] : NULL;
+	struct hwt_blk_decoder *d = NULL;
 
-	if (d) {
+	if (slot < fl->nwkeep) {
+		d = fl->wkeep[slot];
 		fl->wkeep[slot] = NULL;
-		if (hwt_blk_set_trace(d, fl->trace, fl->trace + fl->size) < 0 ||
-		    hwt_blk_set_image(d, image) < 0) {
-			hwt_blk_delete(d);
-			d = NULL;
-		}
 	}
-	return d ? d : flow_new_decoder(fl, image);
+	return decoder_again(fl, d, image);
 }
 
 static void *worker(void *arg)
@@ -135,8 +153,7 @@ static void *worker(void *arg)
 	/* perf.data: the next piece's (or stream's) worker in this place
 	 * starts with the code this one decoded (its view's image goes). */
 	if (dec && hook && slot < pool->fl->nwkeep) {
-		(void) hwt_blk_tally(dec, NULL, NULL);
-		hwt_blk_release_image(dec);
+		decoder_done(dec);
 		pool->fl->wkeep[slot] = dec;
 	} else {
 		hwt_blk_delete(dec);
@@ -378,26 +395,17 @@ static void seg_give_back(struct flow *fl, struct seg *s, struct totals *t,
  */
 static void decode_kept(struct flow *fl, struct seg *s)
 {
-	if (fl->keep &&
-	    (hwt_blk_set_trace(fl->keep, fl->trace, fl->trace + fl->size) < 0 ||
-	     hwt_blk_set_image(fl->keep, s->image) < 0)) {
-		hwt_blk_delete(fl->keep);
-		fl->keep = NULL;
-	}
-	if (!fl->keep)
-		fl->keep = flow_new_decoder(fl, s->image);
+	fl->keep = decoder_again(fl, fl->keep, s->image);
 	flow_decode_segment(fl, s, fl->keep, 1);
 	/* (What a decoder of its own would have taken along.) */
 	flow_seg_drop_walks(s);
 }
 
-/* A stream's end: its cover and its image go (counted, released). */
+/* A stream's end, for the decoder kept on this thread. */
 static void stream_done(struct flow *fl)
 {
-	if (!fl->keep)
-		return;
-	(void) hwt_blk_tally(fl->keep, NULL, NULL);
-	hwt_blk_release_image(fl->keep);
+	if (fl->keep)
+		decoder_done(fl->keep);
 }
 
 /* Decode @s on this thread, printed as it goes. */
