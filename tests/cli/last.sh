@@ -25,7 +25,8 @@
 #      a thread's trace names the signal and the faulting instruction and
 #      puts it on top of the stack; a CPU's trace names the end of the
 #      process the CPU ended in, not the other one's; of two CPUs'
-#      streams ending in the killed process, the later one took the signal.
+#      streams ending in the killed process, the one that ends later took
+#      the signal (not the one that starts later).
 #
 # The files are mkptdata's (tests/tools) from tests/data/perfdata_loop.asm
 # and its trace, as tests/cli/perfdata_flow.sh makes them.
@@ -297,6 +298,26 @@ grep -Eq "^# cpu 0, thread 1234/1234 loop at the end: $killed" \
 	"^# cpu 1, thread 1234/1235 second at the end: $other" \
 	"$tmp/cpus2swap.heads" ||
 	fail "two CPUs, cpu 0 later: $(cat "$tmp/cpus2swap.heads")"
+# A trace that starts before the other and ends after it (its TSCs ten
+# times as far apart, from 50 M earlier): the one whose trace ends later
+# took the signal, not the one whose trace starts later.
+awk '/^tsc / { if (!t0) t0 = $2
+	printf "tsc %.0f\n", t0 - 50000000 + ($2 - t0) * 10; next } { print }' \
+	"$tmp/loop.ptdesc" >"$tmp/long.ptdesc"
+"$build/ptgen" "$tmp/long.pt" <"$tmp/long.ptdesc" || fail "the long trace"
+cpus2 loop long cpus2long 1234:1235
+check
+grep -Eq "^# cpu 0, thread 1234/1234 loop at the end: $other" \
+	"$tmp/cpus2long.heads" && grep -Eq \
+	"^# cpu 1, thread 1234/1235 second at the end: $killed" \
+	"$tmp/cpus2long.heads" ||
+	fail "two CPUs, cpu 1 from before to after: $(cat "$tmp/cpus2long.heads")"
+# (The streams in 4 KiB pieces: the last piece's time is the end's.)
+HWT_PIECE_SIZE=4096 "$hwt" last -n 300 "$tmp/cpus2long.data" \
+	>"$tmp/cpus2long.piece" 2>&1
+cmp -s "$tmp/cpus2long" "$tmp/cpus2long.piece" ||
+	fail "two CPUs, cpu 1 from before to after, in pieces: $(grep '^# ' \
+		"$tmp/cpus2long.piece")"
 cpus2 loop late cpus2other 4321:4321
 check
 grep -Eq "^# cpu 0, thread 1234/1234 loop at the end: $killed" \
