@@ -3,7 +3,8 @@
  * gen_flow: write a synthetic program (raw x86-64 code) and an Intel PT
  * trace of its execution, for program-flow benchmarks and cross-checks.
  *
- *   gen_flow [-s SIZE] [-S SEED] [-f FUNCS] [-l LEVELS] [-m MTC] [-b] [-e] OUT
+ *   gen_flow [-s SIZE] [-S SEED] [-f FUNCS] [-l LEVELS] [-m MTC] [-b] [-e]
+ *            [-c] OUT
  *
  * Writes OUT.bin (the code, to be mapped at 0x400000: --raw OUT.bin:0x400000)
  * and OUT.pt (at least SIZE bytes of trace; K/M/G suffixes, default 64M).
@@ -36,6 +37,10 @@
  * jcc had a bias of 0.50-0.55, 0.55-0.60, ... 0.95-1.00 (BIAS_MILLE). The
  * code is the same as without -b (the bias has a generator of its own);
  * only the trace differs.
+ *
+ * The packets: TNT-64s of up to 47 bits and TIPs with a full 8-byte IP.
+ * With -c, as processors (and vgpt) write them: short TNTs of up to 6
+ * bits, and IPs compressed against the last one (2, 4 or 6 bytes).
  *
  * Prints "gen_flow: code N bytes, trace N bytes, N instructions" and,
  * with -b, how often a jcc went its usual way.
@@ -123,6 +128,8 @@ struct out {
 	size_t len, cap;
 	uint64_t bits;		/* pending TNT bits, oldest highest */
 	unsigned nbits;
+	uint8_t compact;	/* -c */
+	uint64_t last_ip;	/* -c: the decoder's last IP */
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -154,13 +161,25 @@ static void put_le(struct out *o, uint64_t v, unsigned n)
 	put(o, b, n);
 }
 
-/* TIP/FUP/PGE with a full 64-bit IP (IPBytes = 6). */
+/* TIP/FUP/PGE with a full 64-bit IP (IPBytes = 6), or with -c the fewest
+ * bytes that the last IP makes enough (IPBytes 1, 2, 3). */
 static void put_ip(struct out *o, uint8_t opc, uint64_t ip)
 {
-	uint8_t b = (uint8_t)(opc | (6u << 5));
+	unsigned ipc = 6, n = 8;
+	uint8_t b;
 
+	if (o->compact) {
+		if (!((ip ^ o->last_ip) >> 16))
+			ipc = 1, n = 2;
+		else if (!((ip ^ o->last_ip) >> 32))
+			ipc = 2, n = 4;
+		else if ((uint64_t)((int64_t)(ip << 16) >> 16) == ip)
+			ipc = 3, n = 6;
+		o->last_ip = ip;
+	}
+	b = (uint8_t)(opc | (ipc << 5));
 	put(o, &b, 1);
-	put_le(o, ip, 8);
+	put_le(o, ip, n);
 }
 
 /* Pending bits as TNT-64: 47 bits at most, then a stop bit above them. */
@@ -170,6 +189,15 @@ static void flush_tnt(struct out *o)
 
 	if (!o->nbits)
 		return;
+	if (o->compact) {
+		/* Short TNT: the bits above bit 0, a stop bit above them. */
+		uint8_t b = (uint8_t)(((1u << o->nbits) | o->bits) << 1);
+
+		put(o, &b, 1);
+		o->bits = 0;
+		o->nbits = 0;
+		return;
+	}
 	put(o, hdr, 2);
 	put_le(o, (1ull << o->nbits) | o->bits, 6);
 	o->bits = 0;
@@ -179,7 +207,7 @@ static void flush_tnt(struct out *o)
 static void tnt(struct out *o, int taken)
 {
 	o->bits = (o->bits << 1) | (taken ? 1 : 0);
-	if (++o->nbits == 47)
+	if (++o->nbits == (o->compact ? 6u : 47u))
 		flush_tnt(o);
 }
 
@@ -192,6 +220,8 @@ static void psb(struct out *o, uint64_t ip)
 	flush_tnt(o);
 	for (int i = 0; i < 8; i++)
 		put(o, psb_bytes, 2);
+	/* (A PSB clears the decoder's last IP.) */
+	o->last_ip = 0;
 	put(o, mode_exec64, 2);
 	put_ip(o, 0x1d, ip);		/* FUP */
 	put(o, psbend, 2);
@@ -461,7 +491,7 @@ int main(int argc, char **argv)
 	uint64_t mtc_period = 0;
 	static const uint8_t pgd = 0x01;	/* TIP.PGD, IP suppressed */
 
-	while ((c = getopt(argc, argv, "s:S:f:l:m:be")) != -1) {
+	while ((c = getopt(argc, argv, "s:S:f:l:m:bec")) != -1) {
 		switch (c) {
 		case 's':
 			size = parse_size(optarg);
@@ -480,6 +510,9 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			p.biased = 1;
+			break;
+		case 'c':
+			o.compact = 1;
 			break;
 		case 'm':
 			mtc_period = strtoull(optarg, NULL, 0);
@@ -518,6 +551,6 @@ int main(int argc, char **argv)
 	return 0;
 
 usage:
-	fprintf(stderr, "usage: gen_flow [-s SIZE] [-S SEED] [-f FUNCS] [-l LEVELS] [-m MTC] [-b] [-e] OUT\n");
+	fprintf(stderr, "usage: gen_flow [-s SIZE] [-S SEED] [-f FUNCS] [-l LEVELS] [-m MTC] [-b] [-e] [-c] OUT\n");
 	return 2;
 }

@@ -173,6 +173,12 @@ block_check b6e "$work/b6e.pt" --raw "$work/b6e.bin:0x400000"
 gen b7b -s "$bsize" -S 7 -b
 count_check b7b "$work/b7b.pt" --raw "$work/b7b.bin:0x400000"
 block_check b7b "$work/b7b.pt" --raw "$work/b7b.bin:0x400000"
+# The packets as processors write them (gen_flow -c): short TNTs and IPs
+# compressed against the last one, over a large image's blocks.
+gen s8c -s "$size" -S 8 -c
+count_check s8c "$work/s8c.pt" --raw "$work/s8c.bin:0x400000"
+gen b9c -s "$bsize" -S 9 -c -e
+block_check b9c "$work/b9c.pt" --raw "$work/b9c.bin:0x400000"
 
 # Real programs (vgpt; bench/vgpt-traces.sh --scale tiny): several code
 # images, TNT-8, compressed IPs. Counts for all, blocks for the smaller.
