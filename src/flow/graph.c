@@ -63,6 +63,9 @@ struct run {
 	struct hwt_bc_node *nd;	/* the node at @ip, or the one just left */
 	uint64_t ip, tnt, index;
 	unsigned slot;		/* the link @nd was left through */
+	/* run_step() asked the query decoder the general way (which may
+	 * take timing packets), not only in direct mode. */
+	uint8_t general;
 	struct hwt_qry_direct x;
 };
 
@@ -280,6 +283,7 @@ run_step(struct run *r, int *status)
 	}
 	if (__builtin_expect(!r->index, 0) && r->x.kind == HWT_QRY_DX_OTHER) {
 		/* An event or the end may be next. */
+		r->general = 1;
 		run_put(r);
 		err = node_status_empty(r->d);
 		if (err) {
@@ -291,6 +295,7 @@ run_step(struct run *r, int *status)
 	goto link;
 
 general:
+	r->general = 1;
 	r->ip = nd->end_ip;
 	run_put(r);
 	err = node_exit_general(r->d, nd);
