@@ -308,8 +308,11 @@ int hwt_an_last_task(struct hwt_an_last *l, uint32_t pid, uint32_t tid)
 	return 0;
 }
 
-static void add(struct hwt_an_last *l, uint8_t kind, uint64_t from,
-		uint64_t to, int error)
+/* (Inline, as resolve() and the block's walk below: hwt last asks them for
+ * every block.) */
+static inline __attribute__((always_inline)) void
+add(struct hwt_an_last *l, uint8_t kind, uint64_t from, uint64_t to,
+    int error)
 {
 	struct hwt_an_branch *b;
 
@@ -324,7 +327,9 @@ static void add(struct hwt_an_last *l, uint8_t kind, uint64_t from,
 	b->error = error;
 	b->pid = l->th.pid;
 	b->tid = l->th.tid;
-	l->head = (l->head + 1) % l->c.nbranches;
+	/* (Not %: a division, and its latency, each branch.) */
+	if (++l->head == l->c.nbranches)
+		l->head = 0;
 	l->total++;
 }
 
@@ -373,7 +378,8 @@ static int pop_to(struct hwt_an_last *l, uint8_t kind, uint64_t to)
 }
 
 /* The previous block's last instruction went to @next. */
-static void resolve(struct hwt_an_last *l, uint64_t next)
+static inline __attribute__((always_inline)) void
+resolve(struct hwt_an_last *l, uint64_t next)
 {
 	uint64_t ip = l->pend.ip, fall = l->pend.fall;
 
