@@ -272,9 +272,25 @@ hit:
 	return 0;
 }
 
+/* The mapped file holding host byte @p, or NULL (a caller's buffer).
+ * Rare (symbolising a few addresses; a section once, when a cache
+ * carries its entries over): a scan of the files. */
+static const struct img_file *file_of(const struct hwt_image *image,
+				      const uint8_t *p)
+{
+	for (size_t i = 0; i < image->nfiles; i++) {
+		const struct img_file *f = &image->files[i];
+
+		if (f->size && p >= f->map && p < f->map + f->size)
+			return f;
+	}
+	return NULL;
+}
+
 int hwt_image_origin(const struct hwt_image *image, uint64_t vaddr,
 		     const char **path, uint64_t *offset)
 {
+	const struct img_file *f;
 	const uint8_t *p;
 	size_t i;
 
@@ -284,23 +300,19 @@ int hwt_image_origin(const struct hwt_image *image, uint64_t vaddr,
 	if (i == SIZE_MAX)
 		return -HWT_ERR_NOMAP;
 	p = image->secs[i].data + (vaddr - image->secs[i].begin);
-	/* Rare (symbolising a few addresses): a scan of the files. */
-	for (i = 0; i < image->nfiles; i++) {
-		const struct img_file *f = &image->files[i];
-
-		if (f->size && p >= f->map && p < f->map + f->size) {
-			*path = f->path;
-			*offset = (uint64_t)(p - f->map);
-			return 0;
-		}
-	}
-	return -HWT_ERR_NOT_SUPPORTED;
+	f = file_of(image, p);
+	if (!f)
+		return -HWT_ERR_NOT_SUPPORTED;
+	*path = f->path;
+	*offset = (uint64_t)(p - f->map);
+	return 0;
 }
 
 int hwt_image_span(const struct hwt_image *image, uint64_t vaddr,
 		   struct hwt_image_span *span)
 {
 	const struct img_section *s;
+	const struct img_file *f;
 	size_t i;
 
 	if (!image || !span)
@@ -313,16 +325,11 @@ int hwt_image_span(const struct hwt_image *image, uint64_t vaddr,
 	span->end = s->end;
 	span->data = s->data;
 	span->dev = span->ino = span->off = 0;
-	/* (Once a section, when a cache carries its entries over.) */
-	for (i = 0; i < image->nfiles; i++) {
-		const struct img_file *f = &image->files[i];
-
-		if (f->size && s->data >= f->map && s->data < f->map + f->size) {
-			span->dev = (uint64_t)f->dev;
-			span->ino = (uint64_t)f->ino;
-			span->off = (uint64_t)(s->data - f->map);
-			break;
-		}
+	f = file_of(image, s->data);
+	if (f) {
+		span->dev = (uint64_t)f->dev;
+		span->ino = (uint64_t)f->ino;
+		span->off = (uint64_t)(s->data - f->map);
 	}
 	return 0;
 }
