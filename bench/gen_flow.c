@@ -40,7 +40,8 @@
  *
  * The packets: TNT-64s of up to 47 bits and TIPs with a full 8-byte IP.
  * With -c, as processors (and vgpt) write them: short TNTs of up to 6
- * bits, and IPs compressed against the last one (2, 4 or 6 bytes).
+ * bits, and IPs compressed against the last one as tightly as it allows
+ * (hwt_pt_ipc_choose(): 2, 4 or 6 bytes here).
  *
  * Prints "gen_flow: code N bytes, trace N bytes, N instructions" and,
  * with -b, how often a jcc went its usual way.
@@ -51,6 +52,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+
+#include <hwt/pt.h>
 
 #define BASE		0x400000ull
 #define PSB_PERIOD	4096
@@ -129,7 +132,7 @@ struct out {
 	uint64_t bits;		/* pending TNT bits, oldest highest */
 	unsigned nbits;
 	uint8_t compact;	/* -c */
-	uint64_t last_ip;	/* -c: the decoder's last IP */
+	struct hwt_pt_last_ip lip;	/* -c: the decoder's last IP */
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -161,25 +164,21 @@ static void put_le(struct out *o, uint64_t v, unsigned n)
 	put(o, b, n);
 }
 
-/* TIP/FUP/PGE with a full 64-bit IP (IPBytes = 6), or with -c the fewest
- * bytes that the last IP makes enough (IPBytes 1, 2, 3). */
+/* TIP/FUP/PGE with a full 64-bit IP (IPBytes = 6), or with -c as tightly
+ * as the last IP allows (hwt_pt_ipc_choose(), as vgpt writes them). */
 static void put_ip(struct out *o, uint8_t opc, uint64_t ip)
 {
-	unsigned ipc = 6, n = 8;
+	unsigned ipc = HWT_PT_IPC_FULL;
+	uint64_t payload = ip;
 	uint8_t b;
 
 	if (o->compact) {
-		if (!((ip ^ o->last_ip) >> 16))
-			ipc = 1, n = 2;
-		else if (!((ip ^ o->last_ip) >> 32))
-			ipc = 2, n = 4;
-		else if ((uint64_t)((int64_t)(ip << 16) >> 16) == ip)
-			ipc = 3, n = 6;
-		o->last_ip = ip;
+		ipc = hwt_pt_ipc_choose(&o->lip, ip, &payload);
+		(void)hwt_pt_last_ip_update(&o->lip, ipc, payload);
 	}
 	b = (uint8_t)(opc | (ipc << 5));
 	put(o, &b, 1);
-	put_le(o, ip, n);
+	put_le(o, payload, (unsigned)hwt_pt_ipc_size(ipc));
 }
 
 /* Pending bits as TNT-64: 47 bits at most, then a stop bit above them. */
@@ -221,7 +220,7 @@ static void psb(struct out *o, uint64_t ip)
 	for (int i = 0; i < 8; i++)
 		put(o, psb_bytes, 2);
 	/* (A PSB clears the decoder's last IP.) */
-	o->last_ip = 0;
+	hwt_pt_last_ip_init(&o->lip);
 	put(o, mode_exec64, 2);
 	put_ip(o, 0x1d, ip);		/* FUP */
 	put(o, psbend, 2);
