@@ -132,6 +132,17 @@ struct hwt_image_span {
 int hwt_image_span(const struct hwt_image *image, uint64_t vaddr,
 		   struct hwt_image_span *span);
 
+/*
+ * The section whose bytes end at offset @off_end of the file @dev, @ino,
+ * in *@span, wherever it is mapped: a cache of another process's code
+ * keeps what comes from the same file at another address (a library
+ * that address-space randomisation put elsewhere), moved. -HWT_ERR_NOMAP
+ * if there is none.
+ */
+int hwt_image_span_of_file(const struct hwt_image *image, uint64_t dev,
+			   uint64_t ino, uint64_t off_end,
+			   struct hwt_image_span *span);
+
 /* Not 0, and unique among the images made in this process, deleted ones
  * included: what caches of an image's code are keyed by. */
 uint64_t hwt_image_id(const struct hwt_image *image);

@@ -51,7 +51,9 @@ struct hwt_bc_sec {
 	uint64_t end;
 	uintptr_t delta;
 	uint64_t dev, ino, off;
+	uint64_t low;		/* its entries' lowest IP (UINT64_MAX: none) */
 	uint8_t ided;
+	uint8_t truncated;	/* an entry's last instruction crosses @end */
 };
 
 struct hwt_bc_entry {
@@ -252,11 +254,13 @@ void hwt_bcache_clear(struct hwt_bcache *bc);
 /*
  * Make @to (empty, or @from itself) a cache of @image's code with the
  * entries of @from that @image maps as they were made: their section
- * ends where it did, with bytes from the same file at the same offset,
- * and holds the entry's first byte (a process that maps a library, or
- * execs the program it ran, or another process of it: its code decodes
- * the same). Entries whose last instruction crosses a section's end are
- * left. Both graphs are forgotten. Both caches are of one exec mode.
+ * ends where it did in the same file, and holds the entry's first byte
+ * (a process that maps a library, or execs the program it ran, or
+ * another process of it: its code decodes the same). Where @image maps
+ * those bytes at another address (a library that address-space
+ * randomisation put elsewhere in another process), the entries move with
+ * them. Entries whose last instruction crosses a section's end are left.
+ * @to's graph is forgotten. Both caches are of one exec mode.
  */
 void hwt_bcache_carry(struct hwt_bcache *to, struct hwt_bcache *from,
 		      const struct hwt_image *image);

@@ -1869,8 +1869,18 @@ static int blk_cache_swap(struct hwt_blk_decoder *d,
 	k->bcache = left;
 	k->key = blk_kept_key(d->image, left.mode);
 	k->used = ++d->switches;
-	if (fresh)
+	if (fresh) {
 		d->bcache.mode = (uint8_t) mode;
+		/* A process seen first on this CPU starts with what the one
+		 * before it decoded of the files both map (libc, the loader,
+		 * the program itself after a fork), moved where it maps
+		 * them. */
+		if (left.mode == mode && left.used) {
+			hwt_bcache_carry(&d->bcache, &k->bcache, image);
+			d->bcache.generation = hwt_image_generation(image);
+			d->bcache.image_id = hwt_image_id(image);
+		}
+	}
 	return 0;
 }
 

@@ -308,11 +308,24 @@ int hwt_image_origin(const struct hwt_image *image, uint64_t vaddr,
 	return 0;
 }
 
+/* Section @s as a span: @f the file holding its bytes, or NULL. */
+static void span_of(struct hwt_image_span *span, const struct img_section *s,
+		    const struct img_file *f)
+{
+	span->begin = s->begin;
+	span->end = s->end;
+	span->data = s->data;
+	span->dev = span->ino = span->off = 0;
+	if (f) {
+		span->dev = (uint64_t)f->dev;
+		span->ino = (uint64_t)f->ino;
+		span->off = (uint64_t)(s->data - f->map);
+	}
+}
+
 int hwt_image_span(const struct hwt_image *image, uint64_t vaddr,
 		   struct hwt_image_span *span)
 {
-	const struct img_section *s;
-	const struct img_file *f;
 	size_t i;
 
 	if (!image || !span)
@@ -320,18 +333,29 @@ int hwt_image_span(const struct hwt_image *image, uint64_t vaddr,
 	i = sec_find(image, vaddr);
 	if (i == SIZE_MAX)
 		return -HWT_ERR_NOMAP;
-	s = &image->secs[i];
-	span->begin = s->begin;
-	span->end = s->end;
-	span->data = s->data;
-	span->dev = span->ino = span->off = 0;
-	f = file_of(image, s->data);
-	if (f) {
-		span->dev = (uint64_t)f->dev;
-		span->ino = (uint64_t)f->ino;
-		span->off = (uint64_t)(s->data - f->map);
-	}
+	span_of(span, &image->secs[i], file_of(image, image->secs[i].data));
 	return 0;
+}
+
+int hwt_image_span_of_file(const struct hwt_image *image, uint64_t dev,
+			   uint64_t ino, uint64_t off_end,
+			   struct hwt_image_span *span)
+{
+	if (!image || !span)
+		return -HWT_ERR_INVALID;
+	/* (Once a section when a cache carries its entries over.) */
+	for (size_t i = 0; i < image->nsecs; i++) {
+		const struct img_section *s = &image->secs[i];
+		const struct img_file *f = file_of(image, s->data);
+
+		if (f && (uint64_t)f->dev == dev && (uint64_t)f->ino == ino &&
+		    (uint64_t)(s->data - f->map) + (s->end - s->begin) ==
+			    off_end) {
+			span_of(span, s, f);
+			return 0;
+		}
+	}
+	return -HWT_ERR_NOMAP;
 }
 
 void hwt_image_set_symbols(struct hwt_image *image, int load)

@@ -13,7 +13,12 @@
 #      decodes without errors, and is exactly the end of the ground truth
 #      (tests/cli/vgpt/cmp.awk with suffix=N);
 #  (4) hwt last in 4 KiB pieces prints what it prints for the whole trace;
-#  (5) --one-cpu records the branches the default run records.
+#  (5) --one-cpu records the branches the default run records;
+#  (6) a shell and its children, which map libc at other addresses (bash
+#      maps libtinfo before it): one decoder for all the streams, its
+#      cache carried from process to process and moved with the library,
+#      gives each thread the blocks it gives that thread decoded alone
+#      (--tid: a fresh decoder).
 #
 #   bash tests/cli/record_modes.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" record_modes "$@"
@@ -196,6 +201,34 @@ if rec onecpu --one-cpu -- ./prog 3000 && [ -s "$tmp/long.data" ]; then
 		fail "--one-cpu: the branches differ from the default run's"
 		diff "$tmp/long.br" "$tmp/onecpu.br" | head -n 5 >&2
 	fi
+fi
+
+# ---- (6) one decoder for all the processes: each as decoded alone ---------
+
+if rec shell -- bash -c './prog 3 >/dev/null; ./prog 5 >/dev/null'; then
+	"$hwt" sideband "$tmp/shell.data" >"$tmp/shell.sb" 2>&1
+	"$hwt" flow --blocks "$tmp/shell.data" >"$tmp/shell.all" 2>&1
+	check
+	libc=$(awk '$4 == "PERF_RECORD_MMAP2" && $NF ~ /\/libc\.so/ { print $5 }' \
+		"$tmp/shell.sb" | sort -u | wc -l)
+	tids=$(awk '/^# stream/ { for (i = 1; i < NF; i++) if ($i == "tid")
+		print $(i + 1) + 0 }' "$tmp/shell.all")
+	if [ "$libc" -lt 2 ] || [ "$(echo "$tids" | wc -w)" -lt 3 ]; then
+		fail "shell: want libc at 2 addresses or more and 3 threads or more, got $libc and $(echo $tids)"
+	fi
+	for t in $tids; do
+		"$hwt" flow --blocks --tid "$t" "$tmp/shell.data" 2>&1 |
+			grep -v '^#' >"$tmp/shell.alone"
+		awk -v t="tid $t " '/^# stream/ { p = index($0, t) > 0; next } p' \
+			"$tmp/shell.all" >"$tmp/shell.one"
+		check
+		if [ "$(wc -l <"$tmp/shell.alone")" -lt 1000 ]; then
+			fail "shell: tid $t: fewer than 1000 blocks decoded alone"
+		elif ! cmp -s "$tmp/shell.alone" "$tmp/shell.one"; then
+			fail "shell: tid $t: its blocks with the others differ from its blocks alone"
+			diff "$tmp/shell.alone" "$tmp/shell.one" | head -n 5 >&2
+		fi
+	done
 fi
 
 finish

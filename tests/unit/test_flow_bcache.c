@@ -6,8 +6,9 @@
  * nearby code (runs of IPs in nearby slots, clusters that wrap around the
  * table's end) and far-apart modules mixed, and entries replaced. And
  * what a cache carries to another image (hwt_bcache_carry()): only what
- * that image maps from the same file, at the same place, in a section
- * ending where it did.
+ * that image maps from the same file, in a section ending where it did in
+ * the file, moved where the image maps it elsewhere; and in place, to
+ * the same cache, entries dropped, moved and kept in one table.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include <hwt/flow.h>
 #include <hwt/image.h>
 
 #include "flow/bcache.h"
@@ -131,20 +133,22 @@ static struct hwt_image *image_of(const char *path, uint64_t off,
 }
 
 /* An entry every STEP bytes of the section at BASE of @image (the last
- * instruction's end inside it), and one whose last instruction crosses
- * the section's end. */
-static unsigned fill(struct hwt_bcache *bc, const struct hwt_image *image)
+ * instruction's end inside it; every other one a direct branch to 100
+ * bytes on), and, if @cross, one whose last instruction crosses the
+ * section's end. */
+static unsigned fill_at(struct hwt_bcache *bc, const struct hwt_image *image,
+			uint64_t base, int cross)
 {
 	struct hwt_image_span span;
 	struct hwt_bc_entry e;
 	unsigned n = 0;
 	int sec;
 
-	assert_int_equal(hwt_image_span(image, BASE, &span), 0);
+	assert_int_equal(hwt_image_span(image, base, &span), 0);
 	sec = hwt_bcache_sec_of(bc, image, span.end,
 				(uintptr_t) span.data - (uintptr_t) span.begin);
 	assert_true(sec >= 0);
-	for (uint64_t ip = BASE; ip + STEP <= span.end; ip += STEP, n++) {
+	for (uint64_t ip = base; ip + STEP <= span.end; ip += STEP, n++) {
 		memset(&e, 0, sizeof(e));
 		e.ip = ip;
 		e.disp = 4;
@@ -152,31 +156,48 @@ static unsigned fill(struct hwt_bcache *bc, const struct hwt_image *image)
 		e.ninsn = 2;
 		e.qual = HWT_BCQ_DECODE;
 		e.sec = (uint16_t) sec;
-		e.target = ip + 100;
+		if (n % 2) {
+			e.flags = HWT_INSN_DIRECT;
+			e.target = ip + 100;
+		}
 		assert_int_equal(hwt_bcache_add(bc, &e), 0);
 	}
-	e.ip = span.end - 3;
-	e.disp = 0;
-	e.truncated = 1;
-	assert_int_equal(hwt_bcache_add(bc, &e), 0);
+	if (cross) {
+		e.ip = span.end - 3;
+		e.disp = 0;
+		e.truncated = 1;
+		assert_int_equal(hwt_bcache_add(bc, &e), 0);
+	}
 	return n;
 }
 
-/* How many of fill()'s entries (not the truncated one) @bc has from
- * @from up, each as made, its section @image's at its address. */
-static unsigned carried(const struct hwt_bcache *bc,
-			const struct hwt_image *image, uint64_t from)
+static unsigned fill(struct hwt_bcache *bc, const struct hwt_image *image)
 {
-	unsigned n = 0;
+	return fill_at(bc, image, BASE, 1);
+}
 
-	for (uint64_t ip = BASE; ip + STEP <= BASE + CODE; ip += STEP) {
-		const struct hwt_bc_entry *e = hwt_bcache_lookup(bc, ip);
+/* How many of fill()'s entries (not the truncated one) @bc has from
+ * @from up, each as made but @by bytes on (its address and a direct
+ * branch's target), its section @image's at its address; none where
+ * they were if they moved. */
+static unsigned carried_by(const struct hwt_bcache *bc,
+			   const struct hwt_image *image, uint64_t from,
+			   uint64_t by)
+{
+	unsigned n = 0, k = 0;
+
+	for (uint64_t at = BASE; at + STEP <= BASE + CODE; at += STEP, k++) {
+		const struct hwt_bc_entry *e = hwt_bcache_lookup(bc, at + by);
 		struct hwt_image_span span;
+		uint64_t ip = at + by;
 
+		if (by)
+			assert_null(hwt_bcache_lookup(bc, at));
 		if (!e)
 			continue;
 		assert_true(ip >= from);
-		assert_int_equal(e->target, ip + 100);
+		assert_int_equal(e->ip, ip);
+		assert_int_equal(e->target, k % 2 ? ip + 100 : 0);
 		assert_int_equal(hwt_image_span(image, ip, &span), 0);
 		assert_int_equal(bc->secs[e->sec].end, span.end);
 		assert_true(bc->secs[e->sec].delta ==
@@ -188,13 +209,20 @@ static unsigned carried(const struct hwt_bcache *bc,
 						    (span.end - span.begin));
 		n++;
 	}
-	assert_null(hwt_bcache_lookup(bc, BASE + CODE - 3));
+	assert_null(hwt_bcache_lookup(bc, BASE + CODE - 3 + by));
 	return n;
 }
 
+static unsigned carried(const struct hwt_bcache *bc,
+			const struct hwt_image *image, uint64_t from)
+{
+	return carried_by(bc, image, from, 0);
+}
+
 /* Carried from a cache of @a's code to a fresh cache of @b's: count. */
-static unsigned carry_to(const struct hwt_image *a, const struct hwt_image *b,
-			 uint64_t from)
+static unsigned carry_to_by(const struct hwt_image *a,
+			    const struct hwt_image *b, uint64_t from,
+			    uint64_t by)
 {
 	struct hwt_bcache x, y;
 	unsigned n;
@@ -203,16 +231,28 @@ static unsigned carry_to(const struct hwt_image *a, const struct hwt_image *b,
 	assert_int_equal(hwt_bcache_init(&y), 0);
 	fill(&x, a);
 	hwt_bcache_carry(&y, &x, b);
-	n = carried(&y, b, from);
+	n = carried_by(&y, b, from, by);
+	/* (What it was carried from stays as it was.) */
+	assert_int_equal(x.used, CODE / STEP + 1);
+	assert_non_null(hwt_bcache_lookup(&x, BASE + STEP));
+	assert_int_equal(hwt_bcache_lookup(&x, BASE + STEP)->target,
+			 BASE + STEP + 100);
 	hwt_bcache_fini(&x);
 	hwt_bcache_fini(&y);
 	return n;
 }
 
+static unsigned carry_to(const struct hwt_image *a, const struct hwt_image *b,
+			 uint64_t from)
+{
+	return carry_to_by(a, b, from, 0);
+}
+
 static void test_carry(void **state)
 {
 	char f1[] = "/tmp/hwt-carry-XXXXXX", f2[] = "/tmp/hwt-carry-XXXXXX";
-	struct hwt_image *a, *same, *other, *moved, *later, *shorter, *shifted;
+	struct hwt_image *a, *same, *other, *moved, *later, *shorter, *shifted,
+		*later_moved;
 	struct hwt_bcache bc;
 	unsigned all;
 
@@ -224,6 +264,7 @@ static void test_carry(void **state)
 	other = image_of(f2, 0, CODE, BASE);
 	moved = image_of(f1, 0, CODE, BASE + 0x100000);
 	later = image_of(f1, 0x1000, CODE - 0x1000, BASE + 0x1000);
+	later_moved = image_of(f1, 0x1000, CODE - 0x1000, BASE + 0x101000);
 	shorter = image_of(f1, 0, CODE / 2, BASE);
 	/* (Ending where it did, but with the file's bytes 4 KiB on.) */
 	shifted = image_of(f1, 0, CODE - 0x1000, BASE + 0x1000);
@@ -232,14 +273,20 @@ static void test_carry(void **state)
 	/* Another process of the program: all but the truncated one, with
 	 * its mapping of the file. */
 	assert_int_equal(carry_to(a, same, BASE), all);
-	/* The same bytes from another file, the file elsewhere, the section
-	 * ending elsewhere or with other bytes of the file: none. */
+	/* The same bytes from another file, the section ending elsewhere in
+	 * the file or with other bytes of the file: none. */
 	assert_int_equal(carry_to(a, other, BASE), 0);
-	assert_int_equal(carry_to(a, moved, BASE), 0);
 	assert_int_equal(carry_to(a, shorter, BASE), 0);
 	assert_int_equal(carry_to(a, shifted, BASE), 0);
-	/* The file mapped from a later offset: what it still holds. */
+	/* The file elsewhere (a library that address-space randomisation
+	 * put at another address): all, moved with it. */
+	assert_int_equal(carry_to_by(a, moved, BASE + 0x100000, 0x100000), all);
+	/* The file mapped from a later offset: what it still holds, there
+	 * or elsewhere. */
 	assert_int_equal(carry_to(a, later, BASE + 0x1000),
+			 all - 0x1000 / STEP);
+	assert_int_equal(carry_to_by(a, later_moved, BASE + 0x101000,
+				     0x100000),
 			 all - 0x1000 / STEP);
 
 	/* In place: a library mapped beside it, then an exec of the same
@@ -250,6 +297,10 @@ static void test_carry(void **state)
 			 0);
 	hwt_bcache_carry(&bc, &bc, a);
 	assert_int_equal(carried(&bc, a, BASE), all);
+	/* (The entry that crossed the end is gone, and with it the mark
+	 * that keeps the next carry from leaving the table as it is.) */
+	for (size_t k = 0; k < bc.nsecs; k++)
+		assert_false(bc.secs[k].truncated);
 	hwt_image_clear(a);
 	assert_int_equal(hwt_image_add_file(a, f1, 0, CODE, BASE), 0);
 	hwt_bcache_carry(&bc, &bc, a);
@@ -262,6 +313,75 @@ static void test_carry(void **state)
 	assert_int_equal(bc.used, 0);
 	hwt_bcache_fini(&bc);
 
+	/* In place, without an entry that crosses the end (the table is
+	 * kept as it is, not made again): another process of the program
+	 * (its own mapping of the file); a library mapped beside it; then
+	 * the section's first 4 KiB unmapped (those entries go); then the
+	 * program lower down (all move). */
+	hwt_image_clear(a);
+	assert_int_equal(hwt_image_add_file(a, f1, 0, CODE, BASE), 0);
+	assert_int_equal(hwt_bcache_init(&bc), 0);
+	fill_at(&bc, a, BASE, 0);
+	hwt_bcache_carry(&bc, &bc, same);
+	assert_int_equal(carried(&bc, same, BASE), all);
+	assert_int_equal(hwt_image_add_file(same, f2, 0, CODE,
+					    BASE + 0x200000), 0);
+	hwt_bcache_carry(&bc, &bc, same);
+	assert_int_equal(carried(&bc, same, BASE), all);
+	assert_int_equal(bc.used, all);
+	assert_int_equal(hwt_image_remove(same, BASE, 0x1000), 0);
+	hwt_bcache_carry(&bc, &bc, same);
+	assert_int_equal(carried(&bc, same, BASE + 0x1000),
+			 all - 0x1000 / STEP);
+	assert_int_equal(bc.used, all - 0x1000 / STEP);
+	hwt_image_clear(same);
+	assert_int_equal(hwt_image_add_file(same, f1, 0, CODE,
+					    BASE - 0x100000), 0);
+	hwt_bcache_carry(&bc, &bc, same);
+	assert_int_equal(carried_by(&bc, same, BASE + 0x1000 - 0x100000,
+				    (uint64_t) -0x100000),
+			 all - 0x1000 / STEP);
+	assert_int_equal(bc.used, all - 0x1000 / STEP);
+	hwt_bcache_fini(&bc);
+
+	/* Two programs' files; the second one's moved, the first one's
+	 * gone: its section is the first now, and begins where it moved. */
+	hwt_image_clear(a);
+	assert_int_equal(hwt_image_add_file(a, f2, 0, CODE, BASE + 0x200000),
+			 0);
+	assert_int_equal(hwt_image_add_file(a, f1, 0, CODE, BASE), 0);
+	assert_int_equal(hwt_bcache_init(&bc), 0);
+	fill_at(&bc, a, BASE + 0x200000, 0);
+	fill_at(&bc, a, BASE, 0);
+	assert_int_equal(bc.nsecs, 2);
+	hwt_image_clear(a);
+	assert_int_equal(hwt_image_add_file(a, f1, 0, CODE, BASE + 0x100000),
+			 0);
+	hwt_bcache_carry(&bc, &bc, a);
+	assert_int_equal(carried_by(&bc, a, BASE + 0x100000, 0x100000), all);
+	assert_int_equal(bc.used, all);
+	assert_int_equal(bc.nsecs, 1);
+	assert_int_equal(bc.secs[0].low, BASE + 0x100000);
+	hwt_bcache_fini(&bc);
+
+	/* The file mapped twice, both carried to one place: one entry an
+	 * address. */
+	hwt_image_clear(a);
+	assert_int_equal(hwt_image_add_file(a, f1, 0, CODE, BASE), 0);
+	assert_int_equal(hwt_image_add_file(a, f1, 0, CODE, BASE + 0x100000),
+			 0);
+	assert_int_equal(hwt_bcache_init(&bc), 0);
+	fill_at(&bc, a, BASE, 0);
+	fill_at(&bc, a, BASE + 0x100000, 0);
+	assert_int_equal(bc.used, 2 * all);
+	hwt_image_clear(a);
+	assert_int_equal(hwt_image_add_file(a, f1, 0, CODE, BASE + 0x200000),
+			 0);
+	hwt_bcache_carry(&bc, &bc, a);
+	assert_int_equal(carried_by(&bc, a, BASE + 0x200000, 0x200000), all);
+	assert_int_equal(bc.used, all);
+	hwt_bcache_fini(&bc);
+
 	hwt_image_delete(a);
 	hwt_image_delete(same);
 	hwt_image_delete(other);
@@ -269,6 +389,7 @@ static void test_carry(void **state)
 	hwt_image_delete(later);
 	hwt_image_delete(shorter);
 	hwt_image_delete(shifted);
+	hwt_image_delete(later_moved);
 	unlink(f1);
 	unlink(f2);
 }

@@ -807,16 +807,23 @@ static int pass_end(const struct hwt_block *b)
 	return b->iclass == HWT_IC_JUMP || b->iclass == HWT_IC_INDIRECT;
 }
 
-/* Passes through 1000, one random TNT bit each. */
-static void variant_trace(struct tb *t, unsigned passes, unsigned seed)
+/* Passes through @base, one random TNT bit each. */
+static void variant_trace_at(struct tb *t, unsigned passes, unsigned seed,
+			     uint64_t base)
 {
-	tb_psbplus(t, 0x1000);
+	tb_psbplus(t, base);
 	for (unsigned i = 0; i < passes; ++i) {
 		seed = seed * 1103515245u + 12345u;
 		tb_tnt(t, (seed >> 16) & 1 ? "t" : "n");
-		tb_ip(t, HWT_PT_TIP, 0x1000);
+		tb_ip(t, HWT_PT_TIP, base);
 	}
 	tb_ip(t, HWT_PT_TIP_PGD, 0);
+}
+
+/* ... through 1000, where the variants are. */
+static void variant_trace(struct tb *t, unsigned passes, unsigned seed)
+{
+	variant_trace_at(t, passes, seed, 0x1000);
 }
 
 /*
@@ -1054,18 +1061,46 @@ static void decode_all(struct hwt_blk_decoder *d, const struct tb *t,
 	(void) decode_switching(d, o, NULL, NULL, 0);
 }
 
+/* @d switched to @image (after a release if @release: the process before
+ * ended), its cache checked: @used entries in it (white box). */
+static void switch_to(struct hwt_blk_decoder *d, struct hwt_image *image,
+		      int release, size_t used)
+{
+	if (release) {
+		hwt_blk_release_image(d);
+		assert_null(hwt_blk_image(d));
+	}
+	assert_int_equal(hwt_blk_set_image(d, image), 0);
+	blk_cache_check(d);
+	assert_int_equal(d->bcache.used, used);
+}
+
+/* All of @t with @d, as a decoder without a cache decodes it from
+ * @image. */
+static void decode_as_cold(struct hwt_blk_decoder *d,
+			   struct hwt_image *image, const struct tb *t)
+{
+	static struct out o, cold;
+
+	decode_all(d, t, &o);
+	run(image, t, HWT_BLK_NO_CACHE, &cold, 0);
+	assert_true(o.ninsn > 100);
+	assert_string_equal(o.text, cold.text);
+}
+
 /*
  * A decoder whose image went (hwt_blk_release_image(): a process ended)
- * keeps for the next image the code that one maps from the same file at
- * the same place, and nothing else (white box: the cache's entries after
- * its check, flow/block_int.h); each image's flow is its own code's.
+ * keeps for the next image the code that one maps from the same file,
+ * moved where it maps it elsewhere, and nothing else (white box: the
+ * cache's entries after its check, flow/block_int.h); each image's flow
+ * is its own code's.
  */
 static void test_release_carries(void **state)
 {
 	char f0[] = "/tmp/hwt-rel-XXXXXX", g0[] = "/tmp/hwt-rel-XXXXXX",
 	     f1[] = "/tmp/hwt-rel-XXXXXX";
-	struct hwt_image *a, *b, *c, *e;
-	static struct out o, cold;
+	struct hwt_image *a, *b, *c, *e, *m;
+	static struct out o;
 	struct hwt_blk_decoder *d;
 	struct tb t = new_trace();
 	size_t used;
@@ -1083,37 +1118,109 @@ static void test_release_carries(void **state)
 	used = d->bcache.used;
 	assert_true(used > 0);
 
-	hwt_blk_release_image(d);
-	assert_null(hwt_blk_image(d));
-	assert_int_equal(hwt_blk_set_image(d, b), 0);
-	blk_cache_check(d);
-	assert_int_equal(d->bcache.used, used);
-	decode_all(d, &t, &o);
-	run(b, &t, HWT_BLK_NO_CACHE, &cold, 0);
-	assert_true(o.ninsn > 100);
-	assert_string_equal(o.text, cold.text);
+	switch_to(d, b, 1, used);
+	decode_as_cold(d, b, &t);
 
 	/* Other files: nothing carried. */
-	hwt_blk_release_image(d);
-	assert_int_equal(hwt_blk_set_image(d, c), 0);
-	blk_cache_check(d);
-	assert_int_equal(d->bcache.used, 0);
+	switch_to(d, c, 1, 0);
 	decode_all(d, &t, &o);
-	hwt_blk_release_image(d);
-	assert_int_equal(hwt_blk_set_image(d, e), 0);
-	blk_cache_check(d);
-	assert_int_equal(d->bcache.used, 0);
+	switch_to(d, e, 1, 0);
+	decode_as_cold(d, e, &t);
+
+	/* A process with the file elsewhere (address-space randomisation):
+	 * all of it, moved with it; its flow its own. */
+	switch_to(d, a, 1, 0);
 	decode_all(d, &t, &o);
-	run(e, &t, HWT_BLK_NO_CACHE, &cold, 0);
-	assert_string_equal(o.text, cold.text);
+	used = d->bcache.used;
+	m = hwt_image_new();
+	assert_non_null(m);
+	assert_int_equal(hwt_image_add_file(m, f0, 0, 0x20, 0x5000), 0);
+	t = new_trace();
+	variant_trace_at(&t, 40, 4, 0x5000);
+	switch_to(d, m, 1, used);
+	assert_null(hwt_bcache_lookup(&d->bcache, 0x1000));
+	assert_non_null(hwt_bcache_lookup(&d->bcache, 0x5000));
+	decode_as_cold(d, m, &t);
+	assert_int_equal(d->bcache.used, used);
 
 	hwt_blk_delete(d);
 	hwt_image_delete(a);
 	hwt_image_delete(b);
 	hwt_image_delete(c);
 	hwt_image_delete(e);
+	hwt_image_delete(m);
 	unlink(f0);
 	unlink(g0);
+	unlink(f1);
+}
+
+/*
+ * A CPU's trace switching to a process not seen before (hwt_blk_set_image()
+ * without a release): its cache starts with what the decoder's cache held
+ * of the files both map, moved where the new one maps them (white box:
+ * the entries after the check); the cache left is kept as it was, graph
+ * and all. Each image's flow is its own code's.
+ */
+static void test_switch_seeds(void **state)
+{
+	char f0[] = "/tmp/hwt-seed-XXXXXX", f1[] = "/tmp/hwt-seed-XXXXXX";
+	struct hwt_image *a, *m, *e;
+	static struct out o;
+	struct hwt_blk_decoder *d;
+	struct tb t = new_trace();
+	uint32_t nnodes;
+	size_t used;
+
+	(void) state;
+	a = variant_file(f0, 0);
+	e = variant_file(f1, 2);
+	m = hwt_image_new();
+	assert_non_null(m);
+	assert_int_equal(hwt_image_add_file(m, f0, 0, 0x20, 0x5000), 0);
+	variant_trace(&t, 40, 6);
+	d = decoder_on(&t, 0, a);
+	decode_all(d, &t, &o);
+	used = d->bcache.used;
+	assert_true(used > 0);
+	nnodes = d->bcache.nnodes;
+	assert_true(nnodes > 0);
+
+	t = new_trace();
+	variant_trace_at(&t, 40, 7, 0x5000);
+	switch_to(d, m, 0, used);
+	assert_non_null(hwt_bcache_lookup(&d->bcache, 0x5000));
+	assert_int_equal(d->nkept, 1);
+	assert_int_equal(d->kept[0].bcache.nnodes, nnodes);
+	decode_as_cold(d, m, &t);
+	/* The seeded cache is the image's: a library mapped beside keeps
+	 * it. */
+	assert_int_equal(hwt_image_add_file(m, f1, 0, 0x20, 0x9000), 0);
+	blk_cache_check(d);
+	assert_int_equal(d->bcache.used, used);
+	/* Code of another exec mode is not seeded with these. */
+	d->mode = HWT_MODE_32;
+	blk_cache_check(d);
+	assert_int_equal(d->bcache.used, 0);
+	d->mode = HWT_MODE_64;
+	blk_cache_check(d);
+	assert_int_equal(d->bcache.used, used);
+
+	/* Back: the first one's cache as it was; another program's file:
+	 * nothing. */
+	t = new_trace();
+	variant_trace(&t, 40, 8);
+	switch_to(d, a, 0, used);
+	assert_non_null(hwt_bcache_lookup(&d->bcache, 0x1000));
+	assert_null(hwt_bcache_lookup(&d->bcache, 0x5000));
+	decode_as_cold(d, a, &t);
+	switch_to(d, e, 0, 0);
+	decode_as_cold(d, e, &t);
+
+	hwt_blk_delete(d);
+	hwt_image_delete(a);
+	hwt_image_delete(m);
+	hwt_image_delete(e);
+	unlink(f0);
 	unlink(f1);
 }
 
@@ -1143,6 +1250,7 @@ int main(void)
 		cmocka_unit_test(test_set_image_keeps_cache),
 		cmocka_unit_test(test_set_image_deleted),
 		cmocka_unit_test(test_release_carries),
+		cmocka_unit_test(test_switch_seeds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -298,6 +299,41 @@ static void test_file(void **state)
 	assert_int_equal(hwt_image_add_file(image, "/tmp", 0, 0, 0xc000),
 			 -HWT_ERR_IO);
 	expect_nomap(image, 0xc000);
+
+	/* Spans: where the bytes come from, by address, and the section
+	 * whose bytes end at a file offset, wherever it is mapped. */
+	{
+		struct hwt_image_span sp, by;
+		struct stat st;
+
+		assert_int_equal(stat(t.path, &st), 0);
+		assert_int_equal(hwt_image_span(image, 0x9002, &sp), 0);
+		assert_true(sp.begin == 0x9000 && sp.end == 0x9004);
+		assert_true(sp.dev == (uint64_t)st.st_dev &&
+			    sp.ino == (uint64_t)st.st_ino && sp.off == 10);
+		assert_ptr_equal(sp.data, q);
+		assert_int_equal(hwt_image_span_of_file(image, sp.dev, sp.ino,
+							14, &by),
+				 0);
+		assert_memory_equal(&by, &sp, sizeof(by));
+		assert_int_equal(hwt_image_span_of_file(image, sp.dev, sp.ino,
+							100, &by),
+				 0);
+		assert_true(by.begin == 0x5000 || by.begin == 0xa000);
+		assert_int_equal(by.end - by.begin + by.off, 100);
+		assert_int_equal(hwt_image_span_of_file(image, sp.dev, sp.ino,
+							13, &by),
+				 -HWT_ERR_NOMAP);
+		assert_int_equal(hwt_image_span_of_file(image, sp.dev,
+							sp.ino + 1, 14, &by),
+				 -HWT_ERR_NOMAP);
+		assert_int_equal(hwt_image_span_of_file(image, sp.dev + 1,
+							sp.ino, 14, &by),
+				 -HWT_ERR_NOMAP);
+		assert_int_equal(hwt_image_span_of_file(NULL, sp.dev, sp.ino,
+							14, &by),
+				 -HWT_ERR_INVALID);
+	}
 
 	unlink(t.path);
 	/* The mapping outlives the file's name. */
