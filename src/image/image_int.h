@@ -92,7 +92,9 @@ void img_sym_drop_range(struct hwt_image *image, uint64_t begin,
  */
 size_t img_sym_sort_unique(struct img_sym *s, size_t n);
 
-/* Add @n symbols (sorted afterwards); takes no ownership of names. */
+/* Add @n symbols, sorted and one an address (img_sym_sort_unique()):
+ * the image keeps the best-ranked at each address; takes no ownership of
+ * names. */
 int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
 		size_t n);
 

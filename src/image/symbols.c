@@ -21,9 +21,20 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-size_t img_sym_sort_unique(struct img_sym *s, size_t nsyms)
+/* @s sorted and one symbol an address: each one's maxend. */
+static void sym_maxends(struct img_sym *s, size_t n)
 {
 	uint64_t maxend = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].end > maxend)
+			maxend = s[i].end;
+		s[i].maxend = maxend;
+	}
+}
+
+size_t img_sym_sort_unique(struct img_sym *s, size_t nsyms)
+{
 	size_t i, n = 0;
 
 	if (!nsyms)
@@ -32,18 +43,10 @@ size_t img_sym_sort_unique(struct img_sym *s, size_t nsyms)
 	for (i = 0; i < nsyms; i++) {
 		if (n && s[n - 1].begin == s[i].begin)
 			continue;
-		s[n] = s[i];
-		if (s[n].end > maxend)
-			maxend = s[n].end;
-		s[n].maxend = maxend;
-		n++;
+		s[n++] = s[i];
 	}
+	sym_maxends(s, n);
 	return n;
-}
-
-static void sym_finish(struct hwt_image *image)
-{
-	image->nsyms = img_sym_sort_unique(image->syms, image->nsyms);
 }
 
 void img_sym_drop_range(struct hwt_image *image, uint64_t begin,
@@ -55,14 +58,17 @@ void img_sym_drop_range(struct hwt_image *image, uint64_t begin,
 		if (image->syms[i].begin < begin || image->syms[i].begin >= end)
 			image->syms[n++] = image->syms[i];
 	if (n != image->nsyms) {
+		/* (Still sorted, one an address.) */
 		image->nsyms = n;
-		sym_finish(image);
+		sym_maxends(image->syms, n);
 	}
 }
 
 int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
 		size_t n)
 {
+	struct img_sym *s;
+	size_t i, j, k, u;
 	int err;
 
 	if (!n)
@@ -71,9 +77,30 @@ int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
 			  image->nsyms + n, sizeof(*image->syms));
 	if (err < 0)
 		return err;
-	memcpy(&image->syms[image->nsyms], syms, n * sizeof(*syms));
-	image->nsyms += n;
-	sym_finish(image);
+	/*
+	 * Merged from the back into place, not sorted again: each process
+	 * of a perf.data maps its libraries one by one, and sorting all of
+	 * the image's symbols again at each was a tenth of hwt last's
+	 * instructions on a shell's recording. Of equals, the image's come
+	 * first, as a stable sort of the two one after the other has them.
+	 */
+	s = image->syms;
+	i = image->nsyms;
+	j = n;
+	for (k = i + j; j;) {
+		if (i && sym_cmp(&s[i - 1], &syms[j - 1]) > 0)
+			s[--k] = s[--i];
+		else
+			s[--k] = syms[--j];
+	}
+	/* The best-ranked at each address, as img_sym_sort_unique(). */
+	for (u = 0, k = 0; k < image->nsyms + n; k++) {
+		if (u && s[u - 1].begin == s[k].begin)
+			continue;
+		s[u++] = s[k];
+	}
+	image->nsyms = u;
+	sym_maxends(s, u);
 	return 0;
 }
 

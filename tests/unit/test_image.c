@@ -19,6 +19,8 @@
 
 #include <hwt/image.h>
 
+#include "image/image_int.h"
+
 /* ---- functions whose symbols the ELF tests look up ---- */
 
 int hwt_image_test_probe(int x);
@@ -678,6 +680,67 @@ static void test_symbol_extent(void **state)
 	hwt_image_delete(image);
 }
 
+/*
+ * The image's symbols as files come and go: each batch merged into the
+ * sorted array (img_sym_add()), ranges dropped (img_sym_drop_range()),
+ * held against sorting everything ever added, less what was dropped,
+ * again (img_sym_sort_unique()): field for field, maxend included, with
+ * many symbols at one address (ranks and names decide).
+ */
+static void test_symbol_merge_model(void **state)
+{
+	static const char *const names[] = { "a", "b", "c", "main", "_start" };
+	enum { ROUNDS = 300, BATCH = 40, ALL = ROUNDS * BATCH };
+	static struct img_sym all[ALL], want[ALL];
+	struct img_sym batch[BATCH];
+	struct hwt_image *image = hwt_image_new();
+	uint64_t seed = 42;
+	size_t nall = 0, added = 0, drops = 0;
+
+	(void)state;
+	assert_non_null(image);
+	for (unsigned r = 0; r < ROUNDS; r++) {
+		size_t n = rnd(&seed) % BATCH, nw;
+
+		if (rnd(&seed) % 4 == 0) {
+			uint64_t lo = rnd(&seed) % 600, hi = lo + rnd(&seed) % 80;
+			size_t m = 0;
+
+			img_sym_drop_range(image, lo, hi);
+			drops++;
+			for (size_t k = 0; k < nall; k++)
+				if (all[k].begin < lo || all[k].begin >= hi)
+					all[m++] = all[k];
+			nall = m;
+		}
+		for (size_t k = 0; k < n; k++) {
+			batch[k].begin = rnd(&seed) % 600;
+			batch[k].end = batch[k].begin + rnd(&seed) % 50;
+			batch[k].rank = (uint32_t)(rnd(&seed) % 3);
+			batch[k].name = names[rnd(&seed) % 5];
+			batch[k].maxend = 0;
+		}
+		memcpy(&all[nall], batch, n * sizeof(*batch));
+		nall += n;
+		added += n;
+		n = img_sym_sort_unique(batch, n);
+		assert_int_equal(img_sym_add(image, batch, n), 0);
+
+		memcpy(want, all, nall * sizeof(*all));
+		nw = img_sym_sort_unique(want, nall);
+		assert_int_equal(image->nsyms, nw);
+		for (size_t k = 0; k < nw; k++) {
+			assert_int_equal(image->syms[k].begin, want[k].begin);
+			assert_int_equal(image->syms[k].end, want[k].end);
+			assert_int_equal(image->syms[k].maxend, want[k].maxend);
+			assert_int_equal(image->syms[k].rank, want[k].rank);
+			assert_string_equal(image->syms[k].name, want[k].name);
+		}
+	}
+	assert_true(added > 4000 && drops > 40 && image->nsyms > 100);
+	hwt_image_delete(image);
+}
+
 static void test_remove_symbols(void **state)
 {
 	struct hwt_image *image = hwt_image_new();
@@ -859,6 +922,7 @@ int main(void)
 		cmocka_unit_test(test_remove_cases),
 		cmocka_unit_test(test_symbol_extent),
 		cmocka_unit_test(test_remove_symbols),
+		cmocka_unit_test(test_symbol_merge_model),
 		cmocka_unit_test(test_mmap_self),
 	};
 
