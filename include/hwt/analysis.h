@@ -213,6 +213,17 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 				uint64_t *quiet),
 		    void *ctx);
 
+/*
+ * Decode with @dec, the caller's, not with a decoder of its own for each
+ * piece: each run sets its piece's trace and image on it
+ * (hwt_blk_set_trace(), hwt_blk_set_image()), so that code it decoded
+ * for other streams (the same program's other processes, the libraries
+ * they share; hwt_bcache_carry()) is not decoded again. The caller
+ * releases its image where a stream's process ends
+ * (hwt_blk_release_image()) and deletes it. NULL: a decoder of its own.
+ */
+void hwt_an_last_lend(struct hwt_an_last *l, struct hwt_blk_decoder *dec);
+
 /* The last branches, oldest first (valid until the next call). */
 size_t hwt_an_last_branches(struct hwt_an_last *l,
 			    const struct hwt_an_branch **b);

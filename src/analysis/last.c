@@ -81,6 +81,8 @@ struct hwt_an_last {
 	 * gzip's recording, 153 M blocks of 766 M instructions, walked
 	 * every instruction: 25 s; 6 s so.) */
 	struct hwt_an_walks *walks;
+	/* hwt_an_last_lend(): the caller's decoder, or NULL. */
+	struct hwt_blk_decoder *lent;
 
 	uint64_t tsc;
 	uint8_t have_tsc, have_stop, mode;
@@ -143,6 +145,11 @@ void hwt_an_last_delete(struct hwt_an_last *l)
 	free(l->watch);
 	hwt_an_walks_delete(l->walks);
 	free(l);
+}
+
+void hwt_an_last_lend(struct hwt_an_last *l, struct hwt_blk_decoder *dec)
+{
+	l->lent = dec;
 }
 
 int hwt_an_last_watch(struct hwt_an_last *l, uint32_t pid, uint32_t tid)
@@ -673,9 +680,20 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
 
 	l->image = image;
 	hwt_blk_end_init(&end, next);
-	dec = hwt_blk_new(cfg, image);
-	if (!dec)
-		return -HWT_ERR_NOMEM;
+	dec = l->lent;
+	if (dec) {
+		/* (As a new decoder, but for its block cache.) */
+		int err = hwt_blk_set_trace(dec, cfg->qry.begin, cfg->qry.end);
+
+		if (err >= 0)
+			err = hwt_blk_set_image(dec, image);
+		if (err < 0)
+			return err;
+	} else {
+		dec = hwt_blk_new(cfg, image);
+		if (!dec)
+			return -HWT_ERR_NOMEM;
+	}
 	/* As one decoder goes on over the PSB this piece starts at. */
 	if (l->carry.have_t)
 		hwt_blk_time_seed(dec, &l->carry.t);
@@ -807,7 +825,8 @@ out:
 		memset(&l->carry, 0, sizeof(l->carry));
 	l->end.tsc = l->tsc;
 	l->end.have_tsc = l->have_tsc;
-	hwt_blk_delete(dec);
+	if (dec != l->lent)
+		hwt_blk_delete(dec);
 	return ret < 0 ? ret : ret > 0;
 }
 

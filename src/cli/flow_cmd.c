@@ -864,6 +864,8 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	fl.walk_each = cli_env_on("HWT_WALK_EACH");
 	memset(&t, 0, sizeof(t));
 	hwt_blk_config_init(&opt.config);
+	if (cli_env_on("HWT_NO_CACHE"))
+		opt.config.flags |= HWT_BLK_NO_CACHE;
 	opt.prog = prog;
 	opt.mode = mode;
 	opt.events = 1;

@@ -109,6 +109,9 @@ struct last_ctx {
 	size_t shown;			/* streams printed */
 	struct hwt_pd_time_conv tc;	/* --perf-time, --at */
 	uint64_t at_ns;			/* --at, in perf's time */
+	/* One decoder for all the streams (hwt_an_last_lend()): made at
+	 * the first piece, released at each stream's end. */
+	struct hwt_blk_decoder *dec;
 };
 
 /* The perf time names are taken at: --at's, else the end of the stream. */
@@ -603,6 +606,9 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 		cfg.qry.end = trace->buf + trace->len;
 		ps.base = trace->base;
 		memset(&ps.quiet, 0, sizeof(ps.quiet));
+		if (!c->dec)
+			c->dec = hwt_blk_new(&cfg, hook->image(hook->ctx));
+		hwt_an_last_lend(l, c->dec);
 		/* Each piece starts in the process the last one ended in. */
 		r = hwt_an_last_run(l, &cfg, hook->image(hook->ctx),
 				    trace->last ? 0 : trace->cut, last_sync,
@@ -658,6 +664,9 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	}
 	namer_fini(&nm);
 	hwt_an_last_delete(l);
+	/* (The stream's process ended: its cache goes to the next.) */
+	if (c->dec)
+		hwt_blk_release_image(c->dec);
 	return ret;
 }
 
@@ -865,6 +874,8 @@ int cmd_last(int argc, char **argv)
 	/* As hwt flow (the processor's stack is empty at a PSB): the same
 	 * returns whole or in pieces, each piece's decoder new at a PSB. */
 	c.cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
+	if (cli_env_on("HWT_NO_CACHE"))
+		c.cfg.flags |= HWT_BLK_NO_CACHE;
 	cli_pd_qry_config(c.pd, &c.cfg.qry);
 	if (c.cfg.qry.cpu.vendor &&
 	    hwt_pt_cpu_errata(&c.cfg.qry.cpu, &errata) >= 0) {
@@ -933,6 +944,7 @@ out:
 	}
 	free(c.kept);
 	free(c.stack);
+	hwt_blk_delete(c.dec);
 	hwt_an_lines_delete(c.lines);
 	free(c.ends);
 	cli_pd_close(c.pd);

@@ -16,9 +16,10 @@
 #  (5) --one-cpu records the branches the default run records;
 #  (6) a shell and its children, which map libc at other addresses (bash
 #      maps libtinfo before it): one decoder for all the streams, its
-#      cache carried from process to process and moved with the library,
-#      gives each thread the blocks it gives that thread decoded alone
-#      (--tid: a fresh decoder).
+#      block cache carried from process to process and moved with the
+#      library, gives the branches (hwt flow) and the last branches and
+#      stacks (hwt last) that decoding every instruction gives
+#      (HWT_NO_CACHE=1, the reference).
 #
 #   bash tests/cli/record_modes.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" record_modes "$@"
@@ -203,30 +204,26 @@ if rec onecpu --one-cpu -- ./prog 3000 && [ -s "$tmp/long.data" ]; then
 	fi
 fi
 
-# ---- (6) one decoder for all the processes: each as decoded alone ---------
+# ---- (6) one decoder for all the processes, its cache carried ------------
 
 if rec shell -- bash -c './prog 3 >/dev/null; ./prog 5 >/dev/null'; then
 	"$hwt" sideband "$tmp/shell.data" >"$tmp/shell.sb" 2>&1
-	"$hwt" flow --blocks "$tmp/shell.data" >"$tmp/shell.all" 2>&1
-	check
 	libc=$(awk '$4 == "PERF_RECORD_MMAP2" && $NF ~ /\/libc\.so/ { print $5 }' \
 		"$tmp/shell.sb" | sort -u | wc -l)
-	tids=$(awk '/^# stream/ { for (i = 1; i < NF; i++) if ($i == "tid")
-		print $(i + 1) + 0 }' "$tmp/shell.all")
-	if [ "$libc" -lt 2 ] || [ "$(echo "$tids" | wc -w)" -lt 3 ]; then
-		fail "shell: want libc at 2 addresses or more and 3 threads or more, got $libc and $(echo $tids)"
-	fi
-	for t in $tids; do
-		"$hwt" flow --blocks --tid "$t" "$tmp/shell.data" 2>&1 |
-			grep -v '^#' >"$tmp/shell.alone"
-		awk -v t="tid $t " '/^# stream/ { p = index($0, t) > 0; next } p' \
-			"$tmp/shell.all" >"$tmp/shell.one"
+	for c in "flow --branches" "last -n 300"; do
+		# (word splitting of $c intended)
+		# shellcheck disable=SC2086
+		"$hwt" $c "$tmp/shell.data" >"$tmp/shell.out" 2>&1
+		# shellcheck disable=SC2086
+		HWT_NO_CACHE=1 "$hwt" $c "$tmp/shell.data" >"$tmp/shell.ref" 2>&1
 		check
-		if [ "$(wc -l <"$tmp/shell.alone")" -lt 1000 ]; then
-			fail "shell: tid $t: fewer than 1000 blocks decoded alone"
-		elif ! cmp -s "$tmp/shell.alone" "$tmp/shell.one"; then
-			fail "shell: tid $t: its blocks with the others differ from its blocks alone"
-			diff "$tmp/shell.alone" "$tmp/shell.one" | head -n 5 >&2
+		if [ "$libc" -lt 2 ] || [ "$(grep -c '^# stream\|^# thread' "$tmp/shell.ref")" -lt 3 ]; then
+			fail "shell: want libc at 2 addresses or more and 3 threads or more, got $libc and $(grep -c '^# ' "$tmp/shell.ref")"
+		elif [ "$(grep -c ' -> \|^0x' "$tmp/shell.ref")" -lt 900 ]; then
+			fail "shell: $c: fewer than 900 branches: $(head -n 3 "$tmp/shell.ref")"
+		elif ! cmp -s "$tmp/shell.out" "$tmp/shell.ref"; then
+			fail "shell: $c differs from what every instruction decoded gives (HWT_NO_CACHE)"
+			diff "$tmp/shell.out" "$tmp/shell.ref" | head -n 5 >&2
 		fi
 	done
 fi

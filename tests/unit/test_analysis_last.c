@@ -156,10 +156,14 @@ static void test_pieces(void **state)
 {
 	struct hwt_image *image = new_image();
 	struct hwt_an_last *whole = new_last(64), *cut = new_last(64),
-			   *alone = new_last(64);
-	const struct hwt_an_branch *bw, *bc, *ba;
-	struct hwt_an_last_end ew, ec, ea;
+			   *alone = new_last(64), *lcut = new_last(64),
+			   *lalone = new_last(64);
+	const struct hwt_an_branch *bw, *bc, *ba, *bl;
+	struct hwt_an_last_end ew, ec, ea, el;
+	struct hwt_blk_decoder *d;
+	struct hwt_blk_config cfg;
 	struct tb t = new_trace();
+	uint64_t off = 0;
 	size_t n, at;
 
 	(void)state;
@@ -202,9 +206,44 @@ static void test_pieces(void **state)
 	assert_true(hwt_an_last_branches(alone, &ba) > 0);
 	assert_int_equal(ba[0].have_tsc, 0);
 
+	/* A decoder lent (hwt last keeps one for all the streams of a
+	 * perf.data): the same, and nothing but its block cache carried
+	 * from run to run (the last piece alone after the cut's: 64-bit
+	 * code at no known time). */
+	hwt_blk_config_init(&cfg);
+	cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
+	cfg.qry.begin = t.buf;
+	cfg.qry.end = t.buf + t.len;
+	d = hwt_blk_new(&cfg, image);
+	assert_non_null(d);
+	hwt_an_last_lend(lcut, d);
+	run_piece(lcut, image, &t, 0, t.len, at, NULL, NULL);
+	run_piece(lcut, image, &t, at, t.len, 0, NULL, NULL);
+	hwt_an_last_end(lcut, &el);
+	assert_int_equal(el.insns, ew.insns);
+	assert_int_equal(el.errors, 0);
+	assert_int_equal(hwt_an_last_branches(lcut, &bl), n);
+	for (size_t i = 0; i < n; i++) {
+		assert_branch(&bl[i], bw[i].kind, bw[i].from, bw[i].to);
+		assert_int_equal(bl[i].tsc, bw[i].tsc);
+	}
+	hwt_an_last_lend(lalone, d);
+	run_piece(lalone, image, &t, at, t.len, 0, NULL, NULL);
+	hwt_an_last_end(lalone, &el);
+	assert_int_equal(el.insns, ea.insns);
+	assert_true(hwt_an_last_branches(lalone, &bl) > 0);
+	assert_int_equal(bl[0].have_tsc, 0);
+	/* (Lent, not given: still the caller's, and it decoded these.) */
+	assert_ptr_equal(hwt_blk_image(d), image);
+	assert_int_equal(hwt_blk_get_offset(d, &off), 0);
+	assert_true(off > 0);
+	hwt_blk_delete(d);
+
 	hwt_an_last_delete(whole);
 	hwt_an_last_delete(cut);
 	hwt_an_last_delete(alone);
+	hwt_an_last_delete(lcut);
+	hwt_an_last_delete(lalone);
 	hwt_image_delete(image);
 }
 
