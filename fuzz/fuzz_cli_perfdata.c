@@ -29,7 +29,9 @@
  * (HWT_ONE_BLOCK), and flow --disasm (instructions from the kept walks,
  * texts kept by image) and calls --time (calls' last instructions from
  * the kept walks) what they print with every instruction walked and read
- * (HWT_WALK_EACH).
+ * (HWT_WALK_EACH), and flow --branches and last --time what they print
+ * with every instruction decoded (HWT_NO_CACHE: no block cache, none
+ * carried from process to process).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -129,18 +131,27 @@ static void same_with_jobs(int (*cmd)(int, char **), const char *a0,
 	same_with_jobs_v(cmd, a0, args, path);
 }
 
-/* What hwt A0 A1 prints is what it prints with @env set to 1: the
+/* What hwt A0 A1 A2 prints is what it prints with @env set to 1: the
  * reference way (HWT_ONE_BLOCK: blocks one at a time, not in batches;
- * HWT_WALK_EACH: every instruction walked, not the kept walks). */
+ * HWT_WALK_EACH: every instruction walked, not the kept walks;
+ * HWT_NO_CACHE: every instruction decoded, no block cache carried from
+ * process to process). */
+static void same_as_env_v(int (*cmd)(int, char **), const char *a0,
+			  const char *a1, const char *a2, const char *path,
+			  const char *env)
+{
+	int fast = output(cmd, a0, a1, path, a2), ref;
+
+	setenv(env, "1", 1);
+	ref = output(cmd, a0, a1, path, a2);
+	unsetenv(env);
+	same_fds(fast, ref);
+}
+
 static void same_as_env(int (*cmd)(int, char **), const char *a0,
 			const char *a1, const char *path, const char *env)
 {
-	int fast = output(cmd, a0, a1, path, "-j1"), ref;
-
-	setenv(env, "1", 1);
-	ref = output(cmd, a0, a1, path, "-j1");
-	unsetenv(env);
-	same_fds(fast, ref);
+	same_as_env_v(cmd, a0, a1, "-j1", path, env);
 }
 
 static void same_one_block(int (*cmd)(int, char **), const char *a0,
@@ -228,6 +239,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_with_jobs(cmd_flow, "flow", "--srcline", path);
 	same_as_env(cmd_calls, "calls", "--time", path, "HWT_WALK_EACH");
 	run(cmd_last, "last", "--time", path);
+	same_as_env(cmd_flow, "flow", "--branches", path, "HWT_NO_CACHE");
+	same_as_env_v(cmd_last, "last", "--time", "-n64", path,
+		      "HWT_NO_CACHE");
 	same_lcov(path);
 	/* Lines chosen (the seeds' threads, CPUs and times). */
 	{
