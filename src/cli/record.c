@@ -34,6 +34,8 @@
 #include "cli/record.h"
 
 #define EXIT_FAILED 125
+/* vgpt's smallest ring: 2 of its PSB periods (4 KiB by default). */
+#define REC_VGPT_RING_MIN 8192u
 #define PT_SYSFS "/sys/bus/event_source/devices/intel_pt"
 
 void help_record(void)
@@ -488,6 +490,12 @@ static int run_vgpt(const struct record_opts *o)
 	int status = 0, rc, failed;
 	pid_t pid;
 
+	if (o->ring && o->ring < REC_VGPT_RING_MIN)
+		return fprintf(stderr, "hwt record: --ring %" PRIu64 ": the "
+			       "portable source keeps whole PSB periods of "
+			       "%u bytes, at least 2 (--ring 8K), so that "
+			       "what it keeps holds a PSB to decode from\n",
+			       o->ring, REC_VGPT_RING_MIN / 2), EXIT_FAILED;
 	if (rec_find_program("valgrind", program, sizeof(program)))
 		return fprintf(stderr, "hwt record: the portable source needs "
 			       "valgrind, which is not on PATH (Debian: "

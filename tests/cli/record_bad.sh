@@ -47,6 +47,9 @@ expect badopt 125 "$hwt" record --bogus -- true
 says badopt "unknown option '--bogus'"
 expect badring 125 "$hwt" record --ring 12X -- true
 says badring "--ring 12X: not a size"
+# (vgpt keeps whole PSB periods of 4 KiB: a ring of one kept nothing.)
+expect smallring 125 "$hwt" record --source valgrind --ring 4K -- true
+says smallring "--ring 4096: the portable source keeps whole PSB periods of 4096 bytes, at least 2"
 expect badsource 125 "$hwt" record --source bts -- true
 says badsource "--source bts: unknown"
 expect pidcmd 125 "$hwt" record -p 1 -- true

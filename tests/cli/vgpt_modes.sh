@@ -56,6 +56,16 @@ check
 	2> "$tmp/ringdie.stderr"; exit $?) 2> /dev/null
 [ $? -eq 139 ] || fail "ringdie: valgrind did not die of SIGSEGV"
 check_ring ringdie
+# A ring of fewer than 2 PSB periods stops the run, before the program
+# (it used to say "Bad option" and go on, to keep no trace at all).
+check
+VALGRIND_LIB=$vglib valgrind -q --tool=vgpt --vgpt-out="$tmp/ringsmall" \
+	--vgpt-ring=4k "$tmp/loop" 10 > "$tmp/ringsmall.out" 2> "$tmp/ringsmall.err"
+rc=$?
+if [ $rc -ne 1 ] || [ -s "$tmp/ringsmall.out" ] ||
+   ! grep -q -- '--vgpt-ring=4096: at least 2 PSB periods' "$tmp/ringsmall.err"; then
+	fail "ringsmall: exit $rc, $(head -c 200 "$tmp/ringsmall.err")"
+fi
 
 # ---- filter
 record filter --vgpt-filter=fa,tail,cmp -- "$tmp/filter"

@@ -353,9 +353,15 @@ static void post_clo_init(void)
 	VG_(clo_vex_control).guest_chase = False;
 	VG_(clo_vex_control).iropt_unroll_thresh = 0;
 
-	if (vgpt_clo_ring && vgpt_clo_ring < 4 * vgpt_clo_psb)
-		VG_(fmsg_bad_option)("--vgpt-ring",
-				     "at least 4 PSB periods (--vgpt-psb)\n");
+	/* (Here, after all the options, VG_(fmsg_bad_option)() only
+	 * prints: the run went on, and a ring shorter than a PSB period
+	 * kept nothing.) */
+	if (vgpt_clo_ring && vgpt_clo_ring < 2 * vgpt_clo_psb) {
+		VG_(fmsg)("--vgpt-ring=%llu: at least 2 PSB periods "
+			  "(--vgpt-psb=%llu), so that the bytes kept hold a "
+			  "PSB to decode from\n", vgpt_clo_ring, vgpt_clo_psb);
+		VG_(exit)(1);
+	}
 	/* Files are opened for each write: the program may chdir. */
 	if (vgpt_clo_out[0] != '/')
 		vgpt_clo_out = vgpt_path("%s/%s", VG_(get_startup_wd)(),
