@@ -33,13 +33,12 @@ static void sym_maxends(struct img_sym *s, size_t n)
 	}
 }
 
-size_t img_sym_sort_unique(struct img_sym *s, size_t nsyms)
+/* @s sorted: the best-ranked symbol at each address kept (the first), and
+ * maxends set. Returns the new count. */
+static size_t sym_unique(struct img_sym *s, size_t nsyms)
 {
 	size_t i, n = 0;
 
-	if (!nsyms)
-		return 0;	/* @s may be NULL */
-	qsort(s, nsyms, sizeof(*s), sym_cmp);
 	for (i = 0; i < nsyms; i++) {
 		if (n && s[n - 1].begin == s[i].begin)
 			continue;
@@ -47,6 +46,14 @@ size_t img_sym_sort_unique(struct img_sym *s, size_t nsyms)
 	}
 	sym_maxends(s, n);
 	return n;
+}
+
+size_t img_sym_sort_unique(struct img_sym *s, size_t nsyms)
+{
+	if (!nsyms)
+		return 0;	/* @s may be NULL */
+	qsort(s, nsyms, sizeof(*s), sym_cmp);
+	return sym_unique(s, nsyms);
 }
 
 void img_sym_drop_range(struct hwt_image *image, uint64_t begin,
@@ -68,7 +75,7 @@ int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
 		size_t n)
 {
 	struct img_sym *s;
-	size_t i, j, k, u;
+	size_t i, j, k;
 	int err;
 
 	if (!n)
@@ -93,14 +100,7 @@ int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
 		else
 			s[--k] = syms[--j];
 	}
-	/* The best-ranked at each address, as img_sym_sort_unique(). */
-	for (u = 0, k = 0; k < image->nsyms + n; k++) {
-		if (u && s[u - 1].begin == s[k].begin)
-			continue;
-		s[u++] = s[k];
-	}
-	image->nsyms = u;
-	sym_maxends(s, u);
+	image->nsyms = sym_unique(s, image->nsyms + n);
 	return 0;
 }
 
