@@ -207,17 +207,13 @@ void hwt_bcache_carry(struct hwt_bcache *to, struct hwt_bcache *from,
 
 	hwt_bcache_graph_clear(to);
 	if (from->used && nsecs && to->nsecs + nsecs <= UINT16_MAX) {
-		keep = malloc(from->used * sizeof(*keep));
 		secs = malloc(nsecs * sizeof(*secs));
 		begin = malloc(nsecs * sizeof(*begin));
 		map = malloc(nsecs * sizeof(*map));
 		rebase = malloc(nsecs * sizeof(*rebase));
 	}
-	if (!keep || !secs || !begin || !map || !rebase) {
-		if (to == from)
-			hwt_bcache_clear(to);
-		goto out;
-	}
+	if (!secs || !begin || !map || !rebase)
+		goto none;
 	memcpy(secs, from->secs, nsecs * sizeof(*secs));
 	for (size_t k = 0; k < nsecs; k++) {
 		map[k] = bc_sec_same(&secs[k], image, &secs[k].delta,
@@ -236,6 +232,10 @@ void hwt_bcache_carry(struct hwt_bcache *to, struct hwt_bcache *from,
 				to->secs[k].delta = secs[k].delta;
 		goto out;
 	}
+	/* (Only now: the shortcut above needs no copy of the entries.) */
+	keep = malloc(from->used * sizeof(*keep));
+	if (!keep)
+		goto none;
 	for (size_t i = 0; i <= from->mask; i++) {
 		const struct hwt_bc_entry *e = &from->slots[i];
 		uint64_t by;
@@ -278,6 +278,10 @@ void hwt_bcache_carry(struct hwt_bcache *to, struct hwt_bcache *from,
 		if (hwt_bcache_add(to, e) < 0)
 			break;
 	}
+	goto out;
+none:
+	if (to == from)
+		hwt_bcache_clear(to);
 out:
 	free(keep);
 	free(secs);
