@@ -135,7 +135,8 @@ static void same_with_jobs(int (*cmd)(int, char **), const char *a0,
  * reference way (HWT_ONE_BLOCK: blocks one at a time, not in batches;
  * HWT_WALK_EACH: every instruction walked, not the kept walks;
  * HWT_NO_CACHE: every instruction decoded, no block cache carried from
- * process to process). */
+ * process to process; HWT_NO_IMAGE_CACHE: each image maps its files and
+ * reads their symbols itself). */
 static void same_as_env_v(int (*cmd)(int, char **), const char *a0,
 			  const char *a1, const char *a2, const char *path,
 			  const char *env)
@@ -242,6 +243,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_as_env(cmd_flow, "flow", "--branches", path, "HWT_NO_CACHE");
 	same_as_env_v(cmd_last, "last", "--time", "-n64", path,
 		      "HWT_NO_CACHE");
+	same_as_env(cmd_calls, "calls", "-v", path, "HWT_NO_IMAGE_CACHE");
 	same_lcov(path);
 	/* Lines chosen (the seeds' threads, CPUs and times). */
 	{

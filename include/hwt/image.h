@@ -62,6 +62,27 @@ int hwt_image_add_elf(struct hwt_image *image, const char *path,
 void hwt_image_set_symbols(struct hwt_image *image, int load);
 
 /*
+ * A cache of files and their symbols shared by images (the processes of
+ * one recording): each file is mapped once and its symbols are read,
+ * sorted and demangled once, at their link-time addresses, and placed at
+ * each image's own address. Like libipt's image section cache. It lives
+ * as long as the last image using it: hwt_image_cache_delete() drops the
+ * caller's hold. Images on several threads may share one.
+ */
+struct hwt_image_cache;
+
+struct hwt_image_cache *hwt_image_cache_new(void);
+void hwt_image_cache_delete(struct hwt_image_cache *cache);
+
+/*
+ * The files @image maps come from @cache, which it holds until it is
+ * deleted (without a cache, the image maps them itself). Once, before
+ * any file is added: -HWT_ERR_INVALID otherwise.
+ */
+int hwt_image_set_cache(struct hwt_image *image,
+			struct hwt_image_cache *cache);
+
+/*
  * As the kernel's mmap of [@pgoff, @pgoff + @len) of @path at @vaddr (an
  * MMAP2 record): those bytes are mapped (cut at the end of the file), and
  * if @path is an ELF file, its function symbols that fall inside

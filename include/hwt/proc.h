@@ -42,6 +42,9 @@ struct hwt_proc_config {
 	const char *buildid_dir;	/* a build-id cache, or NULL */
 	int no_symbols;			/* views' images without symbols
 					 * (hwt_image_set_symbols()) */
+	int no_image_cache;		/* each view's images map and read
+					 * their files themselves, not through
+					 * one hwt_image_cache (a reference) */
 	/* Called for each problem (file missing, build id mismatch, ...). */
 	void (*warn)(void *ctx, uint64_t time, uint32_t pid, const char *msg);
 	void *warn_ctx;

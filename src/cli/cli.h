@@ -40,7 +40,8 @@ void help_last(void);
 /* Is the switch @name on in the environment (set, not empty, not "0")?
  * The tests' reference paths (HWT_ONE_BLOCK, HWT_WALK_EACH, HWT_NO_CACHE:
  * every instruction decoded, no block cache carried from process to
- * process). */
+ * process; HWT_NO_IMAGE_CACHE: each process's image maps its files and
+ * reads their symbols itself). */
 static inline int cli_env_on(const char *name)
 {
 	const char *v = getenv(name);

@@ -810,6 +810,7 @@ static int build_model(struct cli_pd *pd, const struct cli_pd_files *files)
 		cfg.buildid_dir = files->buildid_dir;
 		cfg.no_symbols = files->no_symbols;
 	}
+	cfg.no_image_cache = cli_env_on("HWT_NO_IMAGE_CACHE");
 	/* perf's build-id cache, where perf record saves the vdso too. */
 	if (!cfg.buildid_dir && home && *home &&
 	    asprintf(&cache, "%s/.debug", home) >= 0)

@@ -33,7 +33,24 @@ struct elf_load {
 	size_t nscns;
 	struct img_sym *syms;
 	size_t nsyms, capsyms;
+	/* Read for the image cache (@all): no range, the names the cache's,
+	 * and the highest address compared kept (img_csyms). */
+	int all;
+	uint64_t top;
 };
+
+/* Names made while reading: the cache's when reading for it. */
+static int elf_own(struct elf_load *ld, char *s)
+{
+	return ld->all ? img_cache_own(ld->image->cache, s)
+		       : img_own(ld->image, s);
+}
+
+static void elf_seen(struct elf_load *ld, uint64_t v)
+{
+	if (v > ld->top)
+		ld->top = v;
+}
 
 /*
  * As ptxed's load_elf: every PT_LOAD segment with file contents, at
@@ -94,6 +111,8 @@ static int elf_read_scns(struct elf_load *ld)
 			continue;
 		ld->scns[idx].begin = shdr.sh_addr + ld->bias;
 		ld->scns[idx].end = shdr.sh_addr + shdr.sh_size + ld->bias;
+		elf_seen(ld, ld->scns[idx].begin);
+		elf_seen(ld, ld->scns[idx].end);
 		if (ld->scns[idx].end < ld->scns[idx].begin)
 			ld->scns[idx].end = 0;
 	}
@@ -169,10 +188,12 @@ static int elf_push_sym(struct elf_load *ld, const GElf_Sym *sym,
 		return 0;
 	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
 		return 0;
-	if (begin < ld->sym_lo || begin >= ld->sym_hi)
+	if (!ld->all && (begin < ld->sym_lo || begin >= ld->sym_hi))
 		return 0;
+	elf_seen(ld, begin);
 	if (sym->st_size) {
 		end = begin + sym->st_size;
+		elf_seen(ld, end);
 		if (end < begin)
 			return 0;
 	} else {
@@ -314,7 +335,7 @@ static int plt_name_stubs(struct elf_load *ld, size_t ndx,
 		name = plt_slot_name(slots, nslots, got);
 		if (!name || asprintf(&n, "%s@plt", name) < 0)
 			continue;
-		if (img_own(ld->image, n) < 0) {
+		if (elf_own(ld, n) < 0) {
 			free(n);
 			return -HWT_ERR_NOMEM;
 		}
@@ -374,7 +395,7 @@ static void elf_demangle(struct elf_load *ld)
 		d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 		if (!d)
 			continue;
-		if (img_own(ld->image, d) < 0) {
+		if (elf_own(ld, d) < 0) {
 			free(d);
 			continue;
 		}
@@ -421,6 +442,7 @@ static int elf_read_debug_symtab(struct elf_load *ld)
 	struct elf_load dbg = {
 		.image = ld->image, .bias = ld->bias,
 		.sym_lo = ld->sym_lo, .sym_hi = ld->sym_hi,
+		.all = ld->all,
 	};
 	uint8_t id[20];
 	char path[128], *p = path;
@@ -448,12 +470,15 @@ static int elf_read_debug_symtab(struct elf_load *ld)
 			ld->nsyms += dbg.nsyms;
 		}
 	}
+	if (err > 0)
+		elf_seen(ld, dbg.top);
 	elf_close(&dbg, fd);
 	/* No debug file, or not a usable one: the file's own symbols. */
 	return err == -HWT_ERR_NOMEM ? err : 0;
 }
 
-static int elf_add_symbols(struct elf_load *ld)
+/* @ld's symbols into ld->syms: sorted, one an address, demangled. */
+static int elf_read_symbols(struct elf_load *ld)
 {
 	GElf_Ehdr ehdr;
 	int err;
@@ -476,6 +501,98 @@ static int elf_add_symbols(struct elf_load *ld)
 		return err;
 	ld->nsyms = img_sym_sort_unique(ld->syms, ld->nsyms);
 	elf_demangle(ld);
+	return 0;
+}
+
+/* Fill the cache's symbols of @ld's file: read at bias 0, for all
+ * addresses. 1, or an error. */
+static int elf_read_cached(const struct elf_load *ld, struct img_csyms *cs)
+{
+	struct elf_load c = {
+		.image = ld->image, .file = ld->file, .elf = ld->elf,
+		.sym_hi = UINT64_MAX, .all = 1,
+	};
+	int err = elf_read_symbols(&c);
+
+	free(c.scns);
+	if (err < 0) {
+		free(c.syms);
+		return err;
+	}
+	cs->syms = c.syms;
+	cs->n = c.nsyms;
+	cs->top = c.top;
+	return 1;
+}
+
+/*
+ * The cache's symbols placed at @ld's bias and range, as reading the file
+ * would give them, if the bias moves every address the reading compared
+ * (all in [0, top]) without wrapping any past 2^64: then they keep their
+ * order, and the same symbols pass the same checks in the same order. (An
+ * end that wrapped at bias 0 is among them: below its begin, it stays
+ * below, and the symbol or section is dropped as at bias 0.) Biases that
+ * wrap are rare (a file placed below its link-time address) and read the
+ * file again. 0 when placed, 1 if not (the file is to be read).
+ */
+static int elf_place_cached(struct elf_load *ld, const struct img_csyms *cs)
+{
+	uint64_t b = ld->bias;
+	struct img_sym *out;
+	size_t lo = 0, hi = cs->n, n = 0;
+	int err;
+
+	if (cs->top + b < b)
+		return 1;
+	/* In order when placed: those in range are a run. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cs->syms[mid].begin + b < ld->sym_lo)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (hi = lo; hi < cs->n && cs->syms[hi].begin + b < ld->sym_hi; hi++)
+		;
+	if (lo == hi)
+		return 0;
+	out = malloc((hi - lo) * sizeof(*out));
+	if (!out)
+		return -HWT_ERR_NOMEM;
+	for (size_t i = lo; i < hi; i++) {
+		out[n] = cs->syms[i];
+		out[n].begin += b;
+		out[n].end += b;
+		n++;
+	}
+	err = img_sym_add(ld->image, out, n);
+	free(out);
+	return err;
+}
+
+static int elf_add_symbols(struct elf_load *ld)
+{
+	struct hwt_image_cache *cache = ld->image->cache;
+	struct img_csyms *cs;
+	int err;
+
+	if (cache && ld->file->shared &&
+	    (cs = img_cache_syms_lock(cache, ld->file->dev, ld->file->ino))) {
+		if (!cs->state)
+			cs->state = elf_read_cached(ld, cs);
+		err = cs->state;
+		img_cache_unlock(cache);
+		if (err > 0) {
+			err = elf_place_cached(ld, cs);
+			if (err <= 0)
+				return err;
+		}
+		/* (Failed for the cache, or not placeable: read here.) */
+	}
+	err = elf_read_symbols(ld);
+	if (err < 0)
+		return err;
 	return img_sym_add(ld->image, ld->syms, ld->nsyms);
 }
 

@@ -45,7 +45,7 @@ void hwt_image_delete(struct hwt_image *image)
 	if (!image)
 		return;
 	for (i = 0; i < image->nfiles; i++) {
-		if (image->files[i].size)
+		if (image->files[i].size && !image->files[i].shared)
 			munmap((void *)image->files[i].map,
 			       image->files[i].size);
 		free(image->files[i].path);
@@ -56,7 +56,21 @@ void hwt_image_delete(struct hwt_image *image)
 	free(image->secs);
 	free(image->syms);
 	free(image->owned);
+	/* (Last: the symbols' names may be the cache's.) */
+	hwt_image_cache_delete(image->cache);
 	free(image);
+}
+
+int hwt_image_set_cache(struct hwt_image *image,
+			struct hwt_image_cache *cache)
+{
+	/* Once, before any file: so the image's files and names are all of
+	 * one owner, which it holds to the end. */
+	if (!image || !cache || image->cache || image->nfiles)
+		return -HWT_ERR_INVALID;
+	img_cache_hold(cache);
+	image->cache = cache;
+	return 0;
 }
 
 int img_own(struct hwt_image *image, char *s)
@@ -107,7 +121,14 @@ int img_file_open(struct hwt_image *image, const char *path,
 		goto out_close;
 	}
 	map = NULL;
-	if (st.st_size) {
+	if (image->cache) {
+		err = img_cache_map(image->cache, fd, &st,
+				    (const uint8_t **)&map);
+		if (err < 0) {
+			free(f->path);
+			goto out_close;
+		}
+	} else if (st.st_size) {
 		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
 			   fd, 0);
 		if (map == MAP_FAILED) {
@@ -122,6 +143,7 @@ int img_file_open(struct hwt_image *image, const char *path,
 	f->map = map;
 	f->size = (size_t)st.st_size;
 	f->refs = 0;
+	f->shared = image->cache != NULL;
 found:
 	f->refs++;
 	*file = f;

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <libelf.h>
@@ -28,6 +29,7 @@ struct img_file {
 	const uint8_t *map;
 	size_t size;
 	unsigned int refs;	/* hwt_image_add_* calls that used it */
+	int shared;		/* @map is the image cache's, not the image's */
 	char *path;		/* as first opened, for hwt_image_origin */
 };
 
@@ -72,6 +74,8 @@ struct hwt_image {
 	/* Strings the image allocated (demangled names). */
 	char **owned;
 	size_t nowned, capowned;
+
+	struct hwt_image_cache *cache;	/* held; NULL: none */
 };
 
 /* Map @path (or find it already mapped); *@fdp gets an open fd if given. */
@@ -100,6 +104,39 @@ int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
 
 /* Keep @s until the image is deleted. */
 int img_own(struct hwt_image *image, char *s);
+
+/*
+ * A file's symbols as the image cache keeps them (cache.c): read at bias
+ * 0 and for all addresses, sorted, one an address, names owned by the
+ * cache. @top: the highest address the reading compared (symbols' begins
+ * and ends, sections'). At a bias that moves [0, @top] without wrapping
+ * any of it past 2^64, reading the file gives these symbols, moved.
+ */
+struct img_csyms {
+	int state;		/* 0: not read yet; 1: read; < 0: failed */
+	uint64_t top;
+	struct img_sym *syms;
+	size_t n;
+};
+
+/* Take a hold on @cache (an image using it). */
+void img_cache_hold(struct hwt_image_cache *cache);
+
+/* The mapping of the file @fd (whose fstat is @st), made once: *@map. */
+int img_cache_map(struct hwt_image_cache *cache, int fd,
+		  const struct stat *st, const uint8_t **map);
+
+/*
+ * The symbols of the cached file (@dev, @ino), with the cache locked
+ * (a reader fills them if their state is 0) until img_cache_unlock(). NULL
+ * (and not locked) if the cache does not have the file.
+ */
+struct img_csyms *img_cache_syms_lock(struct hwt_image_cache *cache,
+				      dev_t dev, ino_t ino);
+void img_cache_unlock(struct hwt_image_cache *cache);
+
+/* Keep @s until the cache goes. */
+int img_cache_own(struct hwt_image_cache *cache, char *s);
 
 /* The GNU build id of an open ELF file (buildid.c): 1, or 0 if none. */
 int img_elf_build_id(Elf *elf, uint8_t id[20]);

@@ -140,6 +140,13 @@ struct hwt_proc_model *hwt_proc_new(const struct hwt_proc_config *config)
 			return NULL;
 		}
 	}
+	if (!m->config.no_image_cache) {
+		m->icache = hwt_image_cache_new();
+		if (!m->icache) {
+			hwt_proc_delete(m);
+			return NULL;
+		}
+	}
 	return m;
 }
 
@@ -165,6 +172,8 @@ void hwt_proc_delete(struct hwt_proc_model *m)
 		free(m->cpus[i].runs);
 	free(m->cpus);
 	free(m->scratch);
+	/* (Views' images may hold it still: it goes with the last.) */
+	hwt_image_cache_delete(m->icache);
 	free((char *)m->config.root);
 	free((char *)m->config.vdso_path);
 	free((char *)m->config.buildid_dir);

@@ -120,6 +120,9 @@ struct hwt_proc_model {
 	/* Views on several threads: what they learn of files (@files) and
 	 * their warnings. */
 	pthread_mutex_t lock;
+
+	/* The views' images' files and symbols, or NULL (no_image_cache). */
+	struct hwt_image_cache *icache;
 };
 
 /* The space of @pid, or NULL. */

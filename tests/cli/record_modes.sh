@@ -19,7 +19,11 @@
 #      block cache carried from process to process and moved with the
 #      library, gives the branches (hwt flow) and the last branches and
 #      stacks (hwt last) that decoding every instruction gives
-#      (HWT_NO_CACHE=1, the reference).
+#      (HWT_NO_CACHE=1, the reference); and the processes' images, with
+#      their files mapped and symbols read once for all of them (libc's
+#      placed at both addresses), the function calls (hwt calls, also
+#      with -j2) and last branches that images reading their own files
+#      give (HWT_NO_IMAGE_CACHE=1).
 #
 #   bash tests/cli/record_modes.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" record_modes "$@"
@@ -223,6 +227,21 @@ if rec shell -- bash -c './prog 3 >/dev/null; ./prog 5 >/dev/null'; then
 			fail "shell: $c: fewer than 900 branches: $(head -n 3 "$tmp/shell.ref")"
 		elif ! cmp -s "$tmp/shell.out" "$tmp/shell.ref"; then
 			fail "shell: $c differs from what every instruction decoded gives (HWT_NO_CACHE)"
+			diff "$tmp/shell.out" "$tmp/shell.ref" | head -n 5 >&2
+		fi
+	done
+	for c in "calls" "calls -j2" "last -n 300"; do
+		# shellcheck disable=SC2086
+		"$hwt" $c "$tmp/shell.data" >"$tmp/shell.out" 2>&1
+		# shellcheck disable=SC2086
+		HWT_NO_IMAGE_CACHE=1 "$hwt" $c "$tmp/shell.data" >"$tmp/shell.ref" 2>&1
+		check
+		# (Functions of libc and of the program, by name.)
+		if [ "$(grep -c 'puts\|printf' "$tmp/shell.ref")" -lt 8 ] ||
+		   [ "$(grep -c 'work' "$tmp/shell.ref")" -lt 8 ]; then
+			fail "shell: $c: want libc's and the program's functions by name: $(grep -m 3 . "$tmp/shell.ref")"
+		elif ! cmp -s "$tmp/shell.out" "$tmp/shell.ref"; then
+			fail "shell: $c differs from what images reading their own files give (HWT_NO_IMAGE_CACHE)"
 			diff "$tmp/shell.out" "$tmp/shell.ref" | head -n 5 >&2
 		fi
 	done

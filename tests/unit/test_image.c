@@ -4,6 +4,8 @@
  * overlapping sections (checked against a byte-level model), and ELF
  * loading and symbols, using this test's own executable.
  */
+#include <fcntl.h>
+#include <gelf.h>
 #include <link.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -915,6 +917,398 @@ static void test_mmap_self(void **state)
 }
 
 /* Without symbols: the same code, no names. */
+/* ---- the image cache ---- */
+
+/* This test's executable and the libraries it runs with. */
+struct test_files {
+	char path[8][256];
+	size_t n;
+};
+
+static int find_files(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct test_files *f = arg;
+
+	(void)size;
+	if (f->n < 8 && info->dlpi_name[0] == '/' &&
+	    strlen(info->dlpi_name) < sizeof(f->path[0]) &&
+	    !access(info->dlpi_name, R_OK))
+		strcpy(f->path[f->n++], info->dlpi_name);
+	return 0;
+}
+
+static void test_files_get(struct test_files *f)
+{
+	memset(f, 0, sizeof(*f));
+	strcpy(f->path[f->n++], "/proc/self/exe");
+	dl_iterate_phdr(find_files, f);
+}
+
+static void expect_same_syms(const struct hwt_image *a,
+			     const struct hwt_image *b)
+{
+	assert_int_equal(a->nsyms, b->nsyms);
+	for (size_t k = 0; k < a->nsyms; k++) {
+		assert_int_equal(a->syms[k].begin, b->syms[k].begin);
+		assert_int_equal(a->syms[k].end, b->syms[k].end);
+		assert_int_equal(a->syms[k].maxend, b->syms[k].maxend);
+		assert_int_equal(a->syms[k].rank, b->syms[k].rank);
+		assert_string_equal(a->syms[k].name, b->syms[k].name);
+	}
+}
+
+/* Where a file goes: where programs are, anywhere, and (the last two)
+ * low enough in 2^64 that part of the file wraps past it. */
+static uint64_t cache_place(uint64_t *seed)
+{
+	switch (rnd(seed) % 6) {
+	case 0:
+		return 0;
+	case 1:
+		return 0x555555554000ull + (rnd(seed) % 4096) * 4096;
+	case 2:
+		return 0x7f0000000000ull + (rnd(seed) % 65536) * 4096;
+	case 3:
+		return rnd(seed) & ~4095ull;
+	case 4:
+		return -(rnd(seed) % 0x100000) & ~4095ull;
+	default:
+		return -(rnd(seed) % 0x2000000);
+	}
+}
+
+/*
+ * Images sharing a cache hold the symbols that reading each file at
+ * their own addresses gives: this test's executable (PLT names, a C++
+ * name, an unsized label) and the libraries it runs with, added whole at
+ * biases and mapped in pieces at random places, some of which wrap part
+ * of a file past 2^64 (where the cache's order does not hold and the
+ * file is read again), field for field against images that read the
+ * files themselves, a few files at a time in each.
+ */
+static void test_cache_same(void **state)
+{
+	struct hwt_image_cache *cache = hwt_image_cache_new();
+	struct test_files tf;
+	uint64_t seed = 7;
+	size_t ops = 0, syms = 0;
+
+	(void)state;
+	assert_non_null(cache);
+	test_files_get(&tf);
+	assert_true(tf.n >= 2);
+	for (unsigned r = 0; r < 120; r++) {
+		struct hwt_image *a = hwt_image_new(), *b = hwt_image_new();
+
+		assert_int_equal(hwt_image_set_cache(a, cache), 0);
+		for (unsigned k = 0; k < 4; k++) {
+			const char *path = tf.path[rnd(&seed) % tf.n];
+			uint64_t at = cache_place(&seed);
+			struct stat st;
+			int ea, eb;
+
+			assert_int_equal(stat(path, &st), 0);
+			if (rnd(&seed) % 2) {
+				ea = hwt_image_add_elf(a, path, at);
+				eb = hwt_image_add_elf(b, path, at);
+			} else {
+				uint64_t pages = (uint64_t)st.st_size / 4096 + 1;
+				uint64_t pgoff = rnd(&seed) % 3 ? 0 :
+						 rnd(&seed) % pages * 4096;
+				uint64_t len = (1 + rnd(&seed) % pages) * 4096;
+
+				if (at + len < at)
+					at -= len;
+				ea = hwt_image_add_mmap(a, path, pgoff, len, at);
+				eb = hwt_image_add_mmap(b, path, pgoff, len, at);
+			}
+			assert_int_equal(ea, eb);
+			expect_same_syms(a, b);
+			ops++;
+			syms += a->nsyms;
+		}
+		hwt_image_delete(a);
+		hwt_image_delete(b);
+	}
+	assert_true(ops == 480 && syms > 100000);
+	hwt_image_cache_delete(cache);
+}
+
+/*
+ * A small ELF file of the test's making: one PT_LOAD of .text at 0x1000
+ * (page aligned in the file), and function symbols @syms (sized or not)
+ * in .text (some of them outside it) or, if any is @bss, in a .bss at the
+ * top of the address space whose end wraps past 2^64.
+ */
+struct mk_sym {
+	const char *name;
+	uint64_t value, size;
+	int bss;
+};
+
+static void mk_elf(const char *path, const struct mk_sym *syms, size_t n)
+{
+	static uint8_t code[0x1000];
+	static const char shstr[] =
+		"\0.text\0.symtab\0.strtab\0.shstrtab\0.bss";
+	Elf64_Sym st[8];
+	char str[256];
+	size_t nstr = 1;
+	Elf_Scn *text, *sym, *strs, *shs, *bss;
+	Elf64_Shdr *sh;
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	Elf_Data *d;
+	Elf *e;
+	int fd;
+
+	assert_true(n < 8);
+	memset(st, 0, sizeof(st));
+	str[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		st[i + 1].st_name = (uint32_t)nstr;
+		st[i + 1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+		st[i + 1].st_shndx = syms[i].bss ? 5 : 1;
+		st[i + 1].st_value = syms[i].value;
+		st[i + 1].st_size = syms[i].size;
+		strcpy(str + nstr, syms[i].name);
+		nstr += strlen(syms[i].name) + 1;
+	}
+	memset(code, 0xc3, sizeof(code));
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	e = elf_begin(fd, ELF_C_WRITE, NULL);
+	assert_non_null(e);
+	eh = elf64_newehdr(e);
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	ph = elf64_newphdr(e, 1);
+	assert_non_null(ph);
+
+	text = elf_newscn(e);
+	d = elf_newdata(text);
+	d->d_buf = code;
+	d->d_size = sizeof(code);
+	d->d_align = 4096;
+	sh = elf64_getshdr(text);
+	sh->sh_name = 1;
+	sh->sh_type = SHT_PROGBITS;
+	sh->sh_flags = SHF_ALLOC | SHF_EXECINSTR;
+	sh->sh_addr = 0x1000;
+	sh->sh_addralign = 4096;
+
+	sym = elf_newscn(e);
+	strs = elf_newscn(e);
+	shs = elf_newscn(e);
+	d = elf_newdata(sym);
+	d->d_buf = st;
+	d->d_size = (n + 1) * sizeof(*st);
+	d->d_type = ELF_T_SYM;
+	d->d_align = 8;
+	sh = elf64_getshdr(sym);
+	sh->sh_name = 7;
+	sh->sh_type = SHT_SYMTAB;
+	sh->sh_link = (uint32_t)elf_ndxscn(strs);
+	sh->sh_info = 1;
+	sh->sh_entsize = sizeof(*st);
+	d = elf_newdata(strs);
+	d->d_buf = str;
+	d->d_size = nstr;
+	sh = elf64_getshdr(strs);
+	sh->sh_name = 15;
+	sh->sh_type = SHT_STRTAB;
+	d = elf_newdata(shs);
+	d->d_buf = (void *)shstr;
+	d->d_size = sizeof(shstr);
+	sh = elf64_getshdr(shs);
+	sh->sh_name = 23;
+	sh->sh_type = SHT_STRTAB;
+	eh->e_shstrndx = (uint16_t)elf_ndxscn(shs);
+	for (size_t i = 0; i < n; i++) {
+		if (!syms[i].bss)
+			continue;
+		bss = elf_newscn(e);
+		assert_int_equal(elf_ndxscn(bss), 5);
+		d = elf_newdata(bss);
+		d->d_size = 0x20000;
+		d->d_type = ELF_T_BYTE;
+		sh = elf64_getshdr(bss);
+		sh->sh_name = 33;
+		sh->sh_type = SHT_NOBITS;
+		sh->sh_flags = SHF_ALLOC | SHF_WRITE;
+		sh->sh_addr = 0xffffffffffff0000ull;
+		break;
+	}
+
+	assert_true(elf_update(e, ELF_C_NULL) > 0);
+	sh = elf64_getshdr(text);
+	ph->p_type = PT_LOAD;
+	ph->p_offset = sh->sh_offset;
+	ph->p_vaddr = ph->p_paddr = 0x1000;
+	ph->p_filesz = ph->p_memsz = 0x1000;
+	ph->p_flags = PF_R | PF_X;
+	ph->p_align = 4096;
+	assert_int_equal(ph->p_offset, 0x1000);
+	elf_flagphdr(e, ELF_C_SET, ELF_F_DIRTY);
+	assert_true(elf_update(e, ELF_C_WRITE) > 0);
+	elf_end(e);
+	close(fd);
+}
+
+/*
+ * The cache at the edges, on files of the test's making: placed at
+ * biases that wrap past 2^64 a symbol below .text or above it, the end
+ * of .text under unsized symbols, a symbol that wraps at bias 0 and one
+ * that wraps only elsewhere; and mapped so that a symbol starts right at
+ * the mapping's start or its end. Each against an image that reads the
+ * file itself.
+ */
+static void test_cache_edges(void **state)
+{
+	static const struct mk_sym around[] = {
+		{ "low", 0x800, 0x10, 0 }, { "at_page", 0x1000, 0x20, 0 },
+		{ "mid", 0x1400, 0x100, 0 }, { "unsized", 0x1800, 0, 0 },
+		{ "far", 0x100000, 0x10, 0 },
+	};
+	static const struct mk_sym unsized[] = {
+		{ "u1", 0x1400, 0, 0 }, { "u2", 0x1800, 0, 0 },
+	};
+	static const struct mk_sym wraps[] = {
+		{ "at_page", 0x1000, 0x20, 0 }, { "unsized", 0x1800, 0, 0 },
+		{ "wraps", 0xfffffffffffff000ull, 0x2000, 0 },
+	};
+	static const struct mk_sym last[] = {
+		{ "at_page", 0x1000, 0x20, 0 }, { "last", UINT64_MAX, 1, 0 },
+	};
+	/* In the .bss past its wrapped end: there only where it does not
+	 * wrap. */
+	static const struct mk_sym bss[] = {
+		{ "at_page", 0x1000, 0x20, 0 }, { "in_bss", 0x8000, 0, 1 },
+	};
+	static const struct {
+		const struct mk_sym *syms;
+		size_t n;
+	} files[] = {
+		{ around, 5 }, { unsized, 2 }, { wraps, 3 }, { last, 2 },
+		{ bss, 2 },
+	};
+	enum { NFILES = sizeof(files) / sizeof(files[0]), NB = 10 };
+	static const uint64_t biases[NB] = {
+		0, 0x7f0000000000ull, -0x808ull, -0x100008ull, -0x1c00ull,
+		-0x10000ull, -0x1000ull, -0x800ull, 0x1234000ull, -0x1200ull,
+	};
+	char path[] = "/tmp/hwt_test_image_elf_XXXXXX";
+	size_t kept = 0, dropped = 0;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	for (size_t f = 0; f < NFILES; f++) {
+		struct hwt_image_cache *c = hwt_image_cache_new();
+
+		/* (A cache of its own: the file changes in place.) */
+		mk_elf(path, files[f].syms, files[f].n);
+		for (size_t k = 0; k < 3 * NB; k++) {
+			struct hwt_image *a = hwt_image_new();
+			struct hwt_image *b = hwt_image_new();
+			uint64_t at = biases[k % NB];
+
+			assert_int_equal(hwt_image_set_cache(a, c), 0);
+			if (k < NB) {
+				assert_int_equal(hwt_image_add_elf(a, path, at),
+						 hwt_image_add_elf(b, path, at));
+			} else {
+				/* .text's page at 0x1000 + @at, 0x800 or
+				 * 0x1000 bytes of it. */
+				uint64_t len = k < 2 * NB ? 0x800 : 0x1000;
+
+				at += 0x1000;
+				if (at + len < at)
+					at = 0x1000;
+				assert_int_equal(
+					hwt_image_add_mmap(a, path, 0x1000, len,
+							   at),
+					hwt_image_add_mmap(b, path, 0x1000, len,
+							   at));
+			}
+			expect_same_syms(a, b);
+			kept += a->nsyms;
+			dropped += files[f].n - a->nsyms;
+			hwt_image_delete(a);
+			hwt_image_delete(b);
+		}
+		hwt_image_cache_delete(c);
+	}
+	assert_true(kept > 50 && dropped > 50);
+	unlink(path);
+}
+
+/*
+ * Images sharing a cache share its mapping of a file and its names; each
+ * holds the cache, so it outlives its creator's hold. The cache is set
+ * once, before any file.
+ */
+static void test_cache_shared(void **state)
+{
+	struct hwt_image_cache *cache = hwt_image_cache_new();
+	struct hwt_image *a = hwt_image_new(), *b = hwt_image_new();
+	struct hwt_image *c = hwt_image_new();
+	uint64_t probe = (uint64_t)(uintptr_t)&hwt_image_test_probe;
+	uint64_t moved = 0x200000000000ull;
+	struct self_text t = { 0 };
+	const uint8_t *pa, *pb;
+	const char *na, *nb;
+	uint64_t oa, ob;
+	size_t n;
+
+	(void)state;
+	dl_iterate_phdr(find_text, &t);
+	assert_true(t.len > 0);
+	assert_int_equal(hwt_image_set_cache(a, cache), 0);
+	assert_int_equal(hwt_image_set_cache(a, cache), -HWT_ERR_INVALID);
+	assert_int_equal(hwt_image_set_cache(b, NULL), -HWT_ERR_INVALID);
+	assert_int_equal(hwt_image_set_cache(b, cache), 0);
+	assert_int_equal(hwt_image_add_mmap(c, "/proc/self/exe", t.pgoff,
+					    t.len, t.start), 0);
+	assert_int_equal(hwt_image_set_cache(c, cache), -HWT_ERR_INVALID);
+
+	assert_int_equal(hwt_image_add_mmap(a, "/proc/self/exe", t.pgoff,
+					    t.len, t.start), 0);
+	assert_int_equal(hwt_image_add_mmap(b, "/proc/self/exe", t.pgoff,
+					    t.len, t.start + moved), 0);
+	/* Its creator lets go: the images still hold it. */
+	hwt_image_cache_delete(cache);
+
+	assert_int_equal(hwt_image_read(a, probe, &pa, &n), 0);
+	assert_int_equal(hwt_image_read(b, probe + moved, &pb, &n), 0);
+	assert_ptr_equal(pa, pb);
+	assert_memory_equal(pa, (const void *)(uintptr_t)probe, 8);
+	assert_int_equal(hwt_image_read(c, probe, &pb, &n), 0);
+	assert_ptr_not_equal(pa, pb);
+
+	assert_int_equal(hwt_image_symbol(a, probe + 1, &na, &oa), 0);
+	assert_int_equal(hwt_image_symbol(b, probe + moved + 1, &nb, &ob), 0);
+	assert_ptr_equal(na, nb);
+	assert_string_equal(na, "hwt_image_test_probe");
+	assert_int_equal(oa, 1);
+	assert_int_equal(ob, 1);
+	/* (Demangled names are the cache's too.) */
+	assert_int_equal(hwt_image_symbol(a, (uint64_t)(uintptr_t)
+					  &hwt_mangled_probe, &na, &oa), 0);
+	assert_int_equal(hwt_image_symbol(b, (uint64_t)(uintptr_t)
+					  &hwt_mangled_probe + moved, &nb,
+					  &ob), 0);
+	assert_ptr_equal(na, nb);
+	hwt_image_delete(a);
+	expect_symbol(b, probe + moved, "hwt_image_test_probe", 0);
+	hwt_image_delete(b);
+	hwt_image_delete(c);
+}
+
 static void test_no_symbols(void **state)
 {
 	struct hwt_image *image = hwt_image_new();
@@ -964,6 +1358,9 @@ int main(void)
 		cmocka_unit_test(test_remove_symbols),
 		cmocka_unit_test(test_symbol_merge_model),
 		cmocka_unit_test(test_mmap_self),
+		cmocka_unit_test(test_cache_same),
+		cmocka_unit_test(test_cache_edges),
+		cmocka_unit_test(test_cache_shared),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
