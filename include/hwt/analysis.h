@@ -224,6 +224,15 @@ int hwt_an_last_run(struct hwt_an_last *l, const struct hwt_blk_config *cfg,
  */
 void hwt_an_last_lend(struct hwt_an_last *l, struct hwt_blk_decoder *dec);
 
+/*
+ * Keep the blocks' walks in @walks (hwt_an_walks_get()), lent until
+ * called again (NULL: a table of its own, made when first needed): the
+ * runs of all the streams of a perf.data share one (3 MiB of zeroed
+ * memory each otherwise, a stream being often a short process). Its
+ * walks are keyed by image: another stream's never stand for this one's.
+ */
+void hwt_an_last_use_walks(struct hwt_an_last *l, struct hwt_an_walks *walks);
+
 /* The last branches, oldest first (valid until the next call). */
 size_t hwt_an_last_branches(struct hwt_an_last *l,
 			    const struct hwt_an_branch **b);

@@ -79,8 +79,9 @@ struct hwt_an_last {
 
 	/* The blocks' walks, kept: hot code is walked once. (hwt last on
 	 * gzip's recording, 153 M blocks of 766 M instructions, walked
-	 * every instruction: 25 s; 6 s so.) */
-	struct hwt_an_walks *walks;
+	 * every instruction: 25 s; 6 s so.) The caller's
+	 * (hwt_an_last_use_walks()) or @own_walks, made when first needed. */
+	struct hwt_an_walks *walks, *own_walks;
 	/* hwt_an_last_lend(): the caller's decoder, or NULL. */
 	struct hwt_blk_decoder *lent;
 
@@ -117,9 +118,7 @@ struct hwt_an_last *hwt_an_last_new(const struct hwt_an_last_config *c)
 	l->lin = calloc(c->nbranches ? c->nbranches : 1, sizeof(*l->lin));
 	l->th.stack = calloc(l->c.max_depth, sizeof(*l->th.stack));
 	l->out_stack = calloc(l->c.max_depth, sizeof(*l->th.stack));
-	l->walks = hwt_an_walks_new();
-	if (!l->ring || !l->lin || !l->th.stack || !l->out_stack ||
-	    !l->walks) {
+	if (!l->ring || !l->lin || !l->th.stack || !l->out_stack) {
 		hwt_an_last_delete(l);
 		return NULL;
 	}
@@ -143,8 +142,13 @@ void hwt_an_last_delete(struct hwt_an_last *l)
 	}
 	free(l->slices);
 	free(l->watch);
-	hwt_an_walks_delete(l->walks);
+	hwt_an_walks_delete(l->own_walks);
 	free(l);
+}
+
+void hwt_an_last_use_walks(struct hwt_an_last *l, struct hwt_an_walks *walks)
+{
+	l->walks = walks ? walks : l->own_walks;
 }
 
 void hwt_an_last_lend(struct hwt_an_last *l, struct hwt_blk_decoder *dec)
@@ -547,6 +551,8 @@ static int walk(struct hwt_an_last *l, const struct hwt_block *b)
 	resolve(l, b->ip);
 	if (l->c.flags & HWT_AN_NO_MEMO)
 		return walk_each(l, b);
+	if (!l->walks && !(l->walks = l->own_walks = hwt_an_walks_new()))
+		return -HWT_ERR_NOMEM;
 	err = hwt_an_walks_get(l->walks, l->image, b, &w);
 	replay(l, b, &w);
 	return err;

@@ -234,8 +234,11 @@ struct flow {
 	const struct cli_flow_hook *hook;
 	/* One thread: the decoder of the streams so far, its image
 	 * released at each one's end (hwt_blk_release_image()), so that
-	 * the next process's code that is the same stays decoded. */
+	 * the next process's code that is the same stays decoded. And the
+	 * blocks' walks (keyed by image, so other streams' never stand for
+	 * this one's), not 3 MiB of zeroed memory a stream. */
 	struct hwt_blk_decoder *keep;
+	struct hwt_an_walks *keep_walks;
 	/* -j on a perf.data: worker i's decoder, kept (released) from one
 	 * piece or stream to the next in @wkeep[i] (@nwkeep of them). */
 	struct hwt_blk_decoder **wkeep;

@@ -396,7 +396,10 @@ static void seg_give_back(struct flow *fl, struct seg *s, struct totals *t,
 static void decode_kept(struct flow *fl, struct seg *s)
 {
 	fl->keep = decoder_again(fl, fl->keep, s->image);
+	s->walks = fl->keep_walks;
 	flow_decode_segment(fl, s, fl->keep, 1);
+	fl->keep_walks = s->walks;
+	s->walks = NULL;
 	/* (What a decoder of its own would have taken along.) */
 	flow_seg_drop_walks(s);
 }
@@ -1086,6 +1089,8 @@ void cli_flow_streams_done(struct flow *fl)
 {
 	hwt_blk_delete(fl->keep);
 	fl->keep = NULL;
+	hwt_an_walks_delete(fl->keep_walks);
+	fl->keep_walks = NULL;
 	for (unsigned i = 0; i < fl->nwkeep; i++)
 		hwt_blk_delete(fl->wkeep[i]);
 	free(fl->wkeep);

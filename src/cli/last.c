@@ -110,8 +110,10 @@ struct last_ctx {
 	struct hwt_pd_time_conv tc;	/* --perf-time, --at */
 	uint64_t at_ns;			/* --at, in perf's time */
 	/* One decoder for all the streams (hwt_an_last_lend()): made at
-	 * the first piece, released at each stream's end. */
+	 * the first piece, released at each stream's end. And one table
+	 * of the blocks' walks (hwt_an_last_use_walks()). */
 	struct hwt_blk_decoder *dec;
+	struct hwt_an_walks *walks;
 };
 
 /* The perf time names are taken at: --at's, else the end of the stream. */
@@ -608,7 +610,10 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 		memset(&ps.quiet, 0, sizeof(ps.quiet));
 		if (!c->dec)
 			c->dec = hwt_blk_new(&cfg, hook->image(hook->ctx));
+		if (!c->walks)
+			c->walks = hwt_an_walks_new();
 		hwt_an_last_lend(l, c->dec);
+		hwt_an_last_use_walks(l, c->walks);
 		/* Each piece starts in the process the last one ended in. */
 		r = hwt_an_last_run(l, &cfg, hook->image(hook->ctx),
 				    trace->last ? 0 : trace->cut, last_sync,
@@ -945,6 +950,7 @@ out:
 	free(c.kept);
 	free(c.stack);
 	hwt_blk_delete(c.dec);
+	hwt_an_walks_delete(c.walks);
 	hwt_an_lines_delete(c.lines);
 	free(c.ends);
 	cli_pd_close(c.pd);

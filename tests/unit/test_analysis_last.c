@@ -239,6 +239,36 @@ static void test_pieces(void **state)
 	assert_true(off > 0);
 	hwt_blk_delete(d);
 
+	/* Walks lent (hwt last keeps one table for all the streams): the
+	 * same, and still the caller's once a run that used them is gone
+	 * (with ASan, a use after free otherwise); NULL: its own again, the
+	 * one it made before (with ASan, a leak otherwise). */
+	{
+		struct hwt_an_walks *w = hwt_an_walks_new();
+		struct hwt_an_last *l1 = new_last(64), *l2 = new_last(64);
+
+		assert_non_null(w);
+		hwt_an_last_use_walks(l1, w);
+		run_piece(l1, image, &t, 0, t.len, 0, NULL, NULL);
+		hwt_an_last_end(l1, &el);
+		assert_int_equal(el.insns, ew.insns);
+		assert_int_equal(hwt_an_last_branches(l1, &bl), n);
+		for (size_t i = 0; i < n; i++)
+			assert_branch(&bl[i], bw[i].kind, bw[i].from, bw[i].to);
+		hwt_an_last_delete(l1);
+		run_piece(l2, image, &t, 0, t.len, at, NULL, NULL);
+		hwt_an_last_use_walks(l2, w);
+		hwt_an_last_use_walks(l2, NULL);
+		run_piece(l2, image, &t, at, t.len, 0, NULL, NULL);
+		hwt_an_last_end(l2, &el);
+		assert_int_equal(el.insns, ew.insns);
+		assert_int_equal(hwt_an_last_branches(l2, &bl), n);
+		for (size_t i = 0; i < n; i++)
+			assert_branch(&bl[i], bw[i].kind, bw[i].from, bw[i].to);
+		hwt_an_last_delete(l2);
+		hwt_an_walks_delete(w);
+	}
+
 	hwt_an_last_delete(whole);
 	hwt_an_last_delete(cut);
 	hwt_an_last_delete(alone);
