@@ -193,6 +193,10 @@ struct hwt_bcache {
 	struct hwt_bc_entry *slots;
 	size_t mask;		/* capacity - 1 (a power of two) */
 	size_t used;
+	/* A bit a slot, set where an entry is: hwt_bcache_carry() visits
+	 * the entries, not the whole table (2-4 MiB at each process a
+	 * perf.data switches to). */
+	uint64_t *occ;
 	uint64_t generation;	/* of the image the entries were made from */
 	uint64_t image_id;	/* ... that image (hwt_image_id()) */
 	/* Made of another image's code, whose process ended

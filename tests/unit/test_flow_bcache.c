@@ -8,7 +8,8 @@
  * what a cache carries to another image (hwt_bcache_carry()): only what
  * that image maps from the same file, in a section ending where it did in
  * the file, moved where the image maps it elsewhere; and in place, to
- * the same cache, entries dropped, moved and kept in one table.
+ * the same cache, entries dropped, moved and kept in one table. The
+ * occupancy bits the carry finds entries by match the table throughout.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -53,6 +54,21 @@ static void entry_of(unsigned k, unsigned version, struct hwt_bc_entry *e)
 	e->kind = (uint8_t) (k % 11);
 }
 
+/* A slot's occupancy bit is set exactly where it holds an entry
+ * (hwt_bcache_carry() finds the entries by them). */
+static void check_occ(const struct hwt_bcache *bc)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i <= bc->mask; i++) {
+		int bit = (int) (bc->occ[i / 64] >> (i % 64) & 1);
+
+		assert_int_equal(bit, bc->slots[i].ninsn != 0);
+		n += (size_t) bit;
+	}
+	assert_int_equal(n, bc->used);
+}
+
 /* Entries 0..@n - 1 are there as stored (@version for the multiples of
  * 7, else 0); the next ones are not. */
 static void check(const struct hwt_bcache *bc, unsigned n, unsigned version)
@@ -68,6 +84,7 @@ static void check(const struct hwt_bcache *bc, unsigned n, unsigned version)
 	for (unsigned k = n; k < n + 256; k++)
 		assert_null(hwt_bcache_lookup(bc, ip_of(k)));
 	assert_int_equal(bc->used, n);
+	check_occ(bc);
 }
 
 static void test_grow_keeps_entries(void **state)
@@ -101,6 +118,8 @@ static void test_grow_keeps_entries(void **state)
 		assert_int_equal(hwt_bcache_add(&bc, &e), 0);
 	}
 	check(&bc, N, 1);
+	hwt_bcache_clear(&bc);
+	check(&bc, 0, 0);
 	hwt_bcache_fini(&bc);
 }
 
@@ -186,6 +205,7 @@ static unsigned carried_by(const struct hwt_bcache *bc,
 {
 	unsigned n = 0, k = 0;
 
+	check_occ(bc);
 	for (uint64_t at = BASE; at + STEP <= BASE + CODE; at += STEP, k++) {
 		const struct hwt_bc_entry *e = hwt_bcache_lookup(bc, at + by);
 		struct hwt_image_span span;
