@@ -11,7 +11,6 @@
  * the lock is recursive. What it hands out (mappings, filled symbol
  * lists, names) never changes or moves after, and is read without it.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -97,11 +96,8 @@ static int cache_add(struct hwt_image_cache *cache, int fd,
 		     const struct stat *st, const uint8_t **map)
 {
 	struct imgc_file *f;
-	void *p = NULL;
 	int err;
 
-	if ((uint64_t)st->st_size > SIZE_MAX)
-		return -HWT_ERR_NOMEM;
 	err = hwt_grow((void **)&cache->files, &cache->capfiles,
 		       cache->nfiles + 1, sizeof(*cache->files));
 	if (err < 0)
@@ -109,17 +105,14 @@ static int cache_add(struct hwt_image_cache *cache, int fd,
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -HWT_ERR_NOMEM;
-	if (st->st_size) {
-		p = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE,
-			 fd, 0);
-		if (p == MAP_FAILED) {
-			free(f);
-			return errno == ENOMEM ? -HWT_ERR_NOMEM : -HWT_ERR_IO;
-		}
+	/* (img_file_open() checked that the size fits a size_t.) */
+	err = img_map_fd(fd, (size_t)st->st_size, &f->map);
+	if (err < 0) {
+		free(f);
+		return err;
 	}
 	f->dev = st->st_dev;
 	f->ino = st->st_ino;
-	f->map = p;
 	f->size = (size_t)st->st_size;
 	cache->files[cache->nfiles++] = f;
 	*map = f->map;

@@ -85,12 +85,26 @@ int img_own(struct hwt_image *image, char *s)
 	return 0;
 }
 
+int img_map_fd(int fd, size_t size, const uint8_t **map)
+{
+	void *p;
+
+	*map = NULL;
+	if (!size)
+		return 0;
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return errno == ENOMEM ? -HWT_ERR_NOMEM : -HWT_ERR_IO;
+	*map = p;
+	return 0;
+}
+
 int img_file_open(struct hwt_image *image, const char *path,
 		  const struct img_file **file, int *fdp)
 {
 	struct img_file *f;
 	struct stat st;
-	void *map;
+	const uint8_t *map;
 	size_t i;
 	int fd, err;
 
@@ -120,22 +134,13 @@ int img_file_open(struct hwt_image *image, const char *path,
 		err = -HWT_ERR_NOMEM;
 		goto out_close;
 	}
-	map = NULL;
-	if (image->cache) {
-		err = img_cache_map(image->cache, fd, &st,
-				    (const uint8_t **)&map);
-		if (err < 0) {
-			free(f->path);
-			goto out_close;
-		}
-	} else if (st.st_size) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-			   fd, 0);
-		if (map == MAP_FAILED) {
-			err = errno == ENOMEM ? -HWT_ERR_NOMEM : -HWT_ERR_IO;
-			free(f->path);
-			goto out_close;
-		}
+	if (image->cache)
+		err = img_cache_map(image->cache, fd, &st, &map);
+	else
+		err = img_map_fd(fd, (size_t)st.st_size, &map);
+	if (err < 0) {
+		free(f->path);
+		goto out_close;
 	}
 	image->nfiles++;
 	f->dev = st.st_dev;

@@ -78,6 +78,10 @@ struct hwt_image {
 	struct hwt_image_cache *cache;	/* held; NULL: none */
 };
 
+/* Map all @size bytes of the file @fd read-only into *@map (NULL if
+ * @size is 0): for an image, or for the image cache. */
+int img_map_fd(int fd, size_t size, const uint8_t **map);
+
 /* Map @path (or find it already mapped); *@fdp gets an open fd if given. */
 int img_file_open(struct hwt_image *image, const char *path,
 		  const struct img_file **file, int *fdp);

@@ -80,6 +80,17 @@ static void assert_branch(const struct hwt_an_branch *b, uint8_t kind,
 	assert_int_equal(b->to, to);
 }
 
+/* @l's last branches are the @n of @want, kind, source and target. */
+static void assert_branches(struct hwt_an_last *l,
+			    const struct hwt_an_branch *want, size_t n)
+{
+	const struct hwt_an_branch *b;
+
+	assert_int_equal(hwt_an_last_branches(l, &b), n);
+	for (size_t i = 0; i < n; i++)
+		assert_branch(&b[i], want[i].kind, want[i].from, want[i].to);
+}
+
 /* Three times through the loop; the third leaves in the function. */
 static void test_branches_and_stack(void **state)
 {
@@ -252,9 +263,7 @@ static void test_pieces(void **state)
 		run_piece(l1, image, &t, 0, t.len, 0, NULL, NULL);
 		hwt_an_last_end(l1, &el);
 		assert_int_equal(el.insns, ew.insns);
-		assert_int_equal(hwt_an_last_branches(l1, &bl), n);
-		for (size_t i = 0; i < n; i++)
-			assert_branch(&bl[i], bw[i].kind, bw[i].from, bw[i].to);
+		assert_branches(l1, bw, n);
 		hwt_an_last_delete(l1);
 		run_piece(l2, image, &t, 0, t.len, at, NULL, NULL);
 		hwt_an_last_use_walks(l2, w);
@@ -262,9 +271,7 @@ static void test_pieces(void **state)
 		run_piece(l2, image, &t, at, t.len, 0, NULL, NULL);
 		hwt_an_last_end(l2, &el);
 		assert_int_equal(el.insns, ew.insns);
-		assert_int_equal(hwt_an_last_branches(l2, &bl), n);
-		for (size_t i = 0; i < n; i++)
-			assert_branch(&bl[i], bw[i].kind, bw[i].from, bw[i].to);
+		assert_branches(l2, bw, n);
 		hwt_an_last_delete(l2);
 		hwt_an_walks_delete(w);
 	}
