@@ -20,10 +20,13 @@
 #                                        one decoder's cache history)
 #   hwt coverage, hwt coverage -j2       (AFL-style edge map)
 #   libipt 2.1.2's block decoder         (bench/flow/ipt_blk.c, pt_blk_*)
-# Prints per run the best wall clock of N (and the user+sys CPU time of
-# that run), MB/s of trace and instructions/s (the instruction count is
-# libipt's, checked against hwt ptxed's), the speed-up over libipt and the
-# peak RSS (/usr/bin/time). Wall clock on a shared machine is noisy:
+# The runs take turns, N rounds of libipt and each of hwt's, so that a
+# slow phase of a shared host falls on all of them. Prints per run the
+# best wall clock of N (and the user+sys CPU time of that run), MB/s of
+# trace and instructions/s (the instruction count is libipt's, checked
+# against hwt ptxed's), the speed-up over libipt twice (best over best,
+# and the median of each round's libipt run over hwt's run) and the peak
+# RSS (/usr/bin/time). Wall clock on a shared machine is noisy:
 # bench/count-flow.sh gives the load-independent instruction counts.
 #
 # Traces are cached in BUILD_DIR (the synthetic one regenerated when
@@ -83,56 +86,68 @@ fi
 log=$build/bench-flow.log
 : >"$log"
 
-# measure N CMD...: "WALL CPU MAXRSS_KB" of the run with the best wall
-# clock, or "FAIL rc".
-measure() {
-	local n=$1 i rc best="" cpu="" rss=0 r t0 t1
-	shift
-	for ((i = 0; i < n; i++)); do
-		rc=0
-		t0=$EPOCHREALTIME
-		timeout "$run_timeout" /usr/bin/time -f '%U %S %M' \
-			-o "$build/bench-flow.time" "$@" >/dev/null 2>>"$log" || rc=$?
-		t1=$EPOCHREALTIME
-		if [[ $rc -ne 0 ]]; then
-			echo "FAIL $rc"
-			return
-		fi
-		r=$(tail -n 1 "$build/bench-flow.time")
-		read -r best cpu rss < <(awk -v r="$r" -v t0="$t0" -v t1="$t1" \
-			-v best="$best" -v cpu="$cpu" -v rss="$rss" 'BEGIN {
-			split(r, a, " "); t = t1 - t0; c = a[1] + a[2]
-			if (best == "" || t < best) { best = t; cpu = c }
-			if (a[3] > rss) rss = a[3]
-			printf "%.6f %s %d\n", best, cpu, rss }')
-	done
-	echo "$best $cpu $rss"
-}
-
-# row LABEL "WALL CPU RSS" BYTES INSN REF
-row() {
-	local label=$1 m=$2 bytes=$3 insn=$4 ref=$5
-	if [[ $m == FAIL* ]]; then
-		printf '  %-34s failed (exit %s; see %s)\n' "$label" "${m#FAIL }" "$log"
+# once CMD...: "WALL CPU MAXRSS_KB" of one run, or "FAIL rc".
+once() {
+	local rc=0 t0 t1
+	t0=$EPOCHREALTIME
+	timeout "$run_timeout" /usr/bin/time -f '%U %S %M' \
+		-o "$build/bench-flow.time" "$@" >/dev/null 2>>"$log" || rc=$?
+	t1=$EPOCHREALTIME
+	if [[ $rc -ne 0 ]]; then
+		echo "FAIL $rc"
 		return
 	fi
-	awk -v l="$label" -v m="$m" -v b="$bytes" -v n="$insn" -v ref="$ref" 'BEGIN {
-		split(m, a, " "); t = a[1]; c = a[2]; rss = a[3]
+	awk -v r="$(tail -n 1 "$build/bench-flow.time")" -v t0="$t0" -v t1="$t1" \
+		'BEGIN { split(r, a, " "); printf "%.6f %s %d\n", t1 - t0, a[1] + a[2], a[3] }'
+}
+
+# row LABEL RUNS BYTES INSN REFRUNS: RUNS and REFRUNS are "WALL CPU RSS"
+# triples, one per round (or "FAIL rc"), the reference's (libipt's) from
+# the same rounds. Prints the best wall clock (and that run's CPU time),
+# MB/s and instructions/s at it, the best over libipt's best, the median
+# of the rounds' own ratios (libipt's run over hwt's in the same round:
+# a slow phase of a shared host falls on both) and the peak RSS.
+row() {
+	local label=$1 runs=$2 bytes=$3 insn=$4 ref=$5
+	if [[ $runs == *FAIL* ]]; then
+		printf '  %-34s failed (%s; see %s)\n' "$label" \
+			"$(grep -o 'FAIL [0-9]*' <<<"$runs" | head -n 1)" "$log"
+		return
+	fi
+	awk -v l="$label" -v m="$runs" -v b="$bytes" -v n="$insn" -v ref="$ref" '
+	function best(s, out,   a, k, i, t) {
+		k = split(s, a, " "); t = -1
+		for (i = 1; i + 2 <= k; i += 3)
+			if (t < 0 || a[i] < t) { t = a[i]; out[1] = a[i]; out[2] = a[i + 1] }
+		return t
+	}
+	BEGIN {
+		k = split(m, a, " "); rss = 0
+		for (i = 3; i <= k; i += 3) if (a[i] > rss) rss = a[i]
+		t = best(m, bm); c = bm[2]
 		if (t <= 0) t = 0.005
 		printf "  %-34s %7.2f s (cpu %6.2f) %8.1f MB/s %8.1f Minsn/s", l, t, c, b / t / 1e6, n / t / 1e6
-		if (ref != "" && ref !~ /^FAIL/) {
-			split(ref, r, " ")
-			printf " %6.2fx libipt", r[1] / t
+		if (ref != "" && ref !~ /FAIL/) {
+			split(ref, r, " "); nr = 0
+			for (i = 1; i <= k; i += 3)
+				if (a[i] > 0) q[++nr] = r[i] / a[i]
+			# (insertion sort: a handful of rounds)
+			for (i = 2; i <= nr; i++)
+				for (j = i; j > 1 && q[j - 1] > q[j]; j--) { x = q[j]; q[j] = q[j - 1]; q[j - 1] = x }
+			med = nr % 2 ? q[(nr + 1) / 2] : (q[nr / 2] + q[nr / 2 + 1]) / 2
+			printf " %6.2fx %6.2fx", best(ref, br) / t, med
 		} else {
-			printf "        -      "
+			printf "        -        -"
 		}
 		printf "  %7.1f MB RSS\n", rss / 1024
 	}'
 }
 
-# bench NAME TRACE IMAGE-OPTIONS...
+# bench NAME TRACE IMAGE-OPTIONS...: the runs take turns, round by round
+# (libipt, then each of hwt's), so that the host's slow phases fall on
+# all of them alike.
 bench() {
-	local name=$1 trace=$2 bytes hwt_insn insn ipt_insn ref=""
+	local name=$1 trace=$2 bytes hwt_insn insn ipt_insn ref="" i j
 	shift 2
 	bytes=$(stat -c %s "$trace")
 	hwt_insn=$("$hwt" ptxed --quiet --stat --stat:insn "$@" --pt "$trace" |
@@ -146,23 +161,25 @@ bench() {
 		insn=$ipt_insn
 	fi
 	echo "== $name: $trace ($bytes bytes, $insn instructions)"
-	[[ -n $ipt_blk ]] && ref=$(measure "$rounds" "$ipt_blk" "$@" "$trace")
-	row "hwt ptxed --block-decoder --quiet" \
-		"$(measure "$rounds" "$hwt" ptxed --block-decoder --quiet "$@" --pt "$trace")" \
-		"$bytes" "$insn" "$ref"
-	row "hwt flow --stat" \
-		"$(measure "$rounds" "$hwt" flow --stat "$@" "$trace")" "$bytes" "$insn" "$ref"
-	row "hwt flow --stat -j2" \
-		"$(measure "$rounds" "$hwt" flow --stat -j2 "$@" "$trace")" "$bytes" "$insn" "$ref"
-	row "hwt coverage" \
-		"$(measure "$rounds" "$hwt" coverage "$@" "$trace")" "$bytes" "$insn" "$ref"
-	row "hwt coverage -j2" \
-		"$(measure "$rounds" "$hwt" coverage -j2 "$@" "$trace")" "$bytes" "$insn" "$ref"
+	local labels=("hwt ptxed --block-decoder --quiet" "hwt flow --stat"
+		"hwt flow --stat -j2" "hwt coverage" "hwt coverage -j2")
+	local runs=("" "" "" "" "")
+	for ((i = 0; i < rounds; i++)); do
+		[[ -n $ipt_blk ]] && ref+="$(once "$ipt_blk" "$@" "$trace") "
+		runs[0]+="$(once "$hwt" ptxed --block-decoder --quiet "$@" --pt "$trace") "
+		runs[1]+="$(once "$hwt" flow --stat "$@" "$trace") "
+		runs[2]+="$(once "$hwt" flow --stat -j2 "$@" "$trace") "
+		runs[3]+="$(once "$hwt" coverage "$@" "$trace") "
+		runs[4]+="$(once "$hwt" coverage -j2 "$@" "$trace") "
+	done
+	for j in "${!labels[@]}"; do
+		row "${labels[j]}" "${runs[j]}" "$bytes" "$insn" "$ref"
+	done
 	[[ -n $ref ]] && row "libipt pt_blk (ipt_blk)" "$ref" "$bytes" "$insn" "$ref"
 	return 0
 }
 
-echo "-- best wall clock of $rounds (user+sys CPU of that run); peak RSS; $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "-- $rounds rounds, the runs taking turns; best wall clock (user+sys CPU of that run); x libipt: best over best, then the median of the rounds' ratios; peak RSS; $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- the synthetic program and its traces: each jcc a coin flip (the
 # worst case), and (-b) mostly one way, as real code's are
