@@ -62,6 +62,19 @@ int hwt_image_add_elf(struct hwt_image *image, const char *path,
 void hwt_image_set_symbols(struct hwt_image *image, int load);
 
 /*
+ * Where hwt_image_add_elf() and hwt_image_add_mmap() look for the debug
+ * file of a file without a .symtab (Debian's -dbg and -dbgsym packages
+ * install them so): @dir/.build-id/ab/cdef....debug, by the file's build
+ * id. NULL (the default): /usr/lib/debug; a recording analysed on another
+ * machine has them below its root (perf's --symfs). The directory is
+ * copied. Before any file is added, and before hwt_image_set_cache(): a
+ * cache reads each file's symbols once, for all the images that share
+ * it, so they must agree (see there). -HWT_ERR_INVALID otherwise, or
+ * -HWT_ERR_NOMEM.
+ */
+int hwt_image_set_debug_dir(struct hwt_image *image, const char *dir);
+
+/*
  * A cache of files and their symbols shared by images (the processes of
  * one recording): each file is mapped once and its symbols are read,
  * sorted and demangled once, at their link-time addresses, and placed at
@@ -77,7 +90,9 @@ void hwt_image_cache_delete(struct hwt_image_cache *cache);
 /*
  * The files @image maps come from @cache, which it holds until it is
  * deleted (without a cache, the image maps them itself). Once, before
- * any file is added: -HWT_ERR_INVALID otherwise.
+ * any file is added; and the images that share a cache share its debug
+ * directory (hwt_image_set_debug_dir()), the first one's: -HWT_ERR_INVALID
+ * otherwise.
  */
 int hwt_image_set_cache(struct hwt_image *image,
 			struct hwt_image_cache *cache);

@@ -40,6 +40,10 @@ struct hwt_proc_config {
 	const char *root;		/* prefix for file paths, or NULL */
 	const char *vdso_path;		/* saved [vdso] bytes, or NULL */
 	const char *buildid_dir;	/* a build-id cache, or NULL */
+	const char *debug_dir;		/* separate debug files by build id
+					 * (hwt_image_set_debug_dir()), or
+					 * NULL: /usr/lib/debug, below @root
+					 * if given */
 	int no_symbols;			/* views' images without symbols
 					 * (hwt_image_set_symbols()) */
 	int no_image_cache;		/* each view's images map and read

@@ -625,10 +625,12 @@ void cli_pd_open_error(const char *prog, const char *path, const char *err,
 /*
  * Where the code of the recorded files is (NULL: the defaults): @symfs a
  * root the recorded paths are below (perf's --symfs), @vdso a copy of
- * the vdso, @buildid_dir a build-id cache (default $HOME/.debug, perf's).
+ * the vdso, @buildid_dir a build-id cache (default $HOME/.debug, perf's),
+ * @debug_dir separate debug files (default /usr/lib/debug, below @symfs
+ * if given).
  */
 struct cli_pd_files {
-	const char *symfs, *vdso, *buildid_dir;
+	const char *symfs, *vdso, *buildid_dir, *debug_dir;
 	int no_symbols;		/* the images need no symbols */
 };
 int cli_pd_open_files(struct cli_pd **pd, const char *path, const char *prog,

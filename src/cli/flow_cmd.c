@@ -260,11 +260,15 @@ static const char common_help[] =
 	"                                its sideband says was mapped, after a line\n"
 	"                                '# stream idx N: ...'; lost data prints as\n"
 	"                                [warning: ...] where it happened\n"
-	"  --symfs DIR                   perf.data: recorded paths are below DIR\n"
+	"  --symfs DIR                   perf.data: recorded paths (and\n"
+	"                                /usr/lib/debug) are below DIR\n"
 	"  --vdso FILE                   perf.data: a copy of the vdso\n"
 	"  --buildid-dir DIR             perf.data: a build-id cache with the\n"
 	"                                files gone or rebuilt since (default\n"
 	"                                ~/.debug, where perf record puts them)\n"
+	"  --debug-dir DIR               where the debug files of stripped ELF\n"
+	"                                files are: DIR/.build-id/ab/cdef.debug\n"
+	"                                (default /usr/lib/debug)\n"
 	"  --cpu none|auto|F/M[/S]       decode for this cpu's errata\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                                timing parameters, as for ptxed\n"
@@ -544,7 +548,8 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 			opt->lines = 1;
 			i++;
 		} else if (!strcmp(a, "--symfs") || !strcmp(a, "--vdso") ||
-			   !strcmp(a, "--buildid-dir")) {
+			   !strcmp(a, "--buildid-dir") ||
+			   !strcmp(a, "--debug-dir")) {
 			if (!next) {
 				fprintf(stderr, "%s: %s: missing argument.\n",
 					prog, a);
@@ -552,7 +557,8 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 			}
 			*(a[2] == 's' ? &opt->files.symfs :
 			  a[2] == 'v' ? &opt->files.vdso :
-					&opt->files.buildid_dir) = next;
+			  a[2] == 'b' ? &opt->files.buildid_dir :
+					&opt->files.debug_dir) = next;
 			i++;
 		} else if (!strcmp(a, "--cpu")) {
 			if (cli_ipt_parse_cpu(prog, next, &q->cpu))
@@ -684,6 +690,11 @@ static int parse_args(int argc, char **argv, struct flow_options *opt,
 	ret = parse_opts(argc, argv, opt, images, &nimages, help);
 	if (!ret && symbols_unused(opt))
 		hwt_image_set_symbols(image, 0);
+	if (!ret && opt->files.debug_dir &&
+	    hwt_image_set_debug_dir(image, opt->files.debug_dir) < 0) {
+		fprintf(stderr, "%s: out of memory.\n", argv[0]);
+		ret = -1;
+	}
 	for (int k = 0; !ret && k < nimages; k++) {
 		const char *a = argv[images[k]], *next = argv[images[k] + 1];
 

@@ -808,6 +808,7 @@ static int build_model(struct cli_pd *pd, const struct cli_pd_files *files)
 		cfg.root = files->symfs;
 		cfg.vdso_path = files->vdso;
 		cfg.buildid_dir = files->buildid_dir;
+		cfg.debug_dir = files->debug_dir;
 		cfg.no_symbols = files->no_symbols;
 	}
 	cfg.no_image_cache = cli_env_on("HWT_NO_IMAGE_CACHE");

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "image/image_int.h"
@@ -33,6 +34,10 @@ struct hwt_image_cache {
 	size_t nfiles, capfiles;
 	char **owned;			/* names made (demangled, @plt) */
 	size_t nowned, capowned;
+	/* The images' debug directory (NULL: the default), once one is set
+	 * up (@dir_set). */
+	char *debug_dir;
+	int dir_set;
 };
 
 struct hwt_image_cache *hwt_image_cache_new(void)
@@ -79,8 +84,27 @@ void hwt_image_cache_delete(struct hwt_image_cache *cache)
 		free(cache->owned[i]);
 	free(cache->files);
 	free(cache->owned);
+	free(cache->debug_dir);
 	pthread_mutex_destroy(&cache->lock);
 	free(cache);
+}
+
+int img_cache_debug_dir(struct hwt_image_cache *cache, const char *dir)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&cache->lock);
+	if (!cache->dir_set) {
+		if (dir && !(cache->debug_dir = strdup(dir)))
+			err = -HWT_ERR_NOMEM;
+		else
+			cache->dir_set = 1;
+	} else if (dir ? !cache->debug_dir || strcmp(dir, cache->debug_dir)
+		       : cache->debug_dir != NULL) {
+		err = -HWT_ERR_INVALID;
+	}
+	pthread_mutex_unlock(&cache->lock);
+	return err;
 }
 
 static struct imgc_file *cache_find(const struct hwt_image_cache *cache,

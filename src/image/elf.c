@@ -434,8 +434,9 @@ static void elf_close(struct elf_load *ld, int fd);
 /*
  * A stripped file's full symbol table is in its separate debug file, as
  * Debian's -dbg and -dbgsym packages install it: by build id under
- * /usr/lib/debug. Its names point into that file, which the image keeps
- * mapped like its other files. Nothing if there is none.
+ * /usr/lib/debug, or the image's debug directory. Its names point into
+ * that file, which the image keeps mapped like its other files. Nothing
+ * if there is none.
  */
 static int elf_read_debug_symtab(struct elf_load *ld)
 {
@@ -444,24 +445,30 @@ static int elf_read_debug_symtab(struct elf_load *ld)
 		.sym_lo = ld->sym_lo, .sym_hi = ld->sym_hi,
 		.all = ld->all,
 	};
+	const char *dir = ld->image->debug_dir;
 	uint8_t id[20];
-	char path[128], *p = path;
+	char hex[41], *path;
 	int fd, err, n = 20;
 
 	if (img_elf_build_id(ld->elf, id) != 1)
 		return 0;
 	while (n > 1 && !id[n - 1])
 		n--;
-	p += sprintf(p, "/usr/lib/debug/.build-id/%02x/", id[0]);
-	for (int i = 1; i < n; i++)
-		p += sprintf(p, "%02x", id[i]);
-	strcpy(p, ".debug");
+	for (int i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug",
+		     dir ? dir : "/usr/lib/debug", hex, hex + 2) < 0)
+		return -HWT_ERR_NOMEM;
 	err = elf_open(&dbg, path, &fd);
+	free(path);
 	if (err >= 0)
 		err = elf_read_scns(&dbg);
 	if (err >= 0)
 		err = elf_read_symtabs(&dbg, SHT_SYMTAB);
 	if (err > 0) {
+		/* (The addresses the debug file's reading compared bound the
+		 * cache's placements as the file's own do.) */
+		elf_seen(ld, dbg.top);
 		err = hwt_grow((void **)&ld->syms, &ld->capsyms,
 				  ld->nsyms + dbg.nsyms, sizeof(*ld->syms));
 		if (err >= 0 && dbg.nsyms) {
@@ -470,8 +477,6 @@ static int elf_read_debug_symtab(struct elf_load *ld)
 			ld->nsyms += dbg.nsyms;
 		}
 	}
-	if (err > 0)
-		elf_seen(ld, dbg.top);
 	elf_close(&dbg, fd);
 	/* No debug file, or not a usable one: the file's own symbols. */
 	return err == -HWT_ERR_NOMEM ? err : 0;

@@ -56,6 +56,7 @@ void hwt_image_delete(struct hwt_image *image)
 	free(image->secs);
 	free(image->syms);
 	free(image->owned);
+	free(image->debug_dir);
 	/* (Last: the symbols' names may be the cache's.) */
 	hwt_image_cache_delete(image->cache);
 	free(image);
@@ -66,10 +67,28 @@ int hwt_image_set_cache(struct hwt_image *image,
 {
 	/* Once, before any file: so the image's files and names are all of
 	 * one owner, which it holds to the end. */
+	int err;
+
 	if (!image || !cache || image->cache || image->nfiles)
 		return -HWT_ERR_INVALID;
+	err = img_cache_debug_dir(cache, image->debug_dir);
+	if (err < 0)
+		return err;
 	img_cache_hold(cache);
 	image->cache = cache;
+	return 0;
+}
+
+int hwt_image_set_debug_dir(struct hwt_image *image, const char *dir)
+{
+	char *copy = NULL;
+
+	if (!image || image->cache || image->nfiles)
+		return -HWT_ERR_INVALID;
+	if (dir && !(copy = strdup(dir)))
+		return -HWT_ERR_NOMEM;
+	free(image->debug_dir);
+	image->debug_dir = copy;
 	return 0;
 }
 

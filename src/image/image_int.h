@@ -76,6 +76,7 @@ struct hwt_image {
 	size_t nowned, capowned;
 
 	struct hwt_image_cache *cache;	/* held; NULL: none */
+	char *debug_dir;	/* hwt_image_set_debug_dir(); NULL: default */
 };
 
 /* Map all @size bytes of the file @fd read-only into *@map (NULL if
@@ -125,6 +126,11 @@ struct img_csyms {
 
 /* Take a hold on @cache (an image using it). */
 void img_cache_hold(struct hwt_image_cache *cache);
+
+/* The debug directory of the images that share @cache (NULL: the
+ * default): the first image's is kept, the others' must be the same.
+ * 0, -HWT_ERR_INVALID if not, or -HWT_ERR_NOMEM. */
+int img_cache_debug_dir(struct hwt_image_cache *cache, const char *dir);
 
 /* The mapping of the file @fd (whose fstat is @st), made once: *@map. */
 int img_cache_map(struct hwt_image_cache *cache, int fd,

@@ -131,11 +131,17 @@ struct hwt_proc_model *hwt_proc_new(const struct hwt_proc_config *config)
 		m->config.root = NULL;
 		m->config.vdso_path = NULL;
 		m->config.buildid_dir = NULL;
+		m->config.debug_dir = NULL;
 		if ((config->root && !(m->config.root = strdup(config->root))) ||
 		    (config->vdso_path &&
 		     !(m->config.vdso_path = strdup(config->vdso_path))) ||
 		    (config->buildid_dir &&
-		     !(m->config.buildid_dir = strdup(config->buildid_dir)))) {
+		     !(m->config.buildid_dir = strdup(config->buildid_dir))) ||
+		    (config->debug_dir ?
+		     !(m->config.debug_dir = strdup(config->debug_dir)) :
+		     config->root && *config->root &&
+		     asprintf((char **)&m->config.debug_dir, "%s/usr/lib/debug",
+			      config->root) < 0)) {
 			hwt_proc_delete(m);
 			return NULL;
 		}
@@ -177,6 +183,7 @@ void hwt_proc_delete(struct hwt_proc_model *m)
 	free((char *)m->config.root);
 	free((char *)m->config.vdso_path);
 	free((char *)m->config.buildid_dir);
+	free((char *)m->config.debug_dir);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }

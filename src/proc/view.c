@@ -48,7 +48,9 @@ static struct hwt_image *view_image_new(const struct hwt_proc_model *m)
 	struct hwt_image *image = hwt_image_new();
 
 	hwt_image_set_symbols(image, !m->config.no_symbols);
-	if (image && m->icache && hwt_image_set_cache(image, m->icache) < 0) {
+	if (image && ((m->config.debug_dir &&
+		       hwt_image_set_debug_dir(image, m->config.debug_dir) < 0) ||
+		      (m->icache && hwt_image_set_cache(image, m->icache) < 0))) {
 		hwt_image_delete(image);
 		return NULL;
 	}

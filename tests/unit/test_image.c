@@ -1038,7 +1038,9 @@ static void test_cache_same(void **state)
  * A small ELF file of the test's making: one PT_LOAD of .text at 0x1000
  * (page aligned in the file), and function symbols @syms (sized or not)
  * in .text (some of them outside it) or, if any is @bss, in a .bss at the
- * top of the address space whose end wraps past 2^64.
+ * top of the address space whose end wraps past 2^64; in a table of type
+ * @symtab (SHT_SYMTAB, or SHT_DYNSYM for a stripped file), and with GNU
+ * build id @build_id (20 bytes) in a note if not NULL.
  */
 struct mk_sym {
 	const char *name;
@@ -1046,11 +1048,17 @@ struct mk_sym {
 	int bss;
 };
 
-static void mk_elf(const char *path, const struct mk_sym *syms, size_t n)
+static void mk_elf(const char *path, const struct mk_sym *syms, size_t n,
+		   uint32_t symtab, const uint8_t *build_id)
 {
 	static uint8_t code[0x1000];
 	static const char shstr[] =
-		"\0.text\0.symtab\0.strtab\0.shstrtab\0.bss";
+		"\0.text\0.symtab\0.strtab\0.shstrtab\0.bss\0.note";
+	struct {
+		Elf64_Nhdr h;
+		char name[4];
+		uint8_t id[20];
+	} note = { { 4, 20, NT_GNU_BUILD_ID }, "GNU", { 0 } };
 	Elf64_Sym st[8];
 	char str[256];
 	size_t nstr = 1;
@@ -1110,7 +1118,7 @@ static void mk_elf(const char *path, const struct mk_sym *syms, size_t n)
 	d->d_align = 8;
 	sh = elf64_getshdr(sym);
 	sh->sh_name = 7;
-	sh->sh_type = SHT_SYMTAB;
+	sh->sh_type = symtab;
 	sh->sh_link = (uint32_t)elf_ndxscn(strs);
 	sh->sh_info = 1;
 	sh->sh_entsize = sizeof(*st);
@@ -1142,6 +1150,20 @@ static void mk_elf(const char *path, const struct mk_sym *syms, size_t n)
 		sh->sh_addr = 0xffffffffffff0000ull;
 		break;
 	}
+	if (build_id) {
+		Elf_Scn *nt = elf_newscn(e);
+
+		memcpy(note.id, build_id, sizeof(note.id));
+		d = elf_newdata(nt);
+		d->d_buf = &note;
+		d->d_size = sizeof(note);
+		d->d_type = ELF_T_NHDR;
+		d->d_align = 4;
+		sh = elf64_getshdr(nt);
+		sh->sh_name = 38;
+		sh->sh_type = SHT_NOTE;
+		sh->sh_addralign = 4;
+	}
 
 	assert_true(elf_update(e, ELF_C_NULL) > 0);
 	sh = elf64_getshdr(text);
@@ -1156,6 +1178,26 @@ static void mk_elf(const char *path, const struct mk_sym *syms, size_t n)
 	assert_true(elf_update(e, ELF_C_WRITE) > 0);
 	elf_end(e);
 	close(fd);
+}
+
+/*
+ * @path (of mk_elf()) into images @a and @b alike, with the same result:
+ * whole at bias @at if @len is 0, else @len bytes from .text's page
+ * mapped at 0x1000 + @at (at 0x1000 if that would wrap past 2^64).
+ */
+static void add_same(struct hwt_image *a, struct hwt_image *b,
+		     const char *path, uint64_t at, uint64_t len)
+{
+	if (!len) {
+		assert_int_equal(hwt_image_add_elf(a, path, at),
+				 hwt_image_add_elf(b, path, at));
+		return;
+	}
+	at += 0x1000;
+	if (at + len < at)
+		at = 0x1000;
+	assert_int_equal(hwt_image_add_mmap(a, path, 0x1000, len, at),
+			 hwt_image_add_mmap(b, path, 0x1000, len, at));
 }
 
 /*
@@ -1211,30 +1253,16 @@ static void test_cache_edges(void **state)
 		struct hwt_image_cache *c = hwt_image_cache_new();
 
 		/* (A cache of its own: the file changes in place.) */
-		mk_elf(path, files[f].syms, files[f].n);
+		mk_elf(path, files[f].syms, files[f].n, SHT_SYMTAB, NULL);
 		for (size_t k = 0; k < 3 * NB; k++) {
 			struct hwt_image *a = hwt_image_new();
 			struct hwt_image *b = hwt_image_new();
 			uint64_t at = biases[k % NB];
 
 			assert_int_equal(hwt_image_set_cache(a, c), 0);
-			if (k < NB) {
-				assert_int_equal(hwt_image_add_elf(a, path, at),
-						 hwt_image_add_elf(b, path, at));
-			} else {
-				/* .text's page at 0x1000 + @at, 0x800 or
-				 * 0x1000 bytes of it. */
-				uint64_t len = k < 2 * NB ? 0x800 : 0x1000;
-
-				at += 0x1000;
-				if (at + len < at)
-					at = 0x1000;
-				assert_int_equal(
-					hwt_image_add_mmap(a, path, 0x1000, len,
-							   at),
-					hwt_image_add_mmap(b, path, 0x1000, len,
-							   at));
-			}
+			/* Whole, or 0x800 or 0x1000 bytes of .text's page. */
+			add_same(a, b, path, at,
+				 k < NB ? 0 : k < 2 * NB ? 0x800 : 0x1000);
 			expect_same_syms(a, b);
 			kept += a->nsyms;
 			dropped += files[f].n - a->nsyms;
@@ -1245,6 +1273,132 @@ static void test_cache_edges(void **state)
 	}
 	assert_true(kept > 50 && dropped > 50);
 	unlink(path);
+}
+
+/* An image whose debug directory is @wrong may not use @cache; with @right
+ * it may. */
+static void expect_join(struct hwt_image_cache *cache, const char *wrong,
+			const char *right)
+{
+	struct hwt_image *a = hwt_image_new();
+
+	assert_int_equal(hwt_image_set_debug_dir(a, wrong), 0);
+	assert_int_equal(hwt_image_set_cache(a, cache), -HWT_ERR_INVALID);
+	assert_int_equal(hwt_image_set_debug_dir(a, right), 0);
+	assert_int_equal(hwt_image_set_cache(a, cache), 0);
+	hwt_image_delete(a);
+}
+
+/*
+ * A stripped file's symbols from its debug file, found by build id in the
+ * image's debug directory: not in the default one, and the same through
+ * the cache as without at biases that wrap past 2^64 only a symbol of the
+ * debug file, above the stripped file's sections and symbols (so the
+ * cache must take the debug file's addresses into its order's bound).
+ * The directory is set before the files and the cache, and the images
+ * that share a cache share it.
+ */
+static void test_debug_dir(void **state)
+{
+	static const struct mk_sym dyn[] = { { "exported", 0x1400, 0x20, 0 } };
+	static const struct mk_sym full[] = {
+		{ "at_page", 0x1000, 0x20, 0 }, { "exported", 0x1400, 0x20, 0 },
+		{ "local_fn", 0x1800, 0x40, 0 }, { "unsized", 0x1c00, 0, 0 },
+		{ "far", 0x100000, 0x10, 0 },
+	};
+	static const uint64_t biases[] = {
+		0, 0x7f0000000000ull, 0x1234000ull, -0x1000ull, -0x1c00ull,
+		-0x100008ull, -0x100000ull, -0x0ff000ull,
+	};
+	enum { NB = sizeof(biases) / sizeof(biases[0]) };
+	uint8_t id[20];
+	char dir[] = "/tmp/hwt_test_debug_XXXXXX", sub[64], main_path[64];
+	char dbg_path[128], other[64];
+	struct hwt_image_cache *cache = hwt_image_cache_new();
+	struct hwt_image *a, *b;
+	size_t far_kept = 0, far_dropped = 0;
+
+	(void)state;
+	for (int i = 0; i < 20; i++)
+		id[i] = (uint8_t)(0xa0 + i);
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/.build-id", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(sub, sizeof(sub), "%s/.build-id/a0", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(main_path, sizeof(main_path), "%s/stripped", dir);
+	snprintf(dbg_path, sizeof(dbg_path), "%s/a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3.debug",
+		 sub);
+	mk_elf(main_path, dyn, 1, SHT_DYNSYM, id);
+	mk_elf(dbg_path, full, 5, SHT_SYMTAB, id);
+
+	/* The default directory has no such build id: .dynsym only. */
+	a = hwt_image_new();
+	assert_int_equal(hwt_image_add_elf(a, main_path, 0), 0);
+	expect_symbol(a, 0x1404, "exported", 4);
+	expect_no_symbol(a, 0x1804);
+	assert_int_equal(hwt_image_set_debug_dir(a, dir), -HWT_ERR_INVALID);
+	hwt_image_delete(a);
+	a = hwt_image_new();
+	assert_int_equal(hwt_image_set_debug_dir(a, dir), 0);
+	assert_int_equal(hwt_image_add_elf(a, main_path, 0x10000), 0);
+	expect_symbol(a, 0x11804, "local_fn", 4);
+	expect_symbol(a, 0x11c10, "unsized", 0x10);
+	expect_symbol(a, 0x110008, "far", 8);
+	hwt_image_delete(a);
+
+	for (size_t k = 0; k < 3 * NB; k++) {
+		uint64_t at = biases[k % NB];
+
+		a = hwt_image_new();
+		b = hwt_image_new();
+		assert_int_equal(hwt_image_set_debug_dir(a, dir), 0);
+		assert_int_equal(hwt_image_set_debug_dir(b, dir), 0);
+		assert_int_equal(hwt_image_set_cache(a, cache), 0);
+		assert_int_equal(hwt_image_set_debug_dir(a, NULL),
+				 -HWT_ERR_INVALID);
+		/* Whole, .text's page, or 1 MiB from it (where "far" is in
+		 * range). */
+		add_same(a, b, main_path, at,
+			 k < NB ? 0 : k < 2 * NB ? 0x1000 : 0x100000);
+		expect_same_syms(a, b);
+		assert_true(a->nsyms >= 1);
+		if (k < NB) {
+			const char *name = NULL;
+			uint64_t off;
+
+			if (!hwt_image_symbol(a, 0x100000 + at, &name, &off) &&
+			    !strcmp(name, "far"))
+				far_kept++;
+			else
+				far_dropped++;
+		}
+		hwt_image_delete(a);
+		hwt_image_delete(b);
+	}
+	/* (-0x100008 drops "far", its end wrapped; the others keep it.) */
+	assert_int_equal(far_dropped, 1);
+	assert_int_equal(far_kept, NB - 1);
+
+	/* Images sharing the cache share its directory (the first
+	 * image's), the default included. */
+	snprintf(other, sizeof(other), "%s/", dir);
+	expect_join(cache, NULL, dir);
+	expect_join(cache, other, dir);
+	hwt_image_cache_delete(cache);
+	cache = hwt_image_cache_new();
+	a = hwt_image_new();
+	assert_int_equal(hwt_image_set_cache(a, cache), 0);
+	expect_join(cache, dir, NULL);
+	hwt_image_delete(a);
+	hwt_image_cache_delete(cache);
+
+	unlink(dbg_path);
+	unlink(main_path);
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/.build-id", dir);
+	rmdir(sub);
+	rmdir(dir);
 }
 
 /*
@@ -1361,6 +1515,7 @@ int main(void)
 		cmocka_unit_test(test_cache_same),
 		cmocka_unit_test(test_cache_edges),
 		cmocka_unit_test(test_cache_shared),
+		cmocka_unit_test(test_debug_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -746,6 +746,110 @@ static void test_missing_and_root(void **state)
 	rmdir(dir);
 }
 
+/* libc's text mapping, as find_text() gives the executable's. */
+static int find_libc_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct text_map *t = arg;
+
+	if (!info->dlpi_name || !strstr(info->dlpi_name, "/libc.so.6") ||
+	    !realpath(info->dlpi_name, t->path))
+		return 0;
+	return find_text(info, size, arg);
+}
+
+/* Whether some address of @t (mapped in @v's image) is named @name. */
+static int text_names(struct hwt_proc_view *v, const struct text_map *t,
+		      const char *name)
+{
+	for (uint64_t a = t->start; a < t->start + t->len; a += 32) {
+		const char *n;
+		uint64_t off;
+
+		if (!hwt_image_symbol(hwt_proc_view_image(v), a, &n, &off) &&
+		    !strcmp(n, name))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Under a root (perf's --symfs), the debug files are the root's too:
+ * ROOT/usr/lib/debug/.build-id/. libc with its debug file (libc6-dbg,
+ * which valgrind pulls in; else skipped) placed below a root: its local
+ * names come from there; not where @debug_dir says another directory,
+ * nor once the root has no debug file (the machine's own is not the
+ * root's).
+ */
+static void test_debug_below_root(void **state)
+{
+	struct hwt_proc_config cfg;
+	struct hwt_proc_model *m;
+	struct hwt_proc_view *v;
+	struct text_map t;
+	uint8_t id[20];
+	char hex[41], dbg[128], dir[] = "/tmp/hwt_test_dbgroot_XXXXXX";
+	char p[4300], empty[4300];
+	static const char *const sub[] = {
+		"/usr", "/usr/lib", "/usr/lib/debug", "/usr/lib/debug/.build-id",
+	};
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	dl_iterate_phdr(find_libc_text, &t);
+	if (!t.len || hwt_image_build_id(t.path, id) != 1)
+		skip();
+	for (int i = 0; i < 20; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 hex, hex + 2);
+	if (access(dbg, R_OK))
+		skip();
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/libc.so.6", dir);
+	assert_int_equal(symlink(t.path, p), 0);
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", dir, sub[i]);
+		assert_int_equal(mkdir(p, 0700), 0);
+	}
+	snprintf(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s", dir, hex);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s%s", dir, dbg);
+	assert_int_equal(symlink(dbg, p), 0);
+	snprintf(empty, sizeof(empty), "%s/usr", dir);
+
+	/* k 2: the root has no debug file, the machine's /usr/lib/debug
+	 * does (it is not the root's). */
+	for (int k = 0; k < 3; k++) {
+		if (k == 2)
+			assert_int_equal(unlink(p), 0);
+		hwt_proc_config_init(&cfg);
+		cfg.root = dir;
+		cfg.debug_dir = k == 1 ? empty : NULL;
+		m = hwt_proc_new(&cfg);
+		v = hwt_proc_view_new(m, 1);
+		add(m, mmap2(1, 1, 5, t.start, t.len, t.pgoff, RX,
+			     "/libc.so.6"));
+		assert_int_equal(hwt_proc_view_advance(v, 5), 1);
+		/* (.dynsym's, either way.) */
+		assert_true(text_names(v, &t, "malloc"));
+		assert_int_equal(text_names(v, &t, "__strlen_avx2"), !k);
+		hwt_proc_view_delete(v);
+		hwt_proc_delete(m);
+	}
+
+	for (int i = 4; i >= 0; i--) {
+		if (i == 4)
+			snprintf(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s",
+				 dir, hex);
+		else
+			snprintf(p, sizeof(p), "%s%s", dir, sub[i]);
+		assert_int_equal(rmdir(p), 0);
+	}
+	snprintf(p, sizeof(p), "%s/libc.so.6", dir);
+	unlink(p);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /*
  * The build-id cache (perf's ~/.debug layout): a file that is gone, or is
  * another build, is found there by the recorded build id; the vdso too.
@@ -1036,6 +1140,7 @@ int main(void)
 		cmocka_unit_test(test_view_many_pids),
 		cmocka_unit_test(test_build_id),
 		cmocka_unit_test(test_missing_and_root),
+		cmocka_unit_test(test_debug_below_root),
 		cmocka_unit_test(test_buildid_cache),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_random_records),
