@@ -10,10 +10,13 @@
  * early (as hwt last --at does; at a sync picked by the input's size).
  *
  * Differential: each input is analysed twice, with the blocks' walks
- * kept and replayed (what hwt last does) and with every block walked
- * again (HWT_AN_NO_MEMO); the branches, the call stack and the end must
- * be the same, else it aborts. Work is bounded through the sync callback
- * (a trace may loop in code that needs no trace).
+ * kept and replayed and with every block walked again (HWT_AN_NO_MEMO);
+ * the branches, the call stack and the end must be the same, else it
+ * aborts. And a third time as hwt last does it, from blocks that end at
+ * every branch, unwalked (HWT_AN_BRANCH_ENDS): the same where both ran
+ * to the trace's end (the bounds below count the decoder's batches,
+ * which then differ). Work is bounded through the sync callback (a
+ * trace may loop in code that needs no trace).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +66,8 @@ struct run {
 	unsigned syncs;
 	unsigned end_at;	/* the sync that ends the decode (--at), or 0 */
 	uint64_t last_off;
+	uint32_t blk_flags;	/* the decoder's, besides PSB_CLEARS_STACK */
+	int err;		/* hwt_an_last_run()'s */
 	uint8_t on_cpu, switch_images;
 };
 
@@ -107,12 +112,13 @@ static void analyse(struct run *r, const uint8_t *trace, size_t n,
 	r->syncs = 0;
 	r->last_off = UINT64_MAX;
 	hwt_blk_config_init(&cfg);
-	cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
+	cfg.flags |= HWT_BLK_PSB_CLEARS_STACK | r->blk_flags;
 	cfg.qry.begin = trace;
 	cfg.qry.end = trace + n;
 	err = hwt_an_last_run(r->l, &cfg, r->images[0], 0, sync_cb, r);
 	CHECK(err == 0 || err == -HWT_ERR_INTERNAL ||
 	      (err == 1 && r->end_at));
+	r->err = err;
 }
 
 static void same(struct hwt_an_last *a, struct hwt_an_last *b)
@@ -179,7 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct hwt_image *images[2];
 	struct hwt_an_last_config c;
-	struct run memo, walk;
+	struct run memo, walk, ends;
 	uint8_t *trace;
 	size_t n;
 
@@ -217,15 +223,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memo.switch_images = (data[0] >> 6) & 1;
 	memo.end_at = data[0] >> 7 ? 1 + (unsigned)(size % 97) : 0;
 	walk = memo;
+	ends = memo;
+	ends.blk_flags = HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
 
 	analyse(&memo, trace, n, &c);
 	c.flags = HWT_AN_NO_MEMO;
 	analyse(&walk, trace, n, &c);
 	same(memo.l, walk.l);
 	same_slices(memo.l, walk.l, c.max_depth);
+	c.flags = HWT_AN_BRANCH_ENDS;
+	analyse(&ends, trace, n, &c);
+	if (!memo.err && !ends.err) {
+		same(memo.l, ends.l);
+		same_slices(memo.l, ends.l, c.max_depth);
+	}
 
 	hwt_an_last_delete(memo.l);
 	hwt_an_last_delete(walk.l);
+	hwt_an_last_delete(ends.l);
 	free(trace);
 	return 0;
 }

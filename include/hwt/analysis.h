@@ -111,6 +111,16 @@ void hwt_an_walks_delete(struct hwt_an_walks *w);
 int hwt_an_walks_get(struct hwt_an_walks *w, const struct hwt_image *image,
 		     const struct hwt_block *b, struct hwt_an_walk *out);
 
+/*
+ * Start loading where hwt_an_walks_get() will look for @b's walk: a
+ * caller that has the next blocks in hand (a batch) and work to do for
+ * each asks for one a few blocks ahead, so that the table's cache miss
+ * (nearly every lookup's cost on a large trace) overlaps that work.
+ */
+void hwt_an_walks_prefetch(const struct hwt_an_walks *w,
+			   const struct hwt_image *image,
+			   const struct hwt_block *b);
+
 struct hwt_an_last_config {
 	size_t nbranches;	/* how many of the last branches to keep */
 	size_t max_depth;	/* call stack frames kept (deepest dropped) */
@@ -119,6 +129,15 @@ struct hwt_an_last_config {
 
 /* Walk every block's instructions: no walk kept and replayed (testing). */
 #define HWT_AN_NO_MEMO 0x1u
+/*
+ * The blocks end at every branch (their decoder's HWT_BLK_END_ON_CALL |
+ * HWT_BLK_END_ON_JUMP): nothing inside one branches, and a block's last
+ * instruction is told by its end_ip, size and class, so that only
+ * indirect jumps (whose class the decoder's cache does not tell) and
+ * truncated blocks are walked. The same branches, without a lookup of
+ * the kept walks per block (a cache miss each on a large trace).
+ */
+#define HWT_AN_BRANCH_ENDS 0x2u
 
 struct hwt_an_last;
 

@@ -111,7 +111,8 @@ struct hwt_block {
 	uint8_t iclass;		/* class of the last instruction */
 	uint8_t speculative;
 	uint8_t truncated;	/* last insn crosses a section end: see raw */
-	uint8_t size;		/* of the last instruction if truncated */
+	uint8_t size;		/* of the last instruction (its bytes in @raw
+				 * if truncated) */
 	uint8_t raw[15];
 };
 

@@ -473,6 +473,19 @@ static int tail(struct hwt_an_last *l, uint64_t ip, int commit)
 	return 0;
 }
 
+/* Block @b ran to its end: its last instruction (of @size bytes and
+ * class @iclass) is pending, its branch told by the next block. */
+static void ran_to_end(struct hwt_an_last *l, const struct hwt_block *b,
+		       uint8_t size, uint8_t iclass)
+{
+	l->end.ip = b->end_ip;
+	l->end.have_ip = 1;
+	l->pend.ip = b->end_ip;
+	l->pend.fall = b->end_ip + size;
+	l->pend.iclass = iclass;
+	l->pend.valid = 1;
+}
+
 /* The branches of @w's block, then its last instruction pending (if @w
  * has them all). */
 static void replay(struct hwt_an_last *l, const struct hwt_block *b,
@@ -500,12 +513,7 @@ static void replay(struct hwt_an_last *l, const struct hwt_block *b,
 		}
 		return;
 	}
-	l->end.ip = b->end_ip;
-	l->end.have_ip = 1;
-	l->pend.ip = b->end_ip;
-	l->pend.fall = b->end_ip + w->last_size;
-	l->pend.iclass = w->last_iclass;
-	l->pend.valid = 1;
+	ran_to_end(l, b, w->last_size, w->last_iclass);
 }
 
 /*
@@ -551,6 +559,14 @@ static int walk(struct hwt_an_last *l, const struct hwt_block *b)
 	resolve(l, b->ip);
 	if (l->c.flags & HWT_AN_NO_MEMO)
 		return walk_each(l, b);
+	if ((l->c.flags & HWT_AN_BRANCH_ENDS) && !b->truncated &&
+	    b->iclass != HWT_IC_INDIRECT && b->iclass != HWT_IC_UNKNOWN) {
+		/* As replay() of a walk with no inner branches. */
+		l->end.insns += b->ninsn;
+		l->mode = b->mode;
+		ran_to_end(l, b, b->size, b->iclass);
+		return 0;
+	}
 	if (!l->walks && !(l->walks = l->own_walks = hwt_an_walks_new()))
 		return -HWT_ERR_NOMEM;
 	err = hwt_an_walks_get(l->walks, l->image, b, &w);

@@ -17,6 +17,7 @@
 #include <hwt/analysis.h>
 
 #include "common/grow.h"
+#include "common/table.h"
 
 struct walk_slot {
 	uint64_t ip, image, gen;	/* image: hwt_image_id(), 0: empty */
@@ -34,6 +35,8 @@ enum {
 	SIZES_MAX = 1 << 22,	/* (instruction sizes: likewise) */
 };
 
+#define SLOTS_BYTES (((size_t)1 << SLOT_BITS) * sizeof(struct walk_slot))
+
 struct hwt_an_walks {
 	struct walk_slot *slots;	/* 1 << SLOT_BITS */
 	struct hwt_an_inner *inner;
@@ -48,7 +51,9 @@ struct hwt_an_walks *hwt_an_walks_new(void)
 
 	if (!w)
 		return NULL;
-	w->slots = calloc((size_t)1 << SLOT_BITS, sizeof(*w->slots));
+	/* (Huge pages: on 4 KiB pages a lookup is a TLB miss as well as a
+	 * cache miss.) */
+	w->slots = hwt_table_new(SLOTS_BYTES);
 	if (!w->slots) {
 		free(w);
 		return NULL;
@@ -60,19 +65,30 @@ void hwt_an_walks_delete(struct hwt_an_walks *w)
 {
 	if (!w)
 		return;
-	free(w->slots);
+	hwt_table_free(w->slots, SLOTS_BYTES);
 	free(w->inner);
 	free(w->sizes);
 	free(w);
 }
 
-static struct walk_slot *slot_of(struct hwt_an_walks *w,
+static struct walk_slot *slot_of(const struct hwt_an_walks *w,
 				 const struct hwt_block *b, uint64_t image)
 {
 	uint64_t h = (b->ip ^ image * 0x9e3779b97f4a7c15ull) *
 		     0xff51afd7ed558ccdull;
 
 	return &w->slots[h >> (64 - SLOT_BITS)];
+}
+
+void hwt_an_walks_prefetch(const struct hwt_an_walks *w,
+			   const struct hwt_image *image,
+			   const struct hwt_block *b)
+{
+	const struct walk_slot *slot = slot_of(w, b, hwt_image_id(image));
+
+	__builtin_prefetch(slot);
+	/* (A slot may span two lines.) */
+	__builtin_prefetch((const char *)(slot + 1) - 1);
 }
 
 /*
@@ -153,8 +169,7 @@ walks_miss(struct hwt_an_walks *w, const struct hwt_image *image,
 	int err;
 
 	if (w->ninner > INNER_MAX || w->nsizes > SIZES_MAX) {
-		memset(w->slots, 0, ((size_t)1 << SLOT_BITS) *
-				    sizeof(*w->slots));
+		memset(w->slots, 0, SLOTS_BYTES);
 		w->ninner = 0;
 		w->nsizes = 0;
 	}

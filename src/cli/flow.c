@@ -806,6 +806,9 @@ static void sync_hook(struct flow *fl, struct seg *s,
 		mark_task(fl, s);
 }
 
+/* How many blocks ahead a batch's walks are prefetched. */
+#define WALK_AHEAD 2
+
 /* Blocks per hwt_blk_next_batch(). */
 #define BATCH 256
 
@@ -1032,6 +1035,13 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 					batch ? &batch[i] : &block;
 				/* All but the last came with status 0. */
 				int st = i + 1 < n ? 0 : status;
+
+				/* (Walks that print lines: the table's miss
+				 * overlaps the lines of the blocks before.) */
+				if (s->walks && i + WALK_AHEAD < n)
+					hwt_an_walks_prefetch(
+						s->walks, s->image,
+						&batch[i + WALK_AHEAD]);
 
 				s->time_held = i + 1 < n;
 

@@ -95,6 +95,7 @@ struct last_ctx {
 	struct cli_pd *pd;
 	struct hwt_an_lines *lines;
 	struct hwt_blk_config cfg;
+	uint32_t an_flags;		/* hwt_an_last_config's */
 	struct stream_end *ends;	/* per stream */
 	int failed;
 	/*
@@ -565,7 +566,8 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 	       struct hwt_image *image, const struct cli_flow_hook *hook)
 {
 	struct last_ctx *c = ctx;
-	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1, 0 };
+	struct hwt_an_last_config lc = { c->o->n, c->o->depth + 1,
+					  c->an_flags };
 	struct hwt_blk_config cfg = c->cfg;
 	struct piece_sync ps = { hook, 0, { 0, 0, 0, 0 }, NULL, 0, c };
 	struct namer nm = { c->pd, i, names_at(c), 0, NULL, NULL, 0, 0 };
@@ -879,6 +881,13 @@ int cmd_last(int argc, char **argv)
 	/* As hwt flow (the processor's stack is empty at a PSB): the same
 	 * returns whole or in pieces, each piece's decoder new at a PSB. */
 	c.cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
+	/* Blocks that end at every branch need no walk (HWT_AN_BRANCH_ENDS),
+	 * for all the blocks they add. HWT_LAST_WALK=1: blocks that run on
+	 * over direct calls and jumps, each walked (the tests' reference). */
+	if (!cli_env_on("HWT_LAST_WALK")) {
+		c.cfg.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
+		c.an_flags = HWT_AN_BRANCH_ENDS;
+	}
 	if (cli_env_on("HWT_NO_CACHE"))
 		c.cfg.flags |= HWT_BLK_NO_CACHE;
 	cli_pd_qry_config(c.pd, &c.cfg.qry);

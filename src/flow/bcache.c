@@ -9,6 +9,8 @@
 #include <hwt/flow.h>
 #include <hwt/image.h>
 
+#include "common/table.h"
+
 enum {
 	BC_INIT_SLOTS = 1u << 12,
 	/* Beyond this many slots (32 MiB) we start over rather than grow. */
@@ -26,45 +28,20 @@ _Static_assert(((uint64_t) BC_MAX_NODES << HWT_BC_LINK_SHIFT) <
 	       "node index too wide for a link");
 
 /*
- * The entry table, zeroed. A big one is mapped with huge pages asked for
- * (transparent huge pages in "madvise" mode, Debian's default): the table
- * of a large image (python3's: 512 Ki slots, 16 MiB, after 16 MiB of the
- * smaller ones it grew through) is thousands of first-touch page faults
- * otherwise, a fifth of hwt coverage's time on python3 on a VM. (Measured
- * with huge pages for all memory: 0.45 s -> 0.39 s.) From 128 KiB on
- * (where malloc would map it too) it is mapped here, to be written first
- * (hwt_bcache_touch()).
+ * The entry table, zeroed (hwt_table_new(): huge pages for a big one).
+ * Without them the table of a large image (python3's: 512 Ki slots, 16
+ * MiB, after 16 MiB of the smaller ones it grew through) is thousands of
+ * first-touch page faults, a fifth of hwt coverage's time on python3 on
+ * a VM. (Measured with huge pages for all memory: 0.45 s -> 0.39 s.)
  */
-enum { BC_TABLE_MAP = 1u << 17 };
-
 static struct hwt_bc_entry *bc_table_new(size_t n)
 {
-	size_t bytes = n * sizeof(struct hwt_bc_entry);
-	void *p;
-
-	if (bytes < BC_TABLE_MAP)
-		return calloc(n, sizeof(struct hwt_bc_entry));
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	(void) madvise(p, bytes, MADV_HUGEPAGE);	/* a hint */
-#endif
-	hwt_bcache_touch(p, bytes);
-	return p;
+	return hwt_table_new(n * sizeof(struct hwt_bc_entry));
 }
 
 static void bc_table_free(struct hwt_bc_entry *t, size_t n)
 {
-	size_t bytes = n * sizeof(struct hwt_bc_entry);
-
-	if (!t)
-		return;
-	if (bytes < BC_TABLE_MAP)
-		free(t);
-	else
-		munmap(t, bytes);
+	hwt_table_free(t, n * sizeof(struct hwt_bc_entry));
 }
 
 /* The occupancy bits of a table of @n slots (a multiple of 64), zeroed. */
@@ -361,7 +338,8 @@ static int bc_grow_in_place(struct hwt_bcache *bc)
 	uint64_t *occ;
 	void *p;
 
-	if (bytes < BC_TABLE_MAP)
+	/* (Smaller tables are malloc's.) */
+	if (bytes < HWT_TABLE_MAP)
 		return -1;
 #ifdef __SANITIZE_THREAD__
 	/* ThreadSanitizer does not follow mremap(): it takes the pages at
@@ -381,7 +359,7 @@ static int bc_grow_in_place(struct hwt_bcache *bc)
 #ifdef MADV_HUGEPAGE
 	(void) madvise(p, 2 * bytes, MADV_HUGEPAGE);	/* a hint */
 #endif
-	hwt_bcache_touch((uint8_t *) p + bytes, bytes);
+	hwt_table_touch((uint8_t *) p + bytes, bytes);
 	slots = p;
 	bc->slots = slots;
 	bc->mask = 2 * n - 1;

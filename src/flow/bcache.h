@@ -122,7 +122,8 @@ struct hwt_bc_node {
 	uint16_t loc;		/* AFL location of @ip (graph.c) */
 	uint8_t op;		/* @exit, HWT_BCO_* */
 	uint8_t nomemo;		/* graph.c's fold memo does not pay here */
-	uint8_t pad[6];		/* a power of two indexes fast */
+	uint8_t size;		/* of the block's last instruction */
+	uint8_t pad[5];		/* a power of two indexes fast */
 };
 
 _Static_assert(sizeof(struct hwt_bc_node) == 1u << HWT_BC_LINK_SHIFT,
@@ -237,20 +238,6 @@ _Static_assert(sizeof(struct hwt_bc_entry) == 32, "bcache entry size");
 _Static_assert(sizeof(struct hwt_bc_node) == 64, "bcache node size");
 _Static_assert(sizeof(struct hwt_bc_memo) == 32, "bcache memo size");
 
-/*
- * Write zeroed memory first, a page at a time, before it is read: a
- * probe reads a slot before it writes it, and a fresh page read first is
- * the shared zero page, whose write fault then flushes the mapping from
- * every CPU the process runs on. With hwt flow -j2 on a VM those
- * cross-CPU flushes were 5% of the time (synthetic trace, -j2: 175 ms ->
- * 159 ms of CPU).
- */
-static inline void hwt_bcache_touch(void *p, size_t bytes)
-{
-	for (size_t off = 0; off < bytes; off += 4096)
-		((volatile uint8_t *) p)[off] = 0;
-}
-
 int hwt_bcache_init(struct hwt_bcache *bc);
 void hwt_bcache_fini(struct hwt_bcache *bc);
 void hwt_bcache_clear(struct hwt_bcache *bc);
@@ -286,6 +273,7 @@ hwt_bcache_node_block(const struct hwt_bc_node *nd, struct hwt_block *b)
 	b->ninsn = nd->ninsn;
 	b->mode = nd->mode;
 	b->iclass = nd->iclass;
+	b->size = nd->size;
 }
 
 /* The index of section (@end, @delta); interns it. On overflow of the

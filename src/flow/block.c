@@ -424,6 +424,7 @@ static int blk_proceed_one_insn(struct hwt_blk_decoder *d,
 
 	block->iclass = insn->iclass;
 	block->end_ip = insn->ip;
+	block->size = insn->size;
 	block->ninsn += 1;
 	return 1;
 }
@@ -987,6 +988,7 @@ static int blk_walk_cached(struct hwt_blk_decoder *d, struct hwt_block *block,
 		nip = ip + (uint64_t) (int64_t) e->disp;
 		ninsn += e->ninsn;
 		block->end_ip = nip;
+		block->size = e->size;
 		block->mode = e->mode;
 
 		if (__builtin_expect(e->qual != HWT_BCQ_AGAIN, 1)) {
@@ -1105,6 +1107,7 @@ static uint32_t blk_record(struct hwt_blk_decoder *d, uint64_t ip,
 	node.ninsn = block->ninsn;
 	node.mode = block->mode;
 	node.iclass = block->iclass;
+	node.size = block->size;
 	node.exit = x->kind;
 	node.target = x->target;
 	node.next = x->kind == HWT_BCX_NONE ? d->ip : x->next;
@@ -1146,6 +1149,7 @@ blk_replay(struct hwt_blk_decoder *d, struct hwt_block *block,
 	}
 	block->ninsn = n->ninsn;
 	block->end_ip = n->end_ip;
+	block->size = n->size;
 	block->mode = n->mode;
 	block->iclass = n->iclass;
 	if (n->exit == HWT_BCX_NONE) {

@@ -32,6 +32,7 @@
 
 #include <hwt/flow.h>
 
+#include "common/table.h"
 #include "flow/block_int.h"
 
 /*
@@ -547,6 +548,7 @@ int hwt_blk_fold_block(const struct hwt_blk_decoder *d,
 	    fold->block.speculative == block->speculative &&
 	    !block->truncated) {
 		fold->block.end_ip = block->end_ip;
+		fold->block.size = block->size;
 		fold->block.ninsn += block->ninsn;
 		fold->block.iclass = block->iclass;
 		flags = 0;
@@ -661,7 +663,7 @@ static struct hwt_bc_memo *fold_memo_get(struct hwt_bcache *bc)
 				  sizeof(*bc->memo));
 		if (bc->memo) {
 			bc->memo_mask = (1u << FOLD_MEMO_LOG2) - 1;
-			hwt_bcache_touch(bc->memo, ((size_t) 1 <<
+			hwt_table_touch(bc->memo, ((size_t) 1 <<
 						    FOLD_MEMO_LOG2) *
 						   sizeof(*bc->memo));
 		}

@@ -462,6 +462,7 @@ out:
 		fold->block.speculative = speculative;
 	}
 	fold->block.end_ip = nd->end_ip;
+	fold->block.size = nd->size;
 	fold->block.iclass = nd->iclass;
 	fold->block.ninsn = f.n;
 	fold->open = 1;

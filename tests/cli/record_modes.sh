@@ -23,7 +23,9 @@
 #      their files mapped and symbols read once for all of them (libc's
 #      placed at both addresses), the function calls (hwt calls, also
 #      with -j2) and last branches that images reading their own files
-#      give (HWT_NO_IMAGE_CACHE=1).
+#      give (HWT_NO_IMAGE_CACHE=1); hwt last's blocks that end at every
+#      branch, unwalked, the last branches (with their times) of blocks
+#      that run on over direct calls and jumps, walked (HWT_LAST_WALK=1).
 #
 #   bash tests/cli/record_modes.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" record_modes "$@"
@@ -214,35 +216,51 @@ if rec shell -- bash -c './prog 3 >/dev/null; ./prog 5 >/dev/null'; then
 	"$hwt" sideband "$tmp/shell.data" >"$tmp/shell.sb" 2>&1
 	libc=$(awk '$4 == "PERF_RECORD_MMAP2" && $NF ~ /\/libc\.so/ { print $5 }' \
 		"$tmp/shell.sb" | sort -u | wc -l)
+	# against VAR=VALUE C WHY: C on the shell's recording (shell.out) is
+	# what it prints with VAR=VALUE (shell.ref), WHY that reference; the
+	# caller's checks of shell.ref first (its status).
+	against() {
+		# (word splitting of $2 intended)
+		# shellcheck disable=SC2086
+		"$hwt" $2 "$tmp/shell.data" >"$tmp/shell.out" 2>&1
+		# shellcheck disable=SC2086
+		env "$1" "$hwt" $2 "$tmp/shell.data" >"$tmp/shell.ref" 2>&1
+	}
+	same_as_ref() {
+		if ! cmp -s "$tmp/shell.out" "$tmp/shell.ref"; then
+			fail "shell: $1 differs from $2"
+			diff "$tmp/shell.out" "$tmp/shell.ref" | head -n 5 >&2
+		fi
+	}
 	for c in "flow --branches" "last -n 300"; do
-		# (word splitting of $c intended)
-		# shellcheck disable=SC2086
-		"$hwt" $c "$tmp/shell.data" >"$tmp/shell.out" 2>&1
-		# shellcheck disable=SC2086
-		HWT_NO_CACHE=1 "$hwt" $c "$tmp/shell.data" >"$tmp/shell.ref" 2>&1
+		against HWT_NO_CACHE=1 "$c"
 		check
 		if [ "$libc" -lt 2 ] || [ "$(grep -c '^# stream\|^# thread' "$tmp/shell.ref")" -lt 3 ]; then
 			fail "shell: want libc at 2 addresses or more and 3 threads or more, got $libc and $(grep -c '^# ' "$tmp/shell.ref")"
 		elif [ "$(grep -c ' -> \|^0x' "$tmp/shell.ref")" -lt 900 ]; then
 			fail "shell: $c: fewer than 900 branches: $(head -n 3 "$tmp/shell.ref")"
-		elif ! cmp -s "$tmp/shell.out" "$tmp/shell.ref"; then
-			fail "shell: $c differs from what every instruction decoded gives (HWT_NO_CACHE)"
-			diff "$tmp/shell.out" "$tmp/shell.ref" | head -n 5 >&2
+		else
+			same_as_ref "$c" "what every instruction decoded gives (HWT_NO_CACHE)"
 		fi
 	done
 	for c in "calls" "calls -j2" "last -n 300"; do
-		# shellcheck disable=SC2086
-		"$hwt" $c "$tmp/shell.data" >"$tmp/shell.out" 2>&1
-		# shellcheck disable=SC2086
-		HWT_NO_IMAGE_CACHE=1 "$hwt" $c "$tmp/shell.data" >"$tmp/shell.ref" 2>&1
+		against HWT_NO_IMAGE_CACHE=1 "$c"
 		check
 		# (Functions of libc and of the program, by name.)
 		if [ "$(grep -c 'puts\|printf' "$tmp/shell.ref")" -lt 8 ] ||
 		   [ "$(grep -c 'work' "$tmp/shell.ref")" -lt 8 ]; then
 			fail "shell: $c: want libc's and the program's functions by name: $(grep -m 3 . "$tmp/shell.ref")"
-		elif ! cmp -s "$tmp/shell.out" "$tmp/shell.ref"; then
-			fail "shell: $c differs from what images reading their own files give (HWT_NO_IMAGE_CACHE)"
-			diff "$tmp/shell.out" "$tmp/shell.ref" | head -n 5 >&2
+		else
+			same_as_ref "$c" "what images reading their own files give (HWT_NO_IMAGE_CACHE)"
+		fi
+	done
+	for c in "last -n 300" "last -n 5000 --time"; do
+		against HWT_LAST_WALK=1 "$c"
+		check
+		if [ "$(grep -c ' -> ' "$tmp/shell.ref")" -lt 900 ]; then
+			fail "shell: $c: fewer than 900 branches: $(head -n 3 "$tmp/shell.ref")"
+		else
+			same_as_ref "$c" "walked blocks' (HWT_LAST_WALK)"
 		fi
 	done
 fi

@@ -630,6 +630,62 @@ static void test_walks_full(void **state)
 	hwt_image_delete(image);
 }
 
+/*
+ * HWT_AN_BRANCH_ENDS: from blocks that end at every branch, unwalked,
+ * the branches, stack and end of the usual way (blocks that run on over
+ * the direct call at 1000 and the jump at 1005, walked). The loop of
+ * test_branches_and_stack() many times, leaving at the ret; the ring
+ * holds all.
+ */
+static void test_branch_ends(void **state)
+{
+	struct hwt_image *image = new_image();
+	struct hwt_an_last *l[2];
+	const struct hwt_an_branch *b;
+	const struct hwt_an_frame *f[2];
+	struct hwt_an_last_end e[2];
+	struct tb t = new_trace();
+	size_t n[2], dropped;
+
+	(void)state;
+	tb_psbplus(&t, 0x1000);
+	for (int i = 0; i < 40; i++)
+		tb_tnt(&t, i % 3 ? "tt" : "nt");
+	tb_ip(&t, HWT_PT_FUP, 0x1016);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	for (int k = 0; k < 2; k++) {
+		struct hwt_an_last_config c = { 256, 16, 0 };
+		struct hwt_blk_config cfg;
+
+		c.flags = k ? HWT_AN_BRANCH_ENDS : 0;
+		l[k] = hwt_an_last_new(&c);
+		assert_non_null(l[k]);
+		hwt_blk_config_init(&cfg);
+		cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
+		if (k)
+			cfg.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
+		cfg.qry.begin = t.buf;
+		cfg.qry.end = t.buf + t.len;
+		assert_int_equal(hwt_an_last_run(l[k], &cfg, image, 0, NULL,
+						 NULL), 0);
+		n[k] = hwt_an_last_stack(l[k], &f[k], &dropped);
+		hwt_an_last_end(l[k], &e[k]);
+	}
+	/* 40 times a call, a return and a jump, 26 taken conds, and what
+	 * follows the last. */
+	n[0] = hwt_an_last_branches(l[0], &b);
+	assert_true(n[0] >= 40 * 3 + 26);
+	assert_branches(l[1], b, n[0]);
+	assert_int_equal(n[1], 1);
+	assert_int_equal(f[1][0].site, f[0][0].site);
+	assert_int_equal(f[1][0].ret, f[0][0].ret);
+	assert_int_equal(e[1].insns, e[0].insns);
+	assert_int_equal(e[1].ip, e[0].ip);
+	for (int k = 0; k < 2; k++)
+		hwt_an_last_delete(l[k]);
+	hwt_image_delete(image);
+}
+
 /* A frame returning to @ret (its call at @ret - 5). */
 static struct hwt_an_frame fr(uint64_t ret)
 {
@@ -698,6 +754,7 @@ int main(void)
 		cmocka_unit_test(test_sync_ends),
 		cmocka_unit_test(test_walks),
 		cmocka_unit_test(test_walks_full),
+		cmocka_unit_test(test_branch_ends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

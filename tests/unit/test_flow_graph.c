@@ -542,8 +542,26 @@ static uint64_t until_mark(struct until_log *u, uint64_t off)
 	}
 }
 
+/* @b's size is its last instruction's, whichever way the decoder made
+ * it (the general path, the cache's entries, a graph node, a batch). */
+static void check_size(const struct hwt_image *image,
+		       const struct hwt_block *b)
+{
+	struct hwt_insn_info info;
+	const uint8_t *code;
+	size_t avail;
+
+	if (!b->ninsn || b->truncated)
+		return;
+	assert_int_equal(hwt_image_read(image, b->end_ip, &code, &avail), 0);
+	assert_int_equal(hwt_insn_decode(&info, code, avail, b->end_ip,
+					 b->mode), 0);
+	assert_int_equal(b->size, info.size);
+}
+
 /* Decode the whole trace as ptxed does; @batch: blocks per call (0:
- * hwt_blk_next()); with @u, hwt_blk_next_batch_until() instead. */
+ * hwt_blk_next()); with @u, hwt_blk_next_batch_until() instead. Every
+ * block's size is checked. */
 static void decode(struct hwt_image *image, const struct trace *t,
 		   uint32_t flags, const struct hwt_qry_config *qc,
 		   size_t batch, struct log *l, struct until_log *u)
@@ -598,6 +616,7 @@ static void decode(struct hwt_image *image, const struct trace *t,
 							i + 1 < n ? 0 : status);
 
 				r->u.block = blocks[i];
+				check_size(image, &blocks[i]);
 				if (i + 1 == n)
 					rec_extra(r, d);
 			}
