@@ -27,11 +27,14 @@
  * blocks in batches that end where the time may move or a lost-data note
  * comes due) must print what they print with the blocks one at a time
  * (HWT_ONE_BLOCK), and flow --disasm (instructions from the kept walks,
- * texts kept by image) and calls --time (calls' last instructions from
- * the kept walks) what they print with every instruction walked and read
- * (HWT_WALK_EACH), and flow --branches and last --time what they print
- * with every instruction decoded (HWT_NO_CACHE: no block cache, none
- * carried from process to process).
+ * texts kept by image), calls --time (calls' last instructions from
+ * the kept walks) and flow --branches (blocks that end at every branch,
+ * unwalked) what they print with every instruction walked and read
+ * (HWT_WALK_EACH; --branches: blocks that run on, walked), flow
+ * --branches and last --time what they print with every instruction
+ * decoded (HWT_NO_CACHE: no block cache, none carried from process to
+ * process), and last --time (blocks that end at every branch, unwalked)
+ * what it prints from walked blocks that run on (HWT_LAST_WALK).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -239,10 +242,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_as_env(cmd_flow, "flow", "--disasm", path, "HWT_WALK_EACH");
 	same_with_jobs(cmd_flow, "flow", "--srcline", path);
 	same_as_env(cmd_calls, "calls", "--time", path, "HWT_WALK_EACH");
+	same_as_env(cmd_flow, "flow", "--branches", path, "HWT_WALK_EACH");
 	run(cmd_last, "last", "--time", path);
 	same_as_env(cmd_flow, "flow", "--branches", path, "HWT_NO_CACHE");
 	same_as_env_v(cmd_last, "last", "--time", "-n64", path,
 		      "HWT_NO_CACHE");
+	same_as_env_v(cmd_last, "last", "--time", "-n64", path,
+		      "HWT_LAST_WALK");
 	same_as_env(cmd_calls, "calls", "-v", path, "HWT_NO_IMAGE_CACHE");
 	same_lcov(path);
 	/* Lines chosen (the seeds' threads, CPUs and times). */

@@ -254,10 +254,9 @@ static void enter(struct calls_seg *c, uint64_t ip, int have_time,
 
 /*
  * The last instruction of @b (not truncated): its size and class from its
- * kept walk if there are @walks (a call's return address, and what an
- * indirect branch is, are asked at every call: walking that instruction
- * again each time cost hwt calls 5% more CPU time on python3's
- * recording), else walked here.
+ * kept walk if there are @walks (what an indirect branch is, asked at
+ * every one: walking that instruction again each time cost hwt calls 5%
+ * more CPU time on python3's recording), else walked here.
  */
 static int last_insn(const struct calls_seg *c, const struct hwt_block *b,
 		     struct hwt_an_walks *walks, struct hwt_insn *insn)
@@ -336,16 +335,8 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
 	switch (iclass) {
 	case HWT_IC_CALL:
 	case HWT_IC_FAR_CALL:
-		if (b->truncated) {
-			add_op(c, OP_PUSH, b->end_ip + b->size);
-		} else {
-			int e = last_insn(c, b, walks, &insn);
-
-			if (e >= 0)
-				add_op(c, OP_PUSH, insn.ip + insn.size);
-			else if (!err)
-				err = e;
-		}
+		/* (The block has its last instruction's size.) */
+		add_op(c, OP_PUSH, b->end_ip + b->size);
 		mark_new(c);
 		break;
 	case HWT_IC_RETURN:

@@ -374,11 +374,28 @@ static void pend_walked(struct seg *s, const struct hwt_block *b,
 	s->pend.valid = 1;
 }
 
-/* --branches: the branches inside the block, from its walk. */
-static int walk_branches(struct seg *s, const struct hwt_block *b)
+/* --branches: the branches inside the block, from its walk. Blocks that
+ * end at every branch (hwt_blk_config's END_ON_CALL and END_ON_JUMP) have
+ * none, and their last instruction is in the block (only the cache's
+ * HWT_IC_UNKNOWN, a block cut short, is walked for its class): no walk
+ * (its lookup, a cache miss on a large trace). */
+static int walk_branches(struct flow *fl, struct seg *s,
+			 const struct hwt_block *b)
 {
+	const uint32_t ends = HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
 	struct hwt_an_walk w;
-	int err = seg_walk(s, b, &w);
+	int err;
+
+	if ((fl->opt->config.flags & ends) == ends && !b->truncated &&
+	    b->iclass != HWT_IC_UNKNOWN) {
+		s->ninsn += b->ninsn;
+		s->pend.ip = b->end_ip;
+		s->pend.fallthrough = b->end_ip + b->size;
+		s->pend.iclass = b->iclass;
+		s->pend.valid = 1;
+		return 0;
+	}
+	err = seg_walk(s, b, &w);
 
 	for (uint32_t i = 0; i < w.ninner; i++)
 		branch_line(s, w.inner[i].from, w.inner[i].to);
@@ -466,7 +483,7 @@ static int walk_block(struct flow *fl, struct seg *s,
 	int err, have_time;
 
 	if (opt->mode == MODE_BRANCHES)
-		return walk_branches(s, b);
+		return walk_branches(fl, s, b);
 	if (opt->mode == MODE_INSN && !fl->walk_each)
 		return walk_insns(fl, s, b, t);
 
@@ -1036,9 +1053,11 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 				/* All but the last came with status 0. */
 				int st = i + 1 < n ? 0 : status;
 
-				/* (Walks that print lines: the table's miss
-				 * overlaps the lines of the blocks before.) */
-				if (s->walks && i + WALK_AHEAD < n)
+				/* (Instruction lines, every block's walk:
+				 * the table's miss overlaps the lines of the
+				 * blocks before.) */
+				if (opt->mode == MODE_INSN && !fl->walk_each &&
+				    s->walks && i + WALK_AHEAD < n)
 					hwt_an_walks_prefetch(
 						s->walks, s->image,
 						&batch[i + WALK_AHEAD]);

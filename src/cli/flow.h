@@ -220,7 +220,8 @@ struct flow {
 	uint64_t base;			/* trace offset of @trace[0] */
 	struct cli_disasm *dis;
 	/* Blocks' instructions walked each time, not taken from the kept
-	 * walks (instruction lines, calls' last instructions):
+	 * walks (instruction lines, calls' last instructions), and
+	 * --branches' blocks run on over direct calls and jumps, walked:
 	 * HWT_WALK_EACH=1, the tests' reference. */
 	int walk_each;
 	struct calls_names *names;	/* calls */

@@ -897,8 +897,11 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_BRANCHES ||
 	    opt.mode == MODE_STAT || opt.mode == MODE_CALLS)
 		opt.events = 0;
-	/* Only a block's last instruction branches: no walk of the others. */
-	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_CALLS)
+	/* Only a block's last instruction branches: no walk of the others
+	 * (--branches: none at all, as hwt last; HWT_WALK_EACH=1, blocks
+	 * that run on, walked). */
+	if (opt.mode == MODE_COVERAGE || opt.mode == MODE_CALLS ||
+	    (opt.mode == MODE_BRANCHES && !fl.walk_each))
 		opt.config.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
 	/* As the processor (and perf): what -j segments start with. */
 	opt.config.flags |= HWT_BLK_PSB_CLEARS_STACK;

@@ -664,10 +664,14 @@ for t in g gbad; do
 		check
 		[ $t = g ] || grep -q '^\[error' "$tmp/walks" ||
 			fail "gbad.pt -j$j: no error reported"
-		# hwt calls: a call's return address and what an indirect
-		# branch is come from the kept walks too.
+		# hwt calls: what an indirect branch is comes from the kept
+		# walks too, a call's return address from its block.
 		same_walks "calls -j$j $t.pt" 10000 calls -j$j --time \
 			--raw "$tmp/g.bin:0x400000" "$tmp/$t.pt"
+		# --branches: blocks that end at every branch, unwalked
+		# (HWT_WALK_EACH=1: blocks that run on, walked).
+		same_walks "flow --branches -j$j $t.pt" 40000 flow -j$j \
+			--branches --raw "$tmp/g.bin:0x400000" "$tmp/$t.pt"
 	done
 done
 
