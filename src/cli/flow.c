@@ -364,14 +364,22 @@ static int seg_walk(struct seg *s, const struct hwt_block *b,
 	return hwt_an_walks_get(s->walks, s->image, b, w);
 }
 
+/* The instruction at @ip (of @size bytes, class @iclass) ended a block:
+ * the branch pending, which the next block resolves. */
+static void pend_last(struct seg *s, uint64_t ip, uint8_t size,
+		      uint8_t iclass)
+{
+	s->pend.ip = ip;
+	s->pend.fallthrough = ip + size;
+	s->pend.iclass = iclass;
+	s->pend.valid = 1;
+}
+
 /* @b walked to its end: its last instruction is the branch pending. */
 static void pend_walked(struct seg *s, const struct hwt_block *b,
 			const struct hwt_an_walk *w)
 {
-	s->pend.ip = b->end_ip;
-	s->pend.fallthrough = b->end_ip + w->last_size;
-	s->pend.iclass = w->last_iclass;
-	s->pend.valid = 1;
+	pend_last(s, b->end_ip, w->last_size, w->last_iclass);
 }
 
 /* --branches: the branches inside the block, from its walk. Blocks that
@@ -389,10 +397,7 @@ static int walk_branches(struct flow *fl, struct seg *s,
 	if ((fl->opt->config.flags & ends) == ends && !b->truncated &&
 	    b->iclass != HWT_IC_UNKNOWN) {
 		s->ninsn += b->ninsn;
-		s->pend.ip = b->end_ip;
-		s->pend.fallthrough = b->end_ip + b->size;
-		s->pend.iclass = b->iclass;
-		s->pend.valid = 1;
+		pend_last(s, b->end_ip, b->size, b->iclass);
 		return 0;
 	}
 	err = seg_walk(s, b, &w);
@@ -506,10 +511,7 @@ static int walk_block(struct flow *fl, struct seg *s,
 			    insn.iclass == HWT_IC_CALL)
 				s->nbranches++;
 		} else {
-			s->pend.ip = insn.ip;
-			s->pend.fallthrough = next;
-			s->pend.iclass = insn.iclass;
-			s->pend.valid = 1;
+			pend_last(s, insn.ip, insn.size, insn.iclass);
 		}
 	}
 	return 0;

@@ -34,6 +34,28 @@ void *hwt_table_new(size_t bytes)
 	return p;
 }
 
+void *hwt_table_grow(void *table, size_t bytes)
+{
+	size_t len = table_len(bytes), nlen = table_len(2 * bytes);
+	void *p;
+
+	if (bytes < HWT_TABLE_MAP)
+		return NULL;
+#ifdef __SANITIZE_THREAD__
+	/* ThreadSanitizer does not follow mremap(): it takes the pages at
+	 * their new place for another thread's that was there before. */
+	return NULL;
+#endif
+	p = mremap(table, len, nlen, MREMAP_MAYMOVE);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, nlen, MADV_HUGEPAGE);	/* a hint */
+#endif
+	hwt_table_touch((uint8_t *)p + bytes, bytes);
+	return p;
+}
+
 void hwt_table_free(void *table, size_t bytes)
 {
 	if (!table)

@@ -22,6 +22,14 @@ void *hwt_table_new(size_t bytes);
 void hwt_table_free(void *table, size_t bytes);
 
 /*
+ * @table of @bytes (HWT_TABLE_MAP or more) made twice as big where it is
+ * mapped, or moved with its pages (mremap(), no copy): the old bytes
+ * first, the new half zeroed and written first. NULL if it cannot be
+ * (the table stays as it was); else hwt_table_free() it with 2 * @bytes.
+ */
+void *hwt_table_grow(void *table, size_t bytes);
+
+/*
  * Write zeroed memory first, a page at a time, before it is read: a
  * probe reads a slot before it writes it, and a fresh page read first is
  * the shared zero page, whose write fault then flushes the mapping from

@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <hwt/error.h>
 #include <hwt/flow.h>
@@ -338,28 +337,19 @@ static int bc_grow_in_place(struct hwt_bcache *bc)
 	uint64_t *occ;
 	void *p;
 
-	/* (Smaller tables are malloc's.) */
+	/* (Smaller tables are malloc's: not grown in place.) */
 	if (bytes < HWT_TABLE_MAP)
 		return -1;
-#ifdef __SANITIZE_THREAD__
-	/* ThreadSanitizer does not follow mremap(): it takes the pages at
-	 * their new place for another thread's that was there before. */
-	return -1;
-#endif
 	occ = bc_occ_new(2 * n);
 	if (!occ)
 		return -1;
-	p = mremap(bc->slots, bytes, 2 * bytes, MREMAP_MAYMOVE);
-	if (p == MAP_FAILED) {
+	p = hwt_table_grow(bc->slots, bytes);
+	if (!p) {
 		free(occ);
 		return -1;
 	}
 	free(bc->occ);
 	bc->occ = occ;
-#ifdef MADV_HUGEPAGE
-	(void) madvise(p, 2 * bytes, MADV_HUGEPAGE);	/* a hint */
-#endif
-	hwt_table_touch((uint8_t *) p + bytes, bytes);
 	slots = p;
 	bc->slots = slots;
 	bc->mask = 2 * n - 1;
