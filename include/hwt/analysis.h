@@ -278,9 +278,17 @@ struct hwt_an_lines *hwt_an_lines_new(void);
 void hwt_an_lines_delete(struct hwt_an_lines *s);
 
 /*
+ * Where the separate debug files of files without DWARF are:
+ * @dir/.build-id/ab/cdef....debug (hwt_image_debug_file(); NULL, the
+ * default: /usr/lib/debug). The directory is copied. Before the first
+ * lookup: -HWT_ERR_INVALID after, or -HWT_ERR_NOMEM.
+ */
+int hwt_an_lines_set_debug_dir(struct hwt_an_lines *s, const char *dir);
+
+/*
  * The source line of the instruction at @vaddr: the file @image maps
- * there, its DWARF (or its separate debug file's, by build id under
- * /usr/lib/debug/.build-id). 1 with *@file (owned by @s) and *@line set,
+ * there, its DWARF (or its separate debug file's, by build id: see
+ * above). 1 with *@file (owned by @s) and *@line set,
  * 0 if there is no line information, or a negative HWT_ERR_*.
  */
 int hwt_an_lines_find(struct hwt_an_lines *s, const struct hwt_image *image,
@@ -365,6 +373,11 @@ int hwt_an_cover_block(struct hwt_an_cover *c, const struct hwt_image *image,
  */
 void hwt_an_cover_use_walks(struct hwt_an_cover *c,
 			    struct hwt_an_walks *walks);
+
+/* Where the reports (hwt_an_cover_lcov(), hwt_an_cover_drcov()) find the
+ * debug files of files without DWARF: hwt_an_lines_set_debug_dir(). The
+ * directory is copied. 0, or -HWT_ERR_NOMEM. */
+int hwt_an_cover_set_debug_dir(struct hwt_an_cover *c, const char *dir);
 
 /*
  * A block that ends in a conditional jump leaves its outcome pending: the

@@ -131,6 +131,15 @@ void hwt_image_clear(struct hwt_image *image);
 int hwt_image_build_id(const char *path, uint8_t id[20]);
 
 /*
+ * Where the separate debug file of the ELF file @path is, by its build
+ * id: @dir/.build-id/ab/cdef....debug (@dir NULL: /usr/lib/debug), as
+ * hwt_image_set_debug_dir() looks for it. 1 with *@debug (malloc'd; it
+ * may not exist), 0 if @path has no build id (or is not ELF; *@debug
+ * NULL), or -HWT_ERR_IO / -HWT_ERR_NOMEM.
+ */
+int hwt_image_debug_file(const char *path, const char *dir, char **debug);
+
+/*
  * The bytes at @vaddr: *@ptr points at them, *@avail is how many are
  * contiguous there (to the end of the section). -HWT_ERR_NOMAP if nothing
  * is mapped at @vaddr. The pointer stays valid for the image's lifetime.

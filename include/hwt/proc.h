@@ -90,6 +90,11 @@ int hwt_proc_add_build_ids(struct hwt_proc_model *m,
 size_t hwt_proc_maps(struct hwt_proc_model *m, uint32_t pid, uint64_t time,
 		     const struct hwt_proc_map **maps);
 
+/* Where the model's images find separate debug files (the config's
+ * debug_dir, or ROOT/usr/lib/debug; NULL: /usr/lib/debug), for readers of
+ * the same files' DWARF (hwt_an_lines_set_debug_dir()). */
+const char *hwt_proc_debug_dir(const struct hwt_proc_model *m);
+
 /* The pid of thread @tid (tid itself if unknown). */
 uint32_t hwt_proc_pid_of(const struct hwt_proc_model *m, uint32_t tid);
 

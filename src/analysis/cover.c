@@ -108,6 +108,8 @@ struct hwt_an_cover {
 	/* The walks of new blocks: lent (hwt_an_cover_use_walks()), or
 	 * made when first needed (@own_walks) */
 	struct hwt_an_walks *walks, *own_walks;
+	/* where the reports look for debug files (NULL: /usr/lib/debug) */
+	char *debug_dir;
 	struct cov_front front[1u << FRONT_BITS];
 	uint64_t front_image, front_gen;
 	/* The last block, if it ends in a conditional jump whose outcome the
@@ -154,7 +156,27 @@ void hwt_an_cover_delete(struct hwt_an_cover *c)
 	free(c->ins);
 	free(c->islot);
 	hwt_an_walks_delete(c->own_walks);
+	free(c->debug_dir);
 	free(c);
+}
+
+int hwt_an_cover_set_debug_dir(struct hwt_an_cover *c, const char *dir)
+{
+	if (!c)
+		return -HWT_ERR_INVALID;
+	return hwt_strset(&c->debug_dir, dir);
+}
+
+/* The reports' source lines, with the debug directory set. */
+static struct hwt_an_lines *cover_lines(const struct hwt_an_cover *c)
+{
+	struct hwt_an_lines *ln = hwt_an_lines_new();
+
+	if (ln && hwt_an_lines_set_debug_dir(ln, c->debug_dir) < 0) {
+		hwt_an_lines_delete(ln);
+		return NULL;
+	}
+	return ln;
 }
 
 void hwt_an_cover_use_walks(struct hwt_an_cover *c,
@@ -1047,7 +1069,7 @@ int hwt_an_cover_lcov(struct hwt_an_cover *c, FILE *out, const char *test,
 	if (!c || !sum)
 		return -HWT_ERR_INVALID;
 	memset(sum, 0, sizeof(*sum));
-	ln = hwt_an_lines_new();
+	ln = cover_lines(c);
 	if (!ln)
 		return -HWT_ERR_NOMEM;
 	err = collect(c, ln, &l, &br, sum);
@@ -1266,7 +1288,7 @@ int hwt_an_cover_drcov(struct hwt_an_cover *c, FILE *out, size_t *nmodules,
 
 	if (!c || !out)
 		return -HWT_ERR_INVALID;
-	ln = hwt_an_lines_new();
+	ln = cover_lines(c);
 	base = calloc(c->npaths + 1, sizeof(*base));
 	end = calloc(c->npaths + 1, sizeof(*end));
 	id = calloc(c->npaths + 1, sizeof(*id));

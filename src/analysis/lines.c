@@ -5,7 +5,8 @@
  * offset into its link-time address, which the line tables are keyed by.
  * A file without DWARF may have a separate debug file, found by build id
  * (/usr/lib/debug/.build-id/xx/yyyy.debug, as Debian's -dbgsym packages
- * install them). Each file is opened once.
+ * install them, or below the directory set: the image's symbols are
+ * looked up so too, hwt_image_debug_file()). Each file is opened once.
  */
 #include <fcntl.h>
 #include <gelf.h>
@@ -64,6 +65,7 @@ struct hwt_an_lines {
 	size_t last;			/* the file asked last, + 1 (get()) */
 	struct ln_join *joins;		/* open addressing, @jmask + 1 */
 	size_t njoins, jmask;
+	char *debug_dir;		/* NULL: /usr/lib/debug */
 };
 
 struct hwt_an_lines *hwt_an_lines_new(void)
@@ -73,10 +75,19 @@ struct hwt_an_lines *hwt_an_lines_new(void)
 	return calloc(1, sizeof(struct hwt_an_lines));
 }
 
+int hwt_an_lines_set_debug_dir(struct hwt_an_lines *s, const char *dir)
+{
+	/* (A file looked up already keeps what it found.) */
+	if (!s || s->n)
+		return -HWT_ERR_INVALID;
+	return hwt_strset(&s->debug_dir, dir);
+}
+
 void hwt_an_lines_delete(struct hwt_an_lines *s)
 {
 	if (!s)
 		return;
+	free(s->debug_dir);
 	for (size_t i = 0; i < s->n; i++) {
 		struct ln_file *f = &s->f[i];
 
@@ -204,30 +215,17 @@ static const char *full_name(struct hwt_an_lines *s, Dwarf_Die *cu,
 	return j->path;
 }
 
-static Dwarf *debug_file(struct ln_file *f)
+static Dwarf *debug_file(const struct hwt_an_lines *s, struct ln_file *f)
 {
-	static const char hex[] = "0123456789abcdef";
-	char path[128];
-	uint8_t id[20];
-	size_t n;
-	Dwarf *dw;
+	char *path;
 
-	if (hwt_image_build_id(f->path, id) != 1)
+	if (hwt_image_debug_file(f->path, s->debug_dir, &path) != 1)
 		return NULL;
-	n = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/");
-	path[n++] = hex[id[0] >> 4];
-	path[n++] = hex[id[0] & 15];
-	path[n++] = '/';
-	for (int i = 1; i < 20; i++) {
-		path[n++] = hex[id[i] >> 4];
-		path[n++] = hex[id[i] & 15];
-	}
-	snprintf(path + n, sizeof(path) - n, ".debug");
 	f->dbg_fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
 	if (f->dbg_fd < 0)
 		return NULL;
-	dw = dwarf_begin(f->dbg_fd, DWARF_C_READ);
-	return dw;
+	return dwarf_begin(f->dbg_fd, DWARF_C_READ);
 }
 
 static struct ln_file *get(struct hwt_an_lines *s, const char *path)
@@ -262,7 +260,7 @@ static struct ln_file *get(struct hwt_an_lines *s, const char *path)
 		return f;
 	f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
 	if (!f->dw)
-		f->dw = debug_file(f);
+		f->dw = debug_file(s, f);
 	return f;
 }
 

@@ -155,7 +155,7 @@ struct cli_disasm_memo;
  */
 struct cli_srcline;
 
-struct cli_srcline *cli_srcline_new(void);
+struct cli_srcline *cli_srcline_new(const char *debug_dir);
 void cli_srcline_delete(struct cli_srcline *s);
 struct cli_image_key;
 char *cli_put_srcline(struct cli_srcline *s, const struct cli_image_key *img,
@@ -837,5 +837,8 @@ struct hwt_proc_view *cli_pd_end_view(struct cli_pd *pd, size_t i,
 				      uint32_t pid, uint64_t until);
 /* The file's header information (features: exits, ...). */
 const struct hwt_pd_info *cli_pd_info(const struct cli_pd *pd);
+/* Where the files' debug files are (--debug-dir, or below --symfs; NULL:
+ * /usr/lib/debug): for their source lines as for their symbols. */
+const char *cli_pd_debug_dir(const struct cli_pd *pd);
 
 #endif

@@ -300,7 +300,7 @@ static void insn_line(struct flow *fl, struct seg *s,
 	}
 	p = cli_put_hex16(p, insn->ip);
 	p = put_sym(fl, s, s->image, p, insn->ip);
-	if (opt->srcline && (s->srcl || (s->srcl = cli_srcline_new()))) {
+	if (opt->srcline && (s->srcl || (s->srcl = cli_srcline_new(opt->lines_debug_dir)))) {
 		/* (Walking each instruction: no key made for the block.) */
 		struct cli_image_key key = img && img->image ? *img :
 					   cli_image_key(s->image);

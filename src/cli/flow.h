@@ -84,6 +84,9 @@ struct flow_options {
 	const char *lcov_out;		/* coverage --lcov */
 	const char *drcov_out;		/* coverage --drcov */
 	struct cli_pd_files files;	/* perf.data: where the code is */
+	/* Where source lines' debug files are (--debug-dir, or below
+	 * --symfs for a perf.data; NULL: /usr/lib/debug), as symbols'. */
+	const char *lines_debug_dir;
 	struct hwt_blk_config config;
 	enum flow_mode mode;
 	unsigned jobs;

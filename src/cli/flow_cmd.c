@@ -915,6 +915,7 @@ static int flow_main(int argc, char **argv, enum flow_mode mode,
 		}
 		cli_pd_qry_config(pd, &opt.config.qry);
 	}
+	opt.lines_debug_dir = pd ? cli_pd_debug_dir(pd) : opt.files.debug_dir;
 	if (opt.config.qry.cpu.vendor &&
 	    hwt_pt_cpu_errata(&opt.config.qry.cpu, &errata) < 0)
 		fprintf(stderr, "%s: warning: no errata known for this cpu.\n",

@@ -728,10 +728,13 @@ static int write_cover(const struct flow_options *opt, struct totals *t,
 			strerror(errno));
 		return -1;
 	}
-	if (t->cover && what[2] == 'l')
-		err = hwt_an_cover_lcov(t->cover, f, NULL, &sum);
-	else if (t->cover)
-		err = hwt_an_cover_drcov(t->cover, f, &nmod, &nbb);
+	if (t->cover)
+		err = hwt_an_cover_set_debug_dir(t->cover,
+						 opt->lines_debug_dir);
+	if (t->cover && !err)
+		err = what[2] == 'l' ?
+		      hwt_an_cover_lcov(t->cover, f, NULL, &sum) :
+		      hwt_an_cover_drcov(t->cover, f, &nmod, &nbb);
 	werr = ferror(f);
 	if (fclose(f) || werr) {
 		fprintf(stderr, "%s: cannot write %s: %s.\n", opt->prog, path,

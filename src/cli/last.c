@@ -36,7 +36,8 @@ void help_last(void)
 {
 	printf(
 "usage: hwt last [-n N] [--depth N] [--no-lines] [--[perf-]time] [--at TIME]\n"
-"                [--pid LIST] [--tid LIST] [-C LIST] FILE\n"
+"                [--pid LIST] [--tid LIST] [-C LIST] [--symfs DIR] [--vdso FILE]\n"
+"                [--buildid-dir DIR] [--debug-dir DIR] FILE\n"
 "\n"
 "How each thread of the perf.data FILE got to where its trace ends: how\n"
 "its process ended (exit code, or the signal that killed it and the\n"
@@ -56,6 +57,14 @@ void help_last(void)
 "              last branches then, of the thread on its CPU then\n"
 "  --pid LIST, --tid LIST   only the traces that end in these threads\n"
 "  -C LIST     only these CPUs' traces (0,2-3)\n"
+"  --symfs DIR the recorded paths (and /usr/lib/debug) are below DIR (the\n"
+"              files of the machine that recorded, as perf's --symfs)\n"
+"  --vdso FILE a copy of the vdso\n"
+"  --buildid-dir DIR  a build-id cache with the files gone or rebuilt since\n"
+"              (default ~/.debug, where perf record puts them)\n"
+"  --debug-dir DIR    where the debug files of stripped files are, for\n"
+"              names and lines: DIR/.build-id/ab/cdef.debug (default\n"
+"              /usr/lib/debug)\n"
 "\n"
 "A CPU's trace (perf record -a) shows the call stack of the thread that\n"
 "ran last on it and the last branches of all that ran, each thread's\n"
@@ -74,6 +83,7 @@ struct last_opts {
 	struct cli_select at;
 	struct cli_window at_win;
 	const char *at_text;
+	struct cli_pd_files files;	/* --symfs, --vdso, ... */
 };
 
 /* Where a stream ends: its last TSC packet, the thread it ends in. */
@@ -680,7 +690,8 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 static int parse(int argc, char **argv, struct last_opts *o)
 {
 	enum { OPT_DEPTH = 256, OPT_NO_LINES, OPT_TIME, OPT_HELP, OPT_PID,
-	       OPT_TID, OPT_PERF_TIME, OPT_AT };
+	       OPT_TID, OPT_PERF_TIME, OPT_AT, OPT_SYMFS, OPT_VDSO,
+	       OPT_BUILDID_DIR, OPT_DEBUG_DIR };
 	static const struct option long_opts[] = {
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "no-lines", no_argument, NULL, OPT_NO_LINES },
@@ -690,6 +701,10 @@ static int parse(int argc, char **argv, struct last_opts *o)
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "at", required_argument, NULL, OPT_AT },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "vdso", required_argument, NULL, OPT_VDSO },
+		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -748,6 +763,18 @@ static int parse(int argc, char **argv, struct last_opts *o)
 			o->at.nwin = 1;
 			o->at.set = 1;
 			o->at_text = optarg;
+			break;
+		case OPT_SYMFS:
+			o->files.symfs = optarg;
+			break;
+		case OPT_VDSO:
+			o->files.vdso = optarg;
+			break;
+		case OPT_BUILDID_DIR:
+			o->files.buildid_dir = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			o->files.debug_dir = optarg;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -849,7 +876,7 @@ int cmd_last(int argc, char **argv)
 	}
 	memset(&c, 0, sizeof(c));
 	c.o = &o;
-	if (cli_pd_open(&c.pd, o.file, "hwt last") < 0) {
+	if (cli_pd_open_files(&c.pd, o.file, "hwt last", &o.files) < 0) {
 		cli_select_free(&o.sel);
 		return 1;
 	}
@@ -898,7 +925,9 @@ int cmd_last(int argc, char **argv)
 	}
 	c.ends = calloc(cli_pd_nstreams(c.pd) + 1, sizeof(*c.ends));
 	c.lines = o.lines ? hwt_an_lines_new() : NULL;
-	if (!c.ends || (o.lines && !c.lines)) {
+	if (!c.ends || (o.lines && (!c.lines ||
+	    hwt_an_lines_set_debug_dir(c.lines,
+				       cli_pd_debug_dir(c.pd)) < 0))) {
 		fprintf(stderr, "hwt last: out of memory\n");
 		ret = 1;
 		goto out;

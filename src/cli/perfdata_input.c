@@ -1754,6 +1754,11 @@ struct hwt_proc_view *cli_pd_end_view(struct cli_pd *pd, size_t i,
 	return v;
 }
 
+const char *cli_pd_debug_dir(const struct cli_pd *pd)
+{
+	return hwt_proc_debug_dir(pd->model);
+}
+
 const struct hwt_pd_info *cli_pd_info(const struct cli_pd *pd)
 {
 	return hwt_pd_get_info(pd->r);

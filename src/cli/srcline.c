@@ -29,7 +29,7 @@ struct cli_srcline {
 	struct srcline_slot *slot;	/* 1 << SRCLINE_BITS */
 };
 
-struct cli_srcline *cli_srcline_new(void)
+struct cli_srcline *cli_srcline_new(const char *debug_dir)
 {
 	struct cli_srcline *s = calloc(1, sizeof(*s));
 
@@ -37,7 +37,8 @@ struct cli_srcline *cli_srcline_new(void)
 		return NULL;
 	s->lines = hwt_an_lines_new();
 	s->slot = calloc((size_t)1 << SRCLINE_BITS, sizeof(*s->slot));
-	if (!s->lines || !s->slot) {
+	if (!s->lines || !s->slot ||
+	    hwt_an_lines_set_debug_dir(s->lines, debug_dir) < 0) {
 		cli_srcline_delete(s);
 		return NULL;
 	}

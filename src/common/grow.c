@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <hwt/error.h>
 
@@ -24,5 +25,16 @@ int hwt_grow(void **arr, size_t *cap, size_t need, size_t elem)
 		return -HWT_ERR_NOMEM;
 	*arr = p;
 	*cap = ncap;
+	return 0;
+}
+
+int hwt_strset(char **to, const char *s)
+{
+	char *copy = NULL;
+
+	if (s && !(copy = strdup(s)))
+		return -HWT_ERR_NOMEM;
+	free(*to);
+	*to = copy;
 	return 0;
 }

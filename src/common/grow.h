@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Internal to libhwt and its command: growing arrays. */
+/* Internal to libhwt and its command: growing arrays, owned strings. */
 #ifndef HWT_COMMON_GROW_H
 #define HWT_COMMON_GROW_H
 
@@ -10,5 +10,9 @@
  * doubling: 0, or -HWT_ERR_NOMEM (also when the size would overflow).
  */
 int hwt_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
+/* *@to (freed) becomes a copy of @s (NULL: none): 0, or -HWT_ERR_NOMEM
+ * (*@to as it was). */
+int hwt_strset(char **to, const char *s);
 
 #endif

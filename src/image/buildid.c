@@ -6,6 +6,8 @@
  */
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,7 +18,8 @@
 #define NT_GNU_BUILD_ID 3
 #endif
 
-/* The note in @data, if it is there: 1 with @id filled, else 0. */
+/* The note in @data, if it is there: its length (1 to 20) with @id
+ * filled, else 0. */
 static int note_build_id(Elf_Data *data, uint8_t id[20])
 {
 	GElf_Nhdr nhdr;
@@ -26,12 +29,13 @@ static int note_build_id(Elf_Data *data, uint8_t id[20])
 	       (next = gelf_getnote(data, off, &nhdr, &name_off,
 				    &desc_off)) > 0) {
 		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
+		    nhdr.n_descsz &&
 		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4)) {
 			size_t n = nhdr.n_descsz < 20 ? nhdr.n_descsz : 20;
 
 			memset(id, 0, 20);
 			memcpy(id, (const uint8_t *)data->d_buf + desc_off, n);
-			return 1;
+			return (int)n;
 		}
 		off = next;
 	}
@@ -52,8 +56,8 @@ int img_elf_build_id(Elf *elf, uint8_t id[20])
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
 			continue;
 		data = elf_getdata(scn, NULL);
-		if (data && note_build_id(data, id))
-			return 1;
+		if (data && (n = (size_t)note_build_id(data, id)))
+			return (int)n;
 	}
 	if (elf_getphdrnum(elf, &n))
 		return 0;
@@ -64,13 +68,14 @@ int img_elf_build_id(Elf *elf, uint8_t id[20])
 			continue;
 		data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset,
 					    phdr.p_filesz, ELF_T_NHDR);
-		if (data && note_build_id(data, id))
-			return 1;
+		if (data && (n = (size_t)note_build_id(data, id)))
+			return (int)n;
 	}
 	return 0;
 }
 
-int hwt_image_build_id(const char *path, uint8_t id[20])
+/* hwt_image_build_id(), with the id's length (1 to 20) for 1. */
+static int build_id_len(const char *path, uint8_t id[20])
 {
 	struct stat st;
 	Elf *elf;
@@ -96,4 +101,45 @@ int hwt_image_build_id(const char *path, uint8_t id[20])
 		elf_end(elf);
 	close(fd);
 	return ret;
+}
+
+int hwt_image_build_id(const char *path, uint8_t id[20])
+{
+	int ret = build_id_len(path, id);
+
+	return ret > 0 ? 1 : ret;
+}
+
+/*
+ * The whole id, as the note has it: a 20-byte id may end in zero bytes
+ * (one in 256 does), and linkers write 8 (lld's fast), 16 (md5, uuid)
+ * or any length given, so the zeros that pad @id to 20 bytes are not
+ * told from the id's own by looking.
+ */
+char *img_debug_path(const char *dir, const uint8_t *id, int n)
+{
+	static const char digits[] = "0123456789abcdef";
+	char hex[41], *path;
+
+	for (int i = 0; i < n; i++) {
+		hex[2 * i] = digits[id[i] >> 4];
+		hex[2 * i + 1] = digits[id[i] & 15];
+	}
+	hex[2 * n] = '\0';
+	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug",
+		     dir ? dir : "/usr/lib/debug", hex, hex + 2) < 0)
+		return NULL;
+	return path;
+}
+
+int hwt_image_debug_file(const char *path, const char *dir, char **debug)
+{
+	uint8_t id[20];
+	int n = build_id_len(path, id);
+
+	*debug = NULL;
+	if (n <= 0)
+		return n;
+	*debug = img_debug_path(dir, id, n);
+	return *debug ? 1 : -HWT_ERR_NOMEM;
 }

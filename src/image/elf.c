@@ -445,19 +445,15 @@ static int elf_read_debug_symtab(struct elf_load *ld)
 		.sym_lo = ld->sym_lo, .sym_hi = ld->sym_hi,
 		.all = ld->all,
 	};
-	const char *dir = ld->image->debug_dir;
 	uint8_t id[20];
-	char hex[41], *path;
-	int fd, err, n = 20;
+	char *path;
+	int fd, err, n;
 
-	if (img_elf_build_id(ld->elf, id) != 1)
+	n = img_elf_build_id(ld->elf, id);
+	if (n <= 0)
 		return 0;
-	while (n > 1 && !id[n - 1])
-		n--;
-	for (int i = 0; i < n; i++)
-		sprintf(hex + 2 * i, "%02x", id[i]);
-	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug",
-		     dir ? dir : "/usr/lib/debug", hex, hex + 2) < 0)
+	path = img_debug_path(ld->image->debug_dir, id, n);
+	if (!path)
 		return -HWT_ERR_NOMEM;
 	err = elf_open(&dbg, path, &fd);
 	free(path);

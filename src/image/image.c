@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "image/image_int.h"
 
 /*
@@ -81,15 +82,9 @@ int hwt_image_set_cache(struct hwt_image *image,
 
 int hwt_image_set_debug_dir(struct hwt_image *image, const char *dir)
 {
-	char *copy = NULL;
-
 	if (!image || image->cache || image->nfiles)
 		return -HWT_ERR_INVALID;
-	if (dir && !(copy = strdup(dir)))
-		return -HWT_ERR_NOMEM;
-	free(image->debug_dir);
-	image->debug_dir = copy;
-	return 0;
+	return hwt_strset(&image->debug_dir, dir);
 }
 
 int img_own(struct hwt_image *image, char *s)

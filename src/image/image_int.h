@@ -148,7 +148,11 @@ void img_cache_unlock(struct hwt_image_cache *cache);
 /* Keep @s until the cache goes. */
 int img_cache_own(struct hwt_image_cache *cache, char *s);
 
-/* The GNU build id of an open ELF file (buildid.c): 1, or 0 if none. */
+/* The GNU build id of an open ELF file (buildid.c): its length (1 to
+ * 20, zero padded to 20 in @id), or 0 if none. */
 int img_elf_build_id(Elf *elf, uint8_t id[20]);
+/* Where the debug file of build @id (@n bytes) is below @dir (NULL:
+ * /usr/lib/debug), malloc'd; NULL if out of memory. */
+char *img_debug_path(const char *dir, const uint8_t *id, int n);
 
 #endif /* HWT_IMAGE_INT_H */

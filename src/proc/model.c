@@ -697,6 +697,11 @@ size_t hwt_proc_maps(struct hwt_proc_model *m, uint32_t pid, uint64_t time,
 	return n;
 }
 
+const char *hwt_proc_debug_dir(const struct hwt_proc_model *m)
+{
+	return m ? m->config.debug_dir : NULL;
+}
+
 uint32_t hwt_proc_pid_of(const struct hwt_proc_model *m, uint32_t tid)
 {
 	const struct proc_thread *t = m ? thread_find(m, tid) : NULL;

@@ -27,6 +27,13 @@
 #      process the CPU ended in, not the other one's; of two CPUs'
 #      streams ending in the killed process, the one that ends later took
 #      the signal (not the one that starts later).
+#  (5) Another machine's files: the program built with DWARF (yasm -g
+#      dwarf2), stripped, its debug file apart, and gone from the path
+#      the recording names. hwt last --symfs ROOT (the program at
+#      ROOT/PATH, the debug file under ROOT/usr/lib/debug/.build-id) and
+#      --debug-dir DIR (the stripped program where it ran) name the
+#      functions and the source lines as the unstripped program at its
+#      recorded path does; without them, neither.
 #
 # The files are mkptdata's (tests/tools) from tests/data/perfdata_loop.asm
 # and its trace, as tests/cli/perfdata_flow.sh makes them.
@@ -35,7 +42,7 @@
 . "$(dirname "$0")/lib.bash" last "$@"
 mkptdata=$build/mkptdata
 built "$build/ptgen" "$mkptdata"
-needs yasm ld nm objcopy awk
+needs yasm ld nm objcopy awk strip readelf
 
 . "$src/tests/data/perfdata_loop.bash"
 perfdata_loop "$tmp" loop 20000 "$build" || {
@@ -366,5 +373,63 @@ grep -q '^last 1 branches' "$tmp/cut3.cpu2" &&
 	grep -q '^  #1  0x40103d f3$' "$tmp/cut3.cpu2" &&
 	grep -q '^  #2  0x401013 top+0x6$' "$tmp/cut3.cpu2" ||
 	fail "moved thread's stack on cpu 2: $(cat "$tmp/cut3.cpu2")"
+
+# ---- (5) --symfs, --debug-dir ------------------------------------------------
+
+# The loop program again, with DWARF lines: the same code, so the same
+# trace. Recorded at $tmp/ran/loop, read from elsewhere.
+mkdir -p "$tmp/ran" "$tmp/root$tmp/ran" || exit 1
+yasm -g dwarf2 -f elf64 -DITER=20000 "$src/tests/data/perfdata_loop.asm" \
+	-o "$tmp/dw.o" &&
+	ld -Ttext=0x401000 -e _start --build-id=sha1 -o "$tmp/ran/loop" \
+		"$tmp/dw.o" || exit 1
+id=$(readelf -n "$tmp/ran/loop" | awk '/Build ID:/ { print $3; exit }')
+"$mkptdata" --pt "$tmp/loop.pt" --elf "$tmp/ran/loop" "$tmp/ran.data" \
+	2>"$tmp/mk.err" || {
+	echo "FAIL: mkptdata ran: $(cat "$tmp/mk.err")" >&2
+	exit 1
+}
+last ran.ref ran -n 40
+# (And hwt flow's source lines, from the same model's directory.)
+"$hwt" flow --srcline "$tmp/ran.data" 2>&1 | head -n 3000 >"$tmp/ran.flow.ref"
+mkdir -p "$tmp/root/usr/lib/debug/.build-id/${id:0:2}" \
+	"$tmp/dbg/.build-id/${id:0:2}" || exit 1
+objcopy --only-keep-debug "$tmp/ran/loop" \
+	"$tmp/root/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" &&
+	cp "$tmp/root/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" \
+		"$tmp/dbg/.build-id/${id:0:2}/" &&
+	strip -s -o "$tmp/root$tmp/ran/loop" "$tmp/ran/loop" || exit 1
+check
+grep -q 'f1_loop+0x2 (perfdata_loop.asm:[0-9]*) ->' "$tmp/ran.ref" ||
+	fail "the program with DWARF: no names and lines: $(head -n 12 "$tmp/ran.ref")"
+[ -n "$id" ] && ! nm "$tmp/root$tmp/ran/loop" 2>/dev/null | grep -q . ||
+	fail "no build id ($id), or the stripped program has symbols"
+rm -f "$tmp/ran/loop"
+last ran.symfs ran -n 40 --symfs "$tmp/root"
+check
+cmp -s "$tmp/ran.ref" "$tmp/ran.symfs" ||
+	fail "--symfs: $(diff "$tmp/ran.ref" "$tmp/ran.symfs" | head -n 6)"
+"$hwt" flow --srcline --symfs "$tmp/root" "$tmp/ran.data" 2>&1 |
+	head -n 3000 >"$tmp/ran.flow.symfs"
+check
+[ "$(grep -c 'f1_loop+0x2 *perfdata_loop.asm:42$' "$tmp/ran.flow.ref")" -gt 10 ] ||
+	fail "hwt flow --srcline: $(sed -n '1,3p;100,103p' "$tmp/ran.flow.ref")"
+cmp -s "$tmp/ran.flow.ref" "$tmp/ran.flow.symfs" ||
+	fail "hwt flow --srcline --symfs: $(diff "$tmp/ran.flow.ref" "$tmp/ran.flow.symfs" | head -n 6)"
+last ran.none ran -n 40
+check
+! grep -q 'f1_loop\|perfdata_loop.asm' "$tmp/ran.none" ||
+	fail "names or lines without the program: $(head -n 8 "$tmp/ran.none")"
+cp "$tmp/root$tmp/ran/loop" "$tmp/ran/loop" || exit 1
+last ran.dbg ran -n 40 --debug-dir "$tmp/dbg"
+last ran.nodbg ran -n 40
+check
+cmp -s "$tmp/ran.ref" "$tmp/ran.dbg" ||
+	fail "--debug-dir: $(diff "$tmp/ran.ref" "$tmp/ran.dbg" | head -n 6)"
+! grep -q 'f1_loop\|perfdata_loop.asm' "$tmp/ran.nodbg" ||
+	fail "the stripped program named without --debug-dir: $(head -n 8 "$tmp/ran.nodbg")"
+# (The branches are there all the same.)
+[ "$(branches "$tmp/ran.nodbg" | grep -c ' -> ')" = 40 ] ||
+	fail "the stripped program: not 40 branches: $(head -n 8 "$tmp/ran.nodbg")"
 
 finish

@@ -5,14 +5,18 @@
 #  - a stripped library (libc) gets the local names of its separate debug
 #    file (/usr/lib/debug/.build-id, Debian's libc6-dbg) if installed;
 #  - a stripped program gets them from its debug file in --debug-dir DIR
-#    (DIR/.build-id/ab/cdef.debug), and not without it.
+#    (DIR/.build-id/ab/cdef.debug), and not without it;
+#  - and its source lines (--srcline, coverage --lcov): built with -g and
+#    build ids that a path made of 20 zero-padded bytes would miss (20
+#    bytes ending in zeros, md5's 16), the lines are those of the program
+#    before it was stripped, and there are none without --debug-dir.
 # Each address is given to the decoder as a trace that enables tracing
 # there (ptgen), and the first instruction line must name it.
 #
 #   bash tests/cli/symbols.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" symbols "$@"
 ptgen=$build/ptgen
-wants gcc objdump nm objcopy strip readelf
+wants gcc objdump nm objcopy strip readelf addr2line
 
 # first_line ELF ADDR NAME [OPTION...]: the first instruction line of a
 # decode that starts at ADDR in ELF (mapped at its own addresses), with
@@ -124,5 +128,63 @@ else
 		esac
 	done
 fi
+
+# Source lines from the debug file (hwt_an_lines_set_debug_dir()).
+# srcline ELF ADDR [OPTION...]: the FILE:LINE of the first instruction
+# line, or nothing.
+srcline() {
+	first_line "$1" "$2" x --srcline "${@:3}" |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /\.c:[0-9]+$/) print $i }'
+}
+for bid in 0x0102030405060708090a0b0c0d0e0f1011120000 md5; do
+	gcc -O1 -g -Wl,--build-id=$bid -o "$tmp/progg" "$tmp/prog.c" || exit 1
+	id=$(readelf -n "$tmp/progg" | awk '/Build ID:/ { print $3; exit }')
+	check
+	case $bid:${#id} in
+	0x*:40 | md5:32) ;;
+	*) fail "build id $bid: readelf gives '$id'"; continue ;;
+	esac
+	rm -rf "$tmp/dbgg"
+	mkdir -p "$tmp/dbgg/.build-id/${id:0:2}"
+	objcopy --only-keep-debug "$tmp/progg" \
+		"$tmp/dbgg/.build-id/${id:0:2}/${id:2}.debug" || exit 1
+	strip -s -o "$tmp/progg.stripped" "$tmp/progg" || exit 1
+	for sym in main local_helper; do
+		addr=$(nm "$tmp/progg" | awk -v s="$sym" '$3 == s { print "0x" $1; exit }')
+		want=$(addr2line -e "$tmp/progg" "$addr")
+		want=${want##*/}
+		whole=$(srcline "$tmp/progg" "$addr")
+		got=$(srcline "$tmp/progg.stripped" "$addr" --debug-dir "$tmp/dbgg")
+		none=$(srcline "$tmp/progg.stripped" "$addr")
+		check
+		case $want in
+		prog.c:[0-9]*) ;;
+		*) fail "addr2line gives '$want' for $sym"; continue ;;
+		esac
+		[ "$whole" = "$want" ] ||
+			fail "$sym in the unstripped prog: want $want, got '$whole'"
+		[ "$got" = "$want" ] ||
+			fail "$sym, build id $bid, --debug-dir: want $want, got '$got'"
+		[ -z "$none" ] ||
+			fail "$sym: a source line without --debug-dir: '$none'"
+	done
+	# coverage --lcov: the same lines, hit.
+	first_line "$tmp/progg" "$(nm "$tmp/progg" |
+		awk '$3 == "local_helper" { print "0x" $1; exit }')" x >/dev/null
+	check
+	"$hwt" coverage --lcov "$tmp/a.info" --elf "$tmp/progg" "$tmp/t.pt" \
+		>/dev/null 2>&1 &&
+	"$hwt" coverage --lcov "$tmp/b.info" --debug-dir "$tmp/dbgg" \
+		--elf "$tmp/progg.stripped" "$tmp/t.pt" >/dev/null 2>&1 &&
+	"$hwt" coverage --lcov "$tmp/c.info" \
+		--elf "$tmp/progg.stripped" "$tmp/t.pt" >/dev/null 2>&1 ||
+		fail "hwt coverage --lcov failed"
+	grep -q '^DA:' "$tmp/a.info" ||
+		fail "coverage --lcov of the unstripped prog: no lines"
+	cmp -s "$tmp/a.info" "$tmp/b.info" ||
+		fail "coverage --lcov with --debug-dir (build id $bid) differs from the unstripped prog's"
+	! grep -q '^DA:' "$tmp/c.info" ||
+		fail "coverage --lcov: lines without --debug-dir"
+done
 
 finish

@@ -1040,7 +1040,8 @@ static void test_cache_same(void **state)
  * in .text (some of them outside it) or, if any is @bss, in a .bss at the
  * top of the address space whose end wraps past 2^64; in a table of type
  * @symtab (SHT_SYMTAB, or SHT_DYNSYM for a stripped file), and with GNU
- * build id @build_id (20 bytes) in a note if not NULL.
+ * build id @build_id (@id_len bytes, a multiple of 4 up to 20) in a note
+ * if not NULL.
  */
 struct mk_sym {
 	const char *name;
@@ -1049,7 +1050,7 @@ struct mk_sym {
 };
 
 static void mk_elf(const char *path, const struct mk_sym *syms, size_t n,
-		   uint32_t symtab, const uint8_t *build_id)
+		   uint32_t symtab, const uint8_t *build_id, unsigned id_len)
 {
 	static uint8_t code[0x1000];
 	static const char shstr[] =
@@ -1153,10 +1154,12 @@ static void mk_elf(const char *path, const struct mk_sym *syms, size_t n,
 	if (build_id) {
 		Elf_Scn *nt = elf_newscn(e);
 
-		memcpy(note.id, build_id, sizeof(note.id));
+		assert_true(id_len <= sizeof(note.id) && !(id_len % 4));
+		memcpy(note.id, build_id, id_len);
+		note.h.n_descsz = id_len;
 		d = elf_newdata(nt);
 		d->d_buf = &note;
-		d->d_size = sizeof(note);
+		d->d_size = sizeof(note) - sizeof(note.id) + id_len;
 		d->d_type = ELF_T_NHDR;
 		d->d_align = 4;
 		sh = elf64_getshdr(nt);
@@ -1253,7 +1256,7 @@ static void test_cache_edges(void **state)
 		struct hwt_image_cache *c = hwt_image_cache_new();
 
 		/* (A cache of its own: the file changes in place.) */
-		mk_elf(path, files[f].syms, files[f].n, SHT_SYMTAB, NULL);
+		mk_elf(path, files[f].syms, files[f].n, SHT_SYMTAB, NULL, 0);
 		for (size_t k = 0; k < 3 * NB; k++) {
 			struct hwt_image *a = hwt_image_new();
 			struct hwt_image *b = hwt_image_new();
@@ -1289,6 +1292,26 @@ static void expect_join(struct hwt_image_cache *cache, const char *wrong,
 	hwt_image_delete(a);
 }
 
+/* A debug directory: @dir (a mkdtemp() template, made) with
+ * @dir/.build-id/@xx, whose path goes to @sub. */
+static void debug_tree(char *dir, const char *xx, char *sub, size_t size)
+{
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, size, "%s/.build-id", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(sub, size, "%s/.build-id/%s", dir, xx);
+	assert_int_equal(mkdir(sub, 0700), 0);
+}
+
+/* debug_tree()'s directories removed (empty by now). */
+static void debug_tree_remove(const char *dir, char *sub)
+{
+	rmdir(sub);
+	*strrchr(sub, '/') = '\0';
+	rmdir(sub);
+	rmdir(dir);
+}
+
 /*
  * A stripped file's symbols from its debug file, found by build id in the
  * image's debug directory: not in the default one, and the same through
@@ -1321,16 +1344,12 @@ static void test_debug_dir(void **state)
 	(void)state;
 	for (int i = 0; i < 20; i++)
 		id[i] = (uint8_t)(0xa0 + i);
-	assert_non_null(mkdtemp(dir));
-	snprintf(sub, sizeof(sub), "%s/.build-id", dir);
-	assert_int_equal(mkdir(sub, 0700), 0);
-	snprintf(sub, sizeof(sub), "%s/.build-id/a0", dir);
-	assert_int_equal(mkdir(sub, 0700), 0);
+	debug_tree(dir, "a0", sub, sizeof(sub));
 	snprintf(main_path, sizeof(main_path), "%s/stripped", dir);
 	snprintf(dbg_path, sizeof(dbg_path), "%s/a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3.debug",
 		 sub);
-	mk_elf(main_path, dyn, 1, SHT_DYNSYM, id);
-	mk_elf(dbg_path, full, 5, SHT_SYMTAB, id);
+	mk_elf(main_path, dyn, 1, SHT_DYNSYM, id, 20);
+	mk_elf(dbg_path, full, 5, SHT_SYMTAB, id, 20);
 
 	/* The default directory has no such build id: .dynsym only. */
 	a = hwt_image_new();
@@ -1395,10 +1414,75 @@ static void test_debug_dir(void **state)
 
 	unlink(dbg_path);
 	unlink(main_path);
-	rmdir(sub);
-	snprintf(sub, sizeof(sub), "%s/.build-id", dir);
-	rmdir(sub);
-	rmdir(dir);
+	debug_tree_remove(dir, sub);
+}
+
+/*
+ * A debug file is named by the whole build id, as the note has it: a
+ * 20-byte id that ends in zero bytes (one in 256 does) keeps them, and
+ * one of 16 or 8 bytes (md5, uuid, lld's fast) is not padded to 20.
+ * hwt_image_debug_file() gives the path, and the image finds the
+ * symbols there.
+ */
+static void test_debug_id_length(void **state)
+{
+	static const struct mk_sym dyn[] = { { "exported", 0x1400, 0x20, 0 } };
+	static const struct mk_sym full[] = {
+		{ "exported", 0x1400, 0x20, 0 }, { "local_fn", 0x1800, 0x40, 0 },
+	};
+	static const unsigned lens[] = { 20, 20, 16, 8 };
+	char dir[] = "/tmp/hwt_test_id_XXXXXX", sub[64], main_path[64];
+	char want[128], *got;
+	uint8_t id[20], padded[20];
+
+	(void)state;
+	debug_tree(dir, "c0", sub, sizeof(sub));
+	snprintf(main_path, sizeof(main_path), "%s/stripped", dir);
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		unsigned len = lens[k];
+		struct hwt_image *img;
+		size_t n;
+
+		for (unsigned i = 0; i < len; i++)
+			id[i] = (uint8_t)(0xc0 + i + k);
+		id[0] = 0xc0;
+		/* The first: its last two bytes zero. */
+		if (!k)
+			id[len - 1] = id[len - 2] = 0;
+		n = (size_t)snprintf(want, sizeof(want), "%s/", sub);
+		for (unsigned i = 1; i < len; i++)
+			n += (size_t)snprintf(want + n, sizeof(want) - n,
+					      "%02x", id[i]);
+		snprintf(want + n, sizeof(want) - n, ".debug");
+		mk_elf(main_path, dyn, 1, SHT_DYNSYM, id, len);
+		mk_elf(want, full, 2, SHT_SYMTAB, id, len);
+
+		assert_int_equal(hwt_image_debug_file(main_path, dir, &got), 1);
+		assert_string_equal(got, want);
+		free(got);
+		/* (hwt_image_build_id() pads it.) */
+		assert_int_equal(hwt_image_build_id(main_path, padded), 1);
+		assert_memory_equal(padded, id, len);
+		for (unsigned i = len; i < 20; i++)
+			assert_int_equal(padded[i], 0);
+
+		img = hwt_image_new();
+		assert_int_equal(hwt_image_set_debug_dir(img, dir), 0);
+		assert_int_equal(hwt_image_add_elf(img, main_path, 0), 0);
+		expect_symbol(img, 0x1804, "local_fn", 4);
+		hwt_image_delete(img);
+		unlink(want);
+	}
+	/* No build id: no path. */
+	mk_elf(main_path, dyn, 1, SHT_DYNSYM, NULL, 0);
+	got = main_path;
+	assert_int_equal(hwt_image_debug_file(main_path, dir, &got), 0);
+	assert_null(got);
+	assert_int_equal(hwt_image_debug_file("/nonexistent/x", dir, &got),
+			 -HWT_ERR_IO);
+	assert_null(got);
+	unlink(main_path);
+	debug_tree_remove(dir, sub);
 }
 
 /*
@@ -1516,6 +1600,7 @@ int main(void)
 		cmocka_unit_test(test_cache_edges),
 		cmocka_unit_test(test_cache_shared),
 		cmocka_unit_test(test_debug_dir),
+		cmocka_unit_test(test_debug_id_length),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
