@@ -125,8 +125,9 @@ int hwt_image_remove(struct hwt_image *image, uint64_t vaddr, uint64_t size);
 void hwt_image_clear(struct hwt_image *image);
 
 /*
- * The GNU build id of the ELF file @path, zero padded to 20 bytes: 1 if
- * it has one, 0 if not (or not ELF), -HWT_ERR_IO if it cannot be read.
+ * The GNU build id of the ELF file @path, zero padded to 20 bytes: its
+ * length (1 to 20: 20 for SHA-1, 16 for md5 or uuid, 8 for lld's fast)
+ * if it has one, 0 if not (or not ELF), -HWT_ERR_IO if it cannot be read.
  */
 int hwt_image_build_id(const char *path, uint8_t id[20]);
 

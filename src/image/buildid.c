@@ -74,8 +74,7 @@ int img_elf_build_id(Elf *elf, uint8_t id[20])
 	return 0;
 }
 
-/* hwt_image_build_id(), with the id's length (1 to 20) for 1. */
-static int build_id_len(const char *path, uint8_t id[20])
+int hwt_image_build_id(const char *path, uint8_t id[20])
 {
 	struct stat st;
 	Elf *elf;
@@ -103,13 +102,6 @@ static int build_id_len(const char *path, uint8_t id[20])
 	return ret;
 }
 
-int hwt_image_build_id(const char *path, uint8_t id[20])
-{
-	int ret = build_id_len(path, id);
-
-	return ret > 0 ? 1 : ret;
-}
-
 /*
  * The whole id, as the note has it: a 20-byte id may end in zero bytes
  * (one in 256 does), and linkers write 8 (lld's fast), 16 (md5, uuid)
@@ -135,7 +127,7 @@ char *img_debug_path(const char *dir, const uint8_t *id, int n)
 int hwt_image_debug_file(const char *path, const char *dir, char **debug)
 {
 	uint8_t id[20];
-	int n = build_id_len(path, id);
+	int n = hwt_image_build_id(path, id);
 
 	*debug = NULL;
 	if (n <= 0)

@@ -619,6 +619,7 @@ int hwt_proc_add_build_ids(struct hwt_proc_model *m,
 		f = &m->files[idx];
 		memset(f->hdr_id, 0, sizeof(f->hdr_id));
 		memcpy(f->hdr_id, ids[i].id, sz > 20 ? 20 : sz);
+		f->hdr_len = (uint8_t)(ids[i].size > 20 ? 20 : ids[i].size);
 		f->has_hdr_id = 1;
 	}
 	return 0;

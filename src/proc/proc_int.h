@@ -69,6 +69,8 @@ struct proc_file {
 	uint8_t has_id;		/* the file has a build-id note */
 	uint8_t has_hdr_id;	/* HEADER_BUILD_ID names this path */
 	uint8_t cache_tried;	/* looked for in the build-id cache */
+	uint8_t id_len;		/* @id's length, if @has_id */
+	uint8_t hdr_len;	/* @hdr_id's, as recorded (0: not said) */
 	uint8_t id[20];		/* zero padded */
 	uint8_t hdr_id[20];
 };

@@ -135,13 +135,11 @@ static const char *file_open_path(struct hwt_proc_model *m, uint32_t idx)
 	return f->open_path;
 }
 
-static void print_id(char *buf, const uint8_t id[20])
+/* @id's first @n bytes in hex. */
+static void print_id(char *buf, const uint8_t id[20], int n)
 {
 	static const char digits[] = "0123456789abcdef";
-	int n = 20;
 
-	while (n > 1 && !id[n - 1])
-		n--;
 	for (int i = 0; i < n; i++) {
 		*buf++ = digits[id[i] >> 4];
 		*buf++ = digits[id[i] & 15];
@@ -149,42 +147,61 @@ static void print_id(char *buf, const uint8_t id[20])
 	*buf = '\0';
 }
 
+/* @id (zero padded) without its trailing zero bytes. */
+static int id_trimmed(const uint8_t id[20])
+{
+	int n = 20;
+
+	while (n > 1 && !id[n - 1])
+		n--;
+	return n;
+}
+
 /*
- * The copy of build @id in the build-id cache (perf's layout: the link
- * .build-id/ab/cdef... names the file, or a directory holding `elf' or
- * `vdso'), if it is there and is that build. A new string, or NULL.
+ * The copy of build @id (@len bytes; 0: the recording does not say) in
+ * the build-id cache (perf's layout: the link .build-id/ab/cdef... names
+ * the file, or a directory holding `elf' or `vdso'), if it is there and
+ * is that build. A new string, or NULL. Where the length is not said
+ * (perf's records before it kept it), the name is the 20 bytes perf then
+ * printed, padding and all, or else the id without its trailing zeros.
  */
 static char *cache_lookup(const struct hwt_proc_model *m,
-			  const uint8_t id[20])
+			  const uint8_t id[20], int len)
 {
 	static const char *const leaf[] = { "", "/elf", "/vdso" };
 	const char *dir = m->config.buildid_dir;
+	int lens[2] = { len ? len : 20, len ? len : id_trimmed(id) };
 	uint8_t got[20];
 	char hex[41];
 
 	if (!dir || !*dir)
 		return NULL;
-	print_id(hex, id);
-	for (size_t i = 0; i < sizeof(leaf) / sizeof(leaf[0]); i++) {
-		char *p;
+	for (int k = 0; k < 2 && (!k || lens[1] != lens[0]); k++) {
+		print_id(hex, id, lens[k]);
+		for (size_t i = 0; i < sizeof(leaf) / sizeof(leaf[0]); i++) {
+			char *p;
 
-		if (asprintf(&p, "%s/.build-id/%.2s/%s%s", dir, hex, hex + 2,
-			     leaf[i]) < 0)
-			return NULL;
-		if (hwt_image_build_id(p, got) > 0 && !memcmp(got, id, 20))
-			return p;
-		free(p);
+			if (asprintf(&p, "%s/.build-id/%.2s/%s%s", dir, hex,
+				     hex + 2, leaf[i]) < 0)
+				return NULL;
+			if (hwt_image_build_id(p, got) > 0 &&
+			    !memcmp(got, id, 20))
+				return p;
+			free(p);
+		}
 	}
 	return NULL;
 }
 
 /* @f is the copy at @path of build @id from now on. */
-static void use_cached(struct proc_file *f, char *path, const uint8_t id[20])
+static void use_cached(struct proc_file *f, char *path, const uint8_t id[20],
+		       int len)
 {
 	free(f->open_path);
 	f->open_path = path;
 	memcpy(f->id, id, 20);
 	f->has_id = 1;
+	f->id_len = (uint8_t)len;
 	f->state = PROC_FILE_READABLE;
 }
 
@@ -203,28 +220,32 @@ static const char *map_file(struct hwt_proc_model *m,
 	const uint8_t *want = NULL;
 	uint8_t padded[20];
 	char a[41], b[41], *cached;
-	int ret;
+	int ret, want_len = 0;
 
 	if (x->map.build_id_size) {
 		memset(padded, 0, sizeof(padded));
 		memcpy(padded, x->map.build_id, x->map.build_id_size);
 		want = padded;
+		want_len = x->map.build_id_size;
 	} else if (f->has_hdr_id) {
 		want = f->hdr_id;
+		want_len = f->hdr_len;
 	}
 	open_path = file_open_path(m, x->file);
 	if (open_path && f->state == PROC_FILE_UNCHECKED) {
 		ret = hwt_image_build_id(open_path, f->id);
 		f->state = ret < 0 ? PROC_FILE_MISSING : PROC_FILE_READABLE;
 		f->has_id = ret > 0;
+		f->id_len = (uint8_t)(ret > 0 ? ret : 0);
 	}
 	if (want && !f->cache_tried &&
 	    (!open_path || f->state == PROC_FILE_MISSING ||
 	     !f->has_id || memcmp(want, f->id, 20))) {
 		f->cache_tried = 1;
-		cached = cache_lookup(m, want);
+		cached = cache_lookup(m, want, want_len);
 		if (cached) {
-			use_cached(f, cached, want);
+			use_cached(f, cached, want,
+				   want_len ? want_len : id_trimmed(want));
 			open_path = cached;
 		}
 	}
@@ -247,9 +268,10 @@ static const char *map_file(struct hwt_proc_model *m,
 	}
 	if (want && (!f->has_id || memcmp(want, f->id, 20))) {
 		if (!(f->warned & PROC_WARNED_MISMATCH)) {
-			print_id(a, want);
+			print_id(a, want,
+				 want_len ? want_len : id_trimmed(want));
 			if (f->has_id)
-				print_id(b, f->id);
+				print_id(b, f->id, f->id_len);
 			else
 				strcpy(b, "none");
 			proc_warn(m, time, pid,

@@ -352,9 +352,9 @@ int hwt_rec_pt_round(struct hwt_rec_pt *w)
 
 /* HEADER_BUILD_ID names each file once. */
 static int add_build_id(struct hwt_rec_pt *w, const char *path,
-			const uint8_t id[20])
+			const uint8_t id[20], uint8_t size)
 {
-	struct hwt_pd_build_id bid = { .pid = -1, .size = 20 };
+	struct hwt_pd_build_id bid = { .pid = -1, .size = size };
 	char **n;
 	int ret;
 
@@ -396,9 +396,13 @@ int hwt_rec_pt_mmap(struct hwt_rec_pt *w, uint64_t time, uint32_t pid,
 	mm->is_mmap2 = 1;
 	mm->filename = m->path;
 	if (m->path[0] == '/' && m->path[1] != '/') {
-		if (hwt_image_build_id(m->path, mm->build_id) == 1) {
-			mm->build_id_size = 20;
-			ret = add_build_id(w, m->path, mm->build_id);
+		/* (Its own length, as perf records it: perf script and
+		 * the build-id cache name it so.) */
+		ret = hwt_image_build_id(m->path, mm->build_id);
+		if (ret > 0) {
+			mm->build_id_size = (uint8_t)ret;
+			ret = add_build_id(w, m->path, mm->build_id,
+					   mm->build_id_size);
 			if (ret < 0)
 				return ret;
 		} else if (!stat(m->path, &st)) {

@@ -33,7 +33,11 @@
 #      ROOT/PATH, the debug file under ROOT/usr/lib/debug/.build-id) and
 #      --debug-dir DIR (the stripped program where it ran) name the
 #      functions and the source lines as the unstripped program at its
-#      recorded path does; without them, neither.
+#      recorded path does; without them, neither. And --buildid-dir
+#      (perf's ~/.debug layout) with the program gone, by ids that a name
+#      made of 20 zero-padded bytes would miss (SHA-1's 20 ending in
+#      zeros, md5's 16): the recording keeps each id's own length, which
+#      perf shows as readelf does.
 #
 # The files are mkptdata's (tests/tools) from tests/data/perfdata_loop.asm
 # and its trace, as tests/cli/perfdata_flow.sh makes them.
@@ -380,16 +384,22 @@ grep -q '^last 1 branches' "$tmp/cut3.cpu2" &&
 # trace. Recorded at $tmp/ran/loop, read from elsewhere.
 mkdir -p "$tmp/ran" "$tmp/root$tmp/ran" || exit 1
 yasm -g dwarf2 -f elf64 -DITER=20000 "$src/tests/data/perfdata_loop.asm" \
-	-o "$tmp/dw.o" &&
-	ld -Ttext=0x401000 -e _start --build-id=sha1 -o "$tmp/ran/loop" \
+	-o "$tmp/dw.o" || exit 1
+# ran_build NAME BUILD_ID: $tmp/ran/loop linked with ld's --build-id=
+# BUILD_ID, its id in $id, and its recording $tmp/NAME.data; hwt last -n
+# 40 of it in $tmp/NAME.ref.
+ran_build() {
+	ld -Ttext=0x401000 -e _start --build-id="$2" -o "$tmp/ran/loop" \
 		"$tmp/dw.o" || exit 1
-id=$(readelf -n "$tmp/ran/loop" | awk '/Build ID:/ { print $3; exit }')
-"$mkptdata" --pt "$tmp/loop.pt" --elf "$tmp/ran/loop" "$tmp/ran.data" \
-	2>"$tmp/mk.err" || {
-	echo "FAIL: mkptdata ran: $(cat "$tmp/mk.err")" >&2
-	exit 1
+	id=$(readelf -n "$tmp/ran/loop" | awk '/Build ID:/ { print $3; exit }')
+	"$mkptdata" --pt "$tmp/loop.pt" --elf "$tmp/ran/loop" "$tmp/$1.data" \
+		2>"$tmp/mk.err" || {
+		echo "FAIL: mkptdata $1: $(cat "$tmp/mk.err")" >&2
+		exit 1
+	}
+	last "$1.ref" "$1" -n 40
 }
-last ran.ref ran -n 40
+ran_build ran sha1
 # (And hwt flow's source lines, from the same model's directory.)
 "$hwt" flow --srcline "$tmp/ran.data" 2>&1 | head -n 3000 >"$tmp/ran.flow.ref"
 mkdir -p "$tmp/root/usr/lib/debug/.build-id/${id:0:2}" \
@@ -431,5 +441,34 @@ cmp -s "$tmp/ran.ref" "$tmp/ran.dbg" ||
 # (The branches are there all the same.)
 [ "$(branches "$tmp/ran.nodbg" | grep -c ' -> ')" = 40 ] ||
 	fail "the stripped program: not 40 branches: $(head -n 8 "$tmp/ran.nodbg")"
+
+for bid in 0x55e7f96344edbdd6da9fc0c2705166b30ce30000 md5; do
+	ran_build bid "$bid"
+	rm -rf "$tmp/cache"
+	mkdir -p "$tmp/cache/.build-id/${id:0:2}" || exit 1
+	mv "$tmp/ran/loop" "$tmp/cache/.build-id/${id:0:2}/${id:2}" || exit 1
+	last bid.cache bid -n 40 --buildid-dir "$tmp/cache"
+	last bid.none bid -n 40 --buildid-dir "$tmp/ran"
+	check
+	case $bid:${#id} in
+	0x*:40 | md5:32) ;;
+	*) fail "build id $bid: readelf gives '$id'" ;;
+	esac
+	grep -q 'f1_loop+0x2 (perfdata_loop.asm:[0-9]*) ->' "$tmp/bid.ref" ||
+		fail "build id $bid: no names and lines: $(head -n 8 "$tmp/bid.ref")"
+	cmp -s "$tmp/bid.ref" "$tmp/bid.cache" ||
+		fail "--buildid-dir, build id $bid: $(diff "$tmp/bid.ref" "$tmp/bid.cache" | head -n 6)"
+	! grep -q 'f1_loop' "$tmp/bid.none" ||
+		fail "build id $bid: named with the program gone: $(head -n 8 "$tmp/bid.none")"
+	if command -v perf >/dev/null 2>&1 && perf version >/dev/null 2>&1; then
+		check
+		perf buildid-list -i "$tmp/bid.data" 2>/dev/null |
+			grep -q "^$id  *$tmp/ran/loop\$" ||
+			fail "perf buildid-list, build id $bid: want $id, got $(perf buildid-list -i "$tmp/bid.data" 2>&1 | head -n 3)"
+		perf script -D -i "$tmp/bid.data" 2>/dev/null |
+			grep -q "PERF_RECORD_MMAP2 .*<$id>.*$tmp/ran/loop\$" ||
+			fail "perf script -D, build id $bid: no MMAP2 with <$id>"
+	fi
+done
 
 finish

@@ -796,7 +796,7 @@ static void test_debug_below_root(void **state)
 	(void)state;
 	memset(&t, 0, sizeof(t));
 	dl_iterate_phdr(find_libc_text, &t);
-	if (!t.len || hwt_image_build_id(t.path, id) != 1)
+	if (!t.len || hwt_image_build_id(t.path, id) <= 0)
 		skip();
 	for (int i = 0; i < 20; i++)
 		sprintf(hex + 2 * i, "%02x", id[i]);
@@ -871,8 +871,8 @@ static void test_buildid_cache(void **state)
 	(void)state;
 	self_text(&t);
 	dl_iterate_phdr(find_build_id, id);
-	if (!id[0] || id[id[0]] == 0)
-		skip();		/* ids ending in 00 print shorter */
+	if (!id[0])
+		skip();
 	for (int i = 0; i < id[0]; i++)
 		sprintf(hex + 2 * i, "%02x", id[1 + i]);
 	assert_non_null(mkdtemp(dir));
