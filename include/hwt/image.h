@@ -207,6 +207,13 @@ int hwt_image_symbol(const struct hwt_image *image, uint64_t vaddr,
 int hwt_image_symbol_extent(const struct hwt_image *image, uint64_t vaddr,
 			    const char **name, uint64_t *offset,
 			    uint64_t *end);
+/*
+ * As hwt_image_symbol_extent(), and *@start: the answer is the same from
+ * there up to *@end, @vaddr included (a loop's jump back stays in it).
+ */
+int hwt_image_symbol_range(const struct hwt_image *image, uint64_t vaddr,
+			   const char **name, uint64_t *offset,
+			   uint64_t *start, uint64_t *end);
 
 #ifdef __cplusplus
 }

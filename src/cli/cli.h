@@ -259,8 +259,8 @@ static inline int cli_blk_time_of(const struct cli_blk_time *t, int last,
 }
 
 /*
- * Where a symbol lookup's answer (hwt_image_symbol_extent()) holds: from
- * the address asked up to the extent's end, in that image (by id: an
+ * Where a symbol lookup's answer (hwt_image_symbol_range(), or _extent():
+ * from the address asked) holds: [lo, hi), in that image (by id: an
  * address may be reused) while its generation stays.
  */
 struct cli_sym_span {

@@ -31,23 +31,26 @@
 #define SYM_MAX_LEN 200
 
 /*
- * The symbol at @ip, looked up once for a walk through a function (struct
- * cli_sym_span; a binary search per instruction was a third of flow
- * --insn's time).
+ * The symbol at @ip in @img's image, looked up once for a walk through a
+ * function (struct cli_sym_span; a binary search per instruction was a
+ * third of flow --insn's time), with the image's id and generation read
+ * once a block (two calls an instruction were 10% of it).
  */
-static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
+static int seg_symbol(struct sym_cache *c, const struct cli_image_key *img,
 		      uint64_t ip, const char **name, size_t *len,
 		      uint64_t *off)
 {
-	uint64_t o = 0, end = 0;
+	uint64_t o = 0, start = ip, end = 0;
 	const char *n = NULL;
 	int err;
 
-	if (!c->valid || !cli_sym_span_has(&c->span, image, ip)) {
-		err = hwt_image_symbol_extent(image, ip, &n, &o, &end);
+	if (!c->valid ||
+	    !cli_sym_span_has_key(&c->span, img->id, img->gen, ip)) {
+		err = hwt_image_symbol_range(img->image, ip, &n, &o, &start,
+					     &end);
 		c->valid = err >= 0 || err == -HWT_ERR_NOMAP;
-		c->span = (struct cli_sym_span){ hwt_image_id(image),
-			hwt_image_generation(image), ip, end };
+		c->span = (struct cli_sym_span){ img->id, img->gen, start,
+						 end };
 		c->found = err >= 0;
 		c->name = n;
 		c->len = n ? strnlen(n, SYM_MAX_LEN) : 0;
@@ -64,14 +67,14 @@ static int seg_symbol(struct sym_cache *c, const struct hwt_image *image,
 }
 
 static char *put_sym(const struct flow *fl, struct seg *s,
-		     const struct hwt_image *image, char *p, uint64_t ip)
+		     const struct cli_image_key *img, char *p, uint64_t ip)
 {
 	const char *name = NULL;
 	uint64_t off = 0;
 	size_t len = 0;
 
 	if (fl->opt->no_sym ||
-	    seg_symbol(&s->sym, image, ip, &name, &len, &off) < 0)
+	    seg_symbol(&s->sym, img, ip, &name, &len, &off) < 0)
 		return p;
 	*p++ = ' ';
 	*p++ = ' ';
@@ -202,7 +205,6 @@ static const char *disasm_text(struct flow *fl, struct seg *s,
 			       again.size, again.ip, tlen);
 }
 
-/* The line of @insn (--disasm: its bytes, or without @img's image). */
 /* Each block's times (struct cli_blk_time): printed or choosing lines
  * (@want_times), or ordering the lines of CPUs' streams. */
 static int block_times(const struct flow *fl)
@@ -270,6 +272,8 @@ static void seg_next_time(struct seg *s)
 	seg_time(s, s->next_mkey);
 }
 
+/* The line of @insn, in @img's image (--disasm: from its bytes where
+ * HWT_WALK_EACH walked it, else by the memo of @img's). */
 static void insn_line(struct flow *fl, struct seg *s,
 		      const struct hwt_insn *insn,
 		      const struct cli_image_key *img, int have_time,
@@ -299,20 +303,17 @@ static void insn_line(struct flow *fl, struct seg *s,
 		*p++ = ' ';
 	}
 	p = cli_put_hex16(p, insn->ip);
-	p = put_sym(fl, s, s->image, p, insn->ip);
-	if (opt->srcline && (s->srcl || (s->srcl = cli_srcline_new(opt->lines_debug_dir)))) {
-		/* (Walking each instruction: no key made for the block.) */
-		struct cli_image_key key = img && img->image ? *img :
-					   cli_image_key(s->image);
-
-		p = cli_put_srcline(s->srcl, &key, insn->ip, p);
-	}
+	p = put_sym(fl, s, img, p, insn->ip);
+	if (opt->srcline &&
+	    (s->srcl || (s->srcl = cli_srcline_new(opt->lines_debug_dir))))
+		p = cli_put_srcline(s->srcl, img, insn->ip, p);
 	if (opt->disasm) {
 		const char *text = NULL;
 		size_t tlen = 0;
 
 		if (s->dmemo || (s->dmemo = cli_disasm_memo_new()))
-			text = disasm_text(fl, s, insn, img, &tlen);
+			text = disasm_text(fl, s, insn,
+					   fl->walk_each ? NULL : img, &tlen);
 		*p++ = ' ';
 		*p++ = ' ';
 		if (text) {
@@ -329,6 +330,7 @@ static void insn_line(struct flow *fl, struct seg *s,
 static void block_line(struct flow *fl, struct seg *s,
 		       const struct hwt_block *b)
 {
+	struct cli_image_key img = cli_image_key(s->block_image);
 	char *p = cli_out_reserve(&s->out, LINE_MAX_LEN);
 
 	if (b->speculative) {
@@ -339,7 +341,7 @@ static void block_line(struct flow *fl, struct seg *s,
 	*p++ = ' ';
 	p = cli_put_hex16(p, b->end_ip);
 	p += sprintf(p, " %5" PRIu32, b->ninsn);
-	p = put_sym(fl, s, s->block_image, p, b->ip);
+	p = put_sym(fl, s, &img, p, b->ip);
 	*p++ = '\n';
 	cli_out_commit(&s->out, p);
 }
@@ -461,7 +463,7 @@ static int walk_insns(struct flow *fl, struct seg *s,
 	lines = w.ninsn;
 	if (fl->skip_before && skipped(fl, s, t))
 		lines = 0;
-	else if (fl->opt->disasm || fl->opt->srcline)
+	else
 		img = cli_image_key(s->image);
 	for (uint32_t i = 0; i < lines; i++) {
 		int have_time = cli_blk_time_of(t, i + 1 == b->ninsn, &tsc);
@@ -483,6 +485,7 @@ static int walk_block(struct flow *fl, struct seg *s,
 		      const struct hwt_block *b, const struct cli_blk_time *t)
 {
 	const struct flow_options *opt = fl->opt;
+	struct cli_image_key img;
 	struct hwt_insn insn;
 	uint64_t ip = b->ip, next, tsc;
 	int err, have_time;
@@ -491,6 +494,7 @@ static int walk_block(struct flow *fl, struct seg *s,
 		return walk_branches(fl, s, b);
 	if (opt->mode == MODE_INSN && !fl->walk_each)
 		return walk_insns(fl, s, b, t);
+	img = cli_image_key(s->image);
 
 	for (uint32_t n = b->ninsn; n > 0; n--) {
 		err = hwt_blk_insn_walk(s->image, b->mode, &ip, &insn);
@@ -499,7 +503,7 @@ static int walk_block(struct flow *fl, struct seg *s,
 		insn.speculative = b->speculative;
 		if (opt->mode == MODE_INSN) {
 			have_time = cli_blk_time_of(t, n == 1, &tsc);
-			insn_line(fl, s, &insn, NULL, have_time, tsc);
+			insn_line(fl, s, &insn, &img, have_time, tsc);
 		}
 		s->ninsn++;
 

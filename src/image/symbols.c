@@ -104,14 +104,15 @@ int img_sym_add(struct hwt_image *image, const struct img_sym *syms,
 	return 0;
 }
 
-int hwt_image_symbol_extent(const struct hwt_image *image, uint64_t vaddr,
-			    const char **name, uint64_t *offset,
-			    uint64_t *end)
+int hwt_image_symbol_range(const struct hwt_image *image, uint64_t vaddr,
+			   const char **name, uint64_t *offset,
+			   uint64_t *start, uint64_t *end)
 {
 	const struct img_sym *s;
+	uint64_t below = 0;
 	size_t lo, hi;
 
-	if (!image || !name || !offset || !end)
+	if (!image || !name || !offset || !start || !end)
 		return -HWT_ERR_INVALID;
 
 	/* hi: the number of symbols starting at or below @vaddr. */
@@ -126,23 +127,43 @@ int hwt_image_symbol_extent(const struct hwt_image *image, uint64_t vaddr,
 			hi = mid;
 	}
 	/* The answer holds until a symbol starts: the one that contains
-	 * @vaddr and starts last wins until it ends. */
+	 * @vaddr and starts last wins until it ends. Below @vaddr it holds
+	 * down to its start, or down to the end of a symbol after it that
+	 * ends first (@below: such a symbol wins where it is), or with none,
+	 * down to the end of every symbol below. */
 	*end = hi < image->nsyms ? image->syms[hi].begin : UINT64_MAX;
 	*name = NULL;
 	*offset = 0;
 	while (hi--) {
 		s = &image->syms[hi];
-		if (s->maxend <= vaddr)
+		if (s->maxend <= vaddr) {
+			if (s->maxend > below)
+				below = s->maxend;
 			break;
+		}
 		if (vaddr < s->end) {
 			*name = s->name;
 			*offset = vaddr - s->begin;
+			*start = s->begin > below ? s->begin : below;
 			if (s->end < *end)
 				*end = s->end;
 			return 0;
 		}
+		if (s->end > below)
+			below = s->end;
 	}
+	*start = below;
 	return -HWT_ERR_NOMAP;
+}
+
+int hwt_image_symbol_extent(const struct hwt_image *image, uint64_t vaddr,
+			    const char **name, uint64_t *offset,
+			    uint64_t *end)
+{
+	uint64_t start;
+
+	return hwt_image_symbol_range(image, vaddr, name, offset, &start,
+				      end);
 }
 
 int hwt_image_symbol(const struct hwt_image *image, uint64_t vaddr,

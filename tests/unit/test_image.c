@@ -638,6 +638,24 @@ static void expect_not_symbol(const struct hwt_image *image, uint64_t vaddr,
 			 got);
 }
 
+/* hwt_image_symbol() at @a: symbol @name (the pointer) starting at
+ * @begin, or none if @name is NULL. */
+static void expect_answer(const struct hwt_image *image, uint64_t a,
+			  const char *name, uint64_t begin)
+{
+	const char *got = NULL;
+	uint64_t off = 0;
+	int err = hwt_image_symbol(image, a, &got, &off);
+
+	if (!name) {
+		assert_int_equal(err, -HWT_ERR_NOMAP);
+		return;
+	}
+	assert_int_equal(err, 0);
+	assert_ptr_equal(got, name);
+	assert_int_equal(a - off, begin);
+}
+
 /*
  * hwt_image_symbol_extent(): from an address up to the end it gives,
  * hwt_image_symbol() answers the same, byte by byte over 256 KiB of this
@@ -649,7 +667,7 @@ static void test_symbol_extent(void **state)
 	uint64_t mid = (uint64_t)(uintptr_t)&hwt_image_test_probe;
 	uint64_t lo = mid > (128u << 10) ? mid - (128u << 10) : 0;
 	uint64_t start = 0, end = 0, off, changes = 0;
-	const char *name = NULL, *got;
+	const char *name = NULL;
 	int have = 0, err;
 
 	(void)state;
@@ -668,19 +686,36 @@ static void test_symbol_extent(void **state)
 			changes++;
 			continue;
 		}
-		err = hwt_image_symbol(image, a, &got, &off);
-		if (!have) {
-			assert_int_equal(err, -HWT_ERR_NOMAP);
-			continue;
-		}
-		assert_int_equal(err, 0);
-		assert_ptr_equal(got, name);
-		assert_int_equal(a - off, start);
+		expect_answer(image, a, have ? name : NULL, start);
 	}
 	/* It moves on at symbols, not at every byte. */
 	assert_true(changes > 10 && changes < (32u << 10));
+	/* And hwt_image_symbol_range() down to its start: the same,
+	 * downwards. */
+	changes = 0;
+	start = end = 0;
+	for (uint64_t a = mid + (128u << 10); a-- > lo;) {
+		uint64_t s0, e0;
+
+		if (a < start || !changes) {
+			err = hwt_image_symbol_range(image, a, &name, &off,
+						     &s0, &e0);
+			assert_true(s0 <= a && a < e0);
+			have = err == 0;
+			if (have)
+				end = a - off;	/* (the symbol's start) */
+			else
+				assert_int_equal(err, -HWT_ERR_NOMAP);
+			start = s0;
+			changes++;
+			continue;
+		}
+		expect_answer(image, a, have ? name : NULL, end);
+	}
+	assert_true(changes > 10 && changes < (32u << 10));
 	hwt_image_delete(image);
 }
+
 
 /* The order the image keeps symbols in, written again here (the model
  * must not share the code it checks): by address, then higher rank, then
@@ -1292,6 +1327,64 @@ static void expect_join(struct hwt_image_cache *cache, const char *wrong,
 	hwt_image_delete(a);
 }
 
+/*
+ * hwt_image_symbol_range() where symbols nest and overlap: every byte's
+ * range holds the same answer at every byte in it, and is not empty.
+ */
+static void test_symbol_range(void **state)
+{
+	static const struct mk_sym syms[] = {
+		{ "outer", 0x1000, 0x800, 0 }, { "inner", 0x1100, 0x100, 0 },
+		{ "nested", 0x1140, 0x20, 0 }, { "late", 0x1600, 0x400, 0 },
+		{ "tail", 0x1a80, 0x10, 0 }, { "label", 0x1c00, 0, 0 },
+	};
+	static const struct { uint64_t at, start, end; const char *name; } want[] = {
+		{ 0x1050, 0x1000, 0x1100, "outer" },
+		{ 0x1120, 0x1100, 0x1140, "inner" },
+		{ 0x1150, 0x1140, 0x1160, "nested" },
+		{ 0x1170, 0x1160, 0x1200, "inner" },
+		{ 0x1500, 0x1200, 0x1600, "outer" },
+		{ 0x1700, 0x1600, 0x1a00, "late" },
+		{ 0x1a40, 0x1a00, 0x1a80, NULL },
+		{ 0x0800, 0, 0x1000, NULL },
+	};
+	char path[] = "/tmp/hwt_test_range_XXXXXX";
+	struct hwt_image *image = hwt_image_new();
+	const char *name, *got, *ref;
+	uint64_t off, s0, e0, goff;
+	int fd = mkstemp(path), err;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	mk_elf(path, syms, sizeof(syms) / sizeof(syms[0]), SHT_SYMTAB, NULL,
+	       0);
+	assert_int_equal(hwt_image_add_elf(image, path, 0), 0);
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		err = hwt_image_symbol_range(image, want[k].at, &name, &off,
+					     &s0, &e0);
+		assert_int_equal(err, want[k].name ? 0 : -HWT_ERR_NOMAP);
+		if (want[k].name)
+			assert_string_equal(name, want[k].name);
+		assert_int_equal(s0, want[k].start);
+		assert_int_equal(e0, want[k].end);
+	}
+	for (uint64_t a = 0xf00; a < 0x2100; a += 4) {
+		err = hwt_image_symbol_range(image, a, &name, &off, &s0, &e0);
+		assert_true(s0 <= a && a < e0);
+		ref = err ? NULL : name;
+		for (uint64_t b = s0 > 0xe00 ? s0 : 0xe00;
+		     b < e0 && b < 0x2200; b++) {
+			got = NULL;
+			if (hwt_image_symbol(image, b, &got, &goff) == 0)
+				assert_int_equal(b - goff, a - off);
+			assert_ptr_equal(got, ref);
+		}
+	}
+	hwt_image_delete(image);
+	unlink(path);
+}
+
 /* A debug directory: @dir (a mkdtemp() template, made) with
  * @dir/.build-id/@xx, whose path goes to @sub. */
 static void debug_tree(char *dir, const char *xx, char *sub, size_t size)
@@ -1594,6 +1687,7 @@ int main(void)
 		cmocka_unit_test(test_remove_model),
 		cmocka_unit_test(test_remove_cases),
 		cmocka_unit_test(test_symbol_extent),
+		cmocka_unit_test(test_symbol_range),
 		cmocka_unit_test(test_remove_symbols),
 		cmocka_unit_test(test_symbol_merge_model),
 		cmocka_unit_test(test_mmap_self),
