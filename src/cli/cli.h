@@ -267,14 +267,7 @@ struct cli_sym_span {
 	uint64_t id, gen, lo, hi;
 };
 
-static inline int cli_sym_span_has(const struct cli_sym_span *s,
-				   const struct hwt_image *image, uint64_t ip)
-{
-	return ip >= s->lo && ip < s->hi && hwt_image_id(image) == s->id &&
-	       hwt_image_generation(image) == s->gen;
-}
-
-/* The same, with the image's id and generation read by the caller. */
+/* Does @s hold @ip of the image with id @id and generation @gen? */
 static inline int cli_sym_span_has_key(const struct cli_sym_span *s,
 				       uint64_t id, uint64_t gen, uint64_t ip)
 {

@@ -30,39 +30,81 @@
 /* Long C++ names are cut; the address is exact anyway. */
 #define SYM_MAX_LEN 200
 
+/* Does way @k of @c hold @ip of @img's image? */
+static inline int sym_hit(const struct sym_cache *c, unsigned k,
+			  const struct cli_image_key *img, uint64_t ip)
+{
+	return ip >= c->lo[k] && ip < c->hi[k] && c->w[k].id == img->id &&
+	       c->w[k].gen == img->gen;
+}
+
+/* Ways @a and @b of @c trade places. */
+static void sym_swap(struct sym_cache *c, unsigned a, unsigned b)
+{
+	struct sym_way w = c->w[a];
+	uint64_t lo = c->lo[a], hi = c->hi[a];
+
+	c->w[a] = c->w[b];
+	c->lo[a] = c->lo[b];
+	c->hi[a] = c->hi[b];
+	c->w[b] = w;
+	c->lo[b] = lo;
+	c->hi[b] = hi;
+}
+
 /*
- * The symbol at @ip in @img's image, looked up once for a walk through a
- * function (struct cli_sym_span; a binary search per instruction was a
- * third of flow --insn's time), with the image's id and generation read
- * once a block (two calls an instruction were 10% of it).
+ * The symbol at @ip in @img's image where the way in use does not have
+ * it (seg_symbol()): another way's, or looked up into the next victim;
+ * that way then trades places with the first. 0, or an error.
  */
-static int seg_symbol(struct sym_cache *c, const struct cli_image_key *img,
-		      uint64_t ip, const char **name, size_t *len,
-		      uint64_t *off)
+static __attribute__((noinline)) int
+sym_miss(struct sym_cache *c, const struct cli_image_key *img, uint64_t ip)
 {
 	uint64_t o = 0, start = ip, end = 0;
 	const char *n = NULL;
+	unsigned k;
 	int err;
 
-	if (!c->valid ||
-	    !cli_sym_span_has_key(&c->span, img->id, img->gen, ip)) {
+	for (k = 1; k < SYM_WAYS; k++)
+		if (sym_hit(c, k, img, ip))
+			break;
+	if (k == SYM_WAYS) {
 		err = hwt_image_symbol_range(img->image, ip, &n, &o, &start,
 					     &end);
-		c->valid = err >= 0 || err == -HWT_ERR_NOMAP;
-		c->span = (struct cli_sym_span){ img->id, img->gen, start,
-						 end };
-		c->found = err >= 0;
-		c->name = n;
-		c->len = n ? strnlen(n, SYM_MAX_LEN) : 0;
-		c->base = ip - o;
-		if (!c->valid)
+		if (err < 0 && err != -HWT_ERR_NOMAP)
 			return err;
+		k = 1 + c->victim;
+		c->victim = (c->victim + 1) % (SYM_WAYS - 1);
+		c->lo[k] = start;
+		c->hi[k] = end;
+		c->w[k] = (struct sym_way){
+			.id = img->id, .gen = img->gen, .base = ip - o,
+			.name = n, .len = n ? strnlen(n, SYM_MAX_LEN) : 0,
+			.found = err >= 0,
+		};
 	}
-	if (!c->found)
+	sym_swap(c, 0, k);
+	return 0;
+}
+
+/*
+ * The symbol at @ip in @img's image, looked up once for a walk through a
+ * function (the range where the answer holds; a binary search per
+ * instruction was a third of flow --insn's time) and kept with the ones
+ * before (struct sym_cache), with the image's id and generation read once
+ * a block (two calls an instruction were 10% of it).
+ */
+static inline int seg_symbol(struct sym_cache *c,
+			     const struct cli_image_key *img, uint64_t ip,
+			     const char **name, size_t *len, uint64_t *off)
+{
+	if (!sym_hit(c, 0, img, ip) && sym_miss(c, img, ip) < 0)
 		return -HWT_ERR_NOMAP;
-	*name = c->name;
-	*len = c->len;
-	*off = ip - c->base;
+	if (!c->w[0].found)
+		return -HWT_ERR_NOMAP;
+	*name = c->w[0].name;
+	*len = c->w[0].len;
+	*off = ip - c->w[0].base;
 	return 0;
 }
 
