@@ -154,9 +154,10 @@ static const char *fn_at(struct calls_seg *c, uint64_t ip, uint64_t *start)
 	e = &c->syms[(ip ^ ip >> 10 ^ ip >> 20) & (SYM_CACHE - 1)];
 	if (e->ip != ip || e->image_id != id || e->generation != gen || !id) {
 		/* (No image: look again at the next instruction.) */
+		e->lo = ip;
 		e->end = ip + 1;
-		if (hwt_image_symbol_extent(image, ip, &name, &off,
-					    &e->end) < 0) {
+		if (hwt_image_symbol_range(image, ip, &name, &off, &e->lo,
+					   &e->end) < 0) {
 			e->name = NULL;
 			e->start = 0;
 		} else {
@@ -167,7 +168,8 @@ static const char *fn_at(struct calls_seg *c, uint64_t ip, uint64_t *start)
 		e->generation = gen;
 		e->ip = ip;
 	}
-	c->fn = (struct cli_sym_span){ id, gen, ip, e->end };
+	/* (Down to where it starts: a loop's jump back stays in it.) */
+	c->fn = (struct cli_sym_span){ id, gen, e->lo, e->end };
 	*start = e->start;
 	return e->name;
 }

@@ -77,6 +77,7 @@ struct calls_op {
 
 struct calls_sym {
 	uint64_t image_id, generation, ip, start, end;
+	uint64_t lo;		/* the answer holds for [lo, end) */
 	const char *name;
 };
 

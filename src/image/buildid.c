@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>

@@ -25,7 +25,13 @@
 #      with -j2) and last branches that images reading their own files
 #      give (HWT_NO_IMAGE_CACHE=1); hwt last's blocks that end at every
 #      branch, unwalked, the last branches (with their times) of blocks
-#      that run on over direct calls and jumps, walked (HWT_LAST_WALK=1).
+#      that run on over direct calls and jumps, walked (HWT_LAST_WALK=1);
+#  (7) hwt calls' lines against hwt flow's, on the shell's recording: the
+#      runs of one function, by the symbol of each instruction line (and
+#      the functions without one, "?? ADDR" in hwt calls, as one), are the
+#      same, instruction for instruction; hwt calls keeps each symbol's
+#      range (hwt_image_symbol_range()) down to its start, hwt flow the
+#      last 16 ranges, so where either takes the wrong one they part.
 #
 #   bash tests/cli/record_modes.sh path/to/hwt BUILD_DIR
 . "$(dirname "$0")/lib.bash" record_modes "$@"
@@ -263,6 +269,42 @@ if rec shell -- bash -c './prog 3 >/dev/null; ./prog 5 >/dev/null'; then
 			same_as_ref "$c" "walked blocks' (HWT_LAST_WALK)"
 		fi
 	done
+fi
+
+# ---- (7) hwt calls against hwt flow ---------------------------------------
+
+# runs_flow FILE / runs_calls FILE: "NAME COUNT" for each run of
+# instructions in one function (a stream's header as it is).
+runs_flow() {
+	awk '/^# stream/ { if (n) print name, n; n = 0; name = ""; print; next }
+	     /^[0-9a-f]+( |$)/ { s = NF < 2 ? "?" : $2
+		sub(/\+0x[0-9a-f]+$/, "", s)
+		if (s != name) { if (n) print name, n; name = s; n = 0 }
+		n++ }
+	     END { if (n) print name, n }' "$1"
+}
+runs_calls() {
+	awk -F'\t' '/^# stream/ { if (n) print name, n; n = 0; name = ""; print; next }
+	     NF >= 3 && $3 ~ /^inst [0-9]+,[0-9]+$/ { s = $2; sub(/^ +/, "", s)
+		if (s ~ /^\?\?/) s = "?"
+		split(substr($3, 6), r, ",")
+		if (s != name) { if (n) print name, n; name = s; n = 0 }
+		n += r[2] - r[1] + 1 }
+	     END { if (n) print name, n }' "$1"
+}
+if [ -s "$tmp/shell.data" ]; then
+	"$hwt" flow "$tmp/shell.data" >"$tmp/shell.flow" 2>/dev/null
+	"$hwt" calls "$tmp/shell.data" >"$tmp/shell.calls" 2>/dev/null
+	runs_flow "$tmp/shell.flow" >"$tmp/shell.fruns"
+	runs_calls "$tmp/shell.calls" >"$tmp/shell.cruns"
+	check
+	if [ "$(grep -vc '^# ' "$tmp/shell.fruns")" -lt 2000 ]; then
+		fail "hwt flow on the shell: few runs of functions: $(grep -vc '^# ' "$tmp/shell.fruns")"
+	elif ! grep -q '^work ' "$tmp/shell.fruns"; then
+		fail "hwt flow on the shell: no run of work: $(grep -m 5 -v '^# ' "$tmp/shell.fruns")"
+	elif ! cmp -s "$tmp/shell.fruns" "$tmp/shell.cruns"; then
+		fail "hwt calls and hwt flow part: $(diff "$tmp/shell.fruns" "$tmp/shell.cruns" | head -n 6)"
+	fi
 fi
 
 finish
