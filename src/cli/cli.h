@@ -626,6 +626,10 @@ struct cli_pd_files {
 	const char *symfs, *vdso, *buildid_dir, *debug_dir;
 	int no_symbols;		/* the images need no symbols */
 };
+/* The field of @f that option @name (without its dashes: "symfs",
+ * "vdso", "buildid-dir", "debug-dir") sets, or NULL if it is none of
+ * them: the commands that read a perf.data's files take the same four. */
+const char **cli_pd_files_slot(struct cli_pd_files *f, const char *name);
 int cli_pd_open_files(struct cli_pd **pd, const char *path, const char *prog,
 		      const struct cli_pd_files *files);
 void cli_pd_close(struct cli_pd *pd);

@@ -453,6 +453,7 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+		const char **slot;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			help();
@@ -547,18 +548,14 @@ static int parse_opts(int argc, char **argv, struct flow_options *opt,
 				next;
 			opt->lines = 1;
 			i++;
-		} else if (!strcmp(a, "--symfs") || !strcmp(a, "--vdso") ||
-			   !strcmp(a, "--buildid-dir") ||
-			   !strcmp(a, "--debug-dir")) {
+		} else if (!strncmp(a, "--", 2) &&
+			   (slot = cli_pd_files_slot(&opt->files, a + 2))) {
 			if (!next) {
 				fprintf(stderr, "%s: %s: missing argument.\n",
 					prog, a);
 				return -1;
 			}
-			*(a[2] == 's' ? &opt->files.symfs :
-			  a[2] == 'v' ? &opt->files.vdso :
-			  a[2] == 'b' ? &opt->files.buildid_dir :
-					&opt->files.debug_dir) = next;
+			*slot = next;
 			i++;
 		} else if (!strcmp(a, "--cpu")) {
 			if (cli_ipt_parse_cpu(prog, next, &q->cpu))

@@ -690,8 +690,7 @@ static int one(void *ctx, size_t i, struct cli_pieces *trace,
 static int parse(int argc, char **argv, struct last_opts *o)
 {
 	enum { OPT_DEPTH = 256, OPT_NO_LINES, OPT_TIME, OPT_HELP, OPT_PID,
-	       OPT_TID, OPT_PERF_TIME, OPT_AT, OPT_SYMFS, OPT_VDSO,
-	       OPT_BUILDID_DIR, OPT_DEBUG_DIR };
+	       OPT_TID, OPT_PERF_TIME, OPT_AT, OPT_FILES };
 	static const struct option long_opts[] = {
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "no-lines", no_argument, NULL, OPT_NO_LINES },
@@ -701,15 +700,16 @@ static int parse(int argc, char **argv, struct last_opts *o)
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "at", required_argument, NULL, OPT_AT },
-		{ "symfs", required_argument, NULL, OPT_SYMFS },
-		{ "vdso", required_argument, NULL, OPT_VDSO },
-		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		/* (o->files, by name: cli_pd_files_slot()) */
+		{ "symfs", required_argument, NULL, OPT_FILES },
+		{ "vdso", required_argument, NULL, OPT_FILES },
+		{ "buildid-dir", required_argument, NULL, OPT_FILES },
+		{ "debug-dir", required_argument, NULL, OPT_FILES },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
-	int c;
+	int c, idx = 0;
 
 	o->n = 16;
 	o->depth = 64;
@@ -717,7 +717,7 @@ static int parse(int argc, char **argv, struct last_opts *o)
 	o->time = 0;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:hC:", long_opts, NULL)) !=
+	while ((c = getopt_long(argc, argv, ":n:hC:", long_opts, &idx)) !=
 	       -1) {
 		switch (c) {
 		case OPT_PID:
@@ -764,17 +764,9 @@ static int parse(int argc, char **argv, struct last_opts *o)
 			o->at.set = 1;
 			o->at_text = optarg;
 			break;
-		case OPT_SYMFS:
-			o->files.symfs = optarg;
-			break;
-		case OPT_VDSO:
-			o->files.vdso = optarg;
-			break;
-		case OPT_BUILDID_DIR:
-			o->files.buildid_dir = optarg;
-			break;
-		case OPT_DEBUG_DIR:
-			o->files.debug_dir = optarg;
+		case OPT_FILES:
+			*cli_pd_files_slot(&o->files, long_opts[idx].name) =
+				optarg;
 			break;
 		case 'h':
 		case OPT_HELP:

@@ -934,6 +934,19 @@ void cli_pd_open_error(const char *prog, const char *path, const char *err,
 			err[0] ? err : hwt_errstr(ret));
 }
 
+const char **cli_pd_files_slot(struct cli_pd_files *f, const char *name)
+{
+	if (!strcmp(name, "symfs"))
+		return &f->symfs;
+	if (!strcmp(name, "vdso"))
+		return &f->vdso;
+	if (!strcmp(name, "buildid-dir"))
+		return &f->buildid_dir;
+	if (!strcmp(name, "debug-dir"))
+		return &f->debug_dir;
+	return NULL;
+}
+
 int cli_pd_open(struct cli_pd **out, const char *path, const char *prog)
 {
 	return cli_pd_open_files(out, path, prog, NULL);
