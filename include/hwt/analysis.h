@@ -133,8 +133,8 @@ struct hwt_an_last_config {
  * The blocks end at every branch (their decoder's HWT_BLK_END_ON_CALL |
  * HWT_BLK_END_ON_JUMP): nothing inside one branches, and a block's last
  * instruction is told by its end_ip, size and class, so that only
- * indirect jumps (whose class the decoder's cache does not tell) and
- * truncated blocks are walked. The same branches, without a lookup of
+ * truncated blocks and those the decoder's cache cut short (class
+ * HWT_IC_UNKNOWN) are walked. The same branches, without a lookup of
  * the kept walks per block (a cache miss each on a large trace).
  */
 #define HWT_AN_BRANCH_ENDS 0x2u

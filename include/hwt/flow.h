@@ -44,7 +44,8 @@ enum hwt_insn_class {
 	HWT_IC_FAR_RETURN,	/* ret far, iret, sysret, sysexit, uiret */
 	HWT_IC_FAR_JUMP,	/* jmp far, vmlaunch, vmresume */
 	HWT_IC_PTWRITE,
-	HWT_IC_INDIRECT		/* reserved */
+	HWT_IC_INDIRECT		/* reserved (a block has its last
+				 * instruction's own class) */
 };
 
 /*

@@ -560,7 +560,7 @@ static int walk(struct hwt_an_last *l, const struct hwt_block *b)
 	if (l->c.flags & HWT_AN_NO_MEMO)
 		return walk_each(l, b);
 	if ((l->c.flags & HWT_AN_BRANCH_ENDS) && !b->truncated &&
-	    b->iclass != HWT_IC_INDIRECT && b->iclass != HWT_IC_UNKNOWN) {
+	    b->iclass != HWT_IC_UNKNOWN) {
 		/* As replay() of a walk with no inner branches. */
 		l->end.insns += b->ninsn;
 		l->mode = b->mode;

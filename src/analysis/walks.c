@@ -23,9 +23,8 @@ struct walk_slot {
 	uint64_t ip, image, gen;	/* image: hwt_image_id(), 0: empty */
 	uint32_t ninsn, inner, ninner;	/* inner: the first in @inner */
 	uint32_t sizes;			/* the first in @sizes */
-	/* The last instruction's size and class, as decoded: a block's
-	 * iclass may be the cache's (HWT_IC_INDIRECT for an indirect jump
-	 * or call). */
+	/* The last instruction's size and class, as decoded (a block the
+	 * cache cut short has HWT_IC_UNKNOWN). */
 	uint8_t mode, last_size, last_iclass;
 };
 

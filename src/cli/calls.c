@@ -254,37 +254,11 @@ static void enter(struct calls_seg *c, uint64_t ip, int have_time,
 	c->start_pending = 0;
 }
 
-/*
- * The last instruction of @b (not truncated): its size and class from its
- * kept walk if there are @walks (what an indirect branch is, asked at
- * every one: walking that instruction again each time cost hwt calls 5%
- * more CPU time on python3's recording), else walked here.
- */
-static int last_insn(const struct calls_seg *c, const struct hwt_block *b,
-		     struct hwt_an_walks *walks, struct hwt_insn *insn)
-{
-	uint64_t ip = b->end_ip;
-	struct hwt_an_walk w;
-
-	if (walks && hwt_an_walks_get(walks, c->image, b, &w) >= 0 &&
-	    w.ninsn == b->ninsn) {
-		memset(insn, 0, sizeof(*insn));
-		insn->ip = b->end_ip;
-		insn->size = w.last_size;
-		insn->iclass = w.last_iclass;
-		insn->mode = b->mode;
-		return 0;
-	}
-	return hwt_blk_insn_walk(c->image, b->mode, &ip, insn);
-}
-
 int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
-		    const struct cli_blk_time *t, size_t text_at,
-		    struct hwt_an_walks *walks)
+		    const struct cli_blk_time *t, size_t text_at)
 {
 	const struct hwt_image *image = c->image;
 	struct hwt_insn insn;
-	unsigned iclass;
 	uint64_t ip, tsc;
 	int err = 0, have_time;
 
@@ -325,16 +299,9 @@ int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
 		}
 	}
 
-	/*
-	 * The block decoder may call any branch whose target came from the
-	 * trace indirect (as libipt does), depending on its cache: a
-	 * system call, say. The instruction tells.
-	 */
-	iclass = b->iclass;
-	if (iclass == HWT_IC_INDIRECT && !b->truncated &&
-	    last_insn(c, b, walks, &insn) >= 0)
-		iclass = insn.iclass;
-	switch (iclass) {
+	/* (The block decoder gives the last instruction's class, where
+	 * libipt's may say "indirect" for any branch to a trace's target.) */
+	switch (b->iclass) {
 	case HWT_IC_CALL:
 	case HWT_IC_FAR_CALL:
 		/* (The block has its last instruction's size.) */

@@ -24,7 +24,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <hwt/analysis.h>
 #include <hwt/flow.h>
 #include <hwt/image.h>
 #include <hwt/perfdata.h>
@@ -129,13 +128,10 @@ void calls_seg_image(struct calls_seg *c, const struct hwt_image *image);
  * Block @b (ninsn > 0) of calls_seg_image()'s image, decoded with
  * HWT_BLK_END_ON_CALL and HWT_BLK_END_ON_JUMP (only its last instruction
  * branches), with its times @t, after @text_at bytes of the decode's
- * text; its last instruction from the blocks' kept walks in @walks, or
- * (NULL) walked each time. Returns 0 or an error (an instruction cannot
- * be read again).
+ * text. Returns 0 or an error (an instruction cannot be read again).
  */
 int calls_seg_block(struct calls_seg *c, const struct hwt_block *b,
-		    const struct cli_blk_time *t, size_t text_at,
-		    struct hwt_an_walks *walks);
+		    const struct cli_blk_time *t, size_t text_at);
 /*
  * The thread the next blocks run in (perf.data: a decode says so at each
  * of its syncs, after the events there), the decoder's time there if

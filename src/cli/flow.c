@@ -662,8 +662,7 @@ static int do_block(struct flow *fl, struct seg *s,
 		s->time.have_before = t.have_after;
 	}
 	if (opt->mode == MODE_CALLS) {
-		int err = calls_seg_block(&s->calls, b, &t, s->out.len,
-					  fl->walk_each ? NULL : seg_walks(s));
+		int err = calls_seg_block(&s->calls, b, &t, s->out.len);
 
 		s->ninsn += b->ninsn;
 		if (s->calls_hist && s->calls.nrecs >= CALLS_DRAIN)

@@ -1060,7 +1060,9 @@ static int blk_walk_cached(struct hwt_blk_decoder *d, struct hwt_block *block,
 			return 1;
 
 		case HWT_BCQ_INDIRECT:
-			block->iclass = HWT_IC_INDIRECT;
+			/* (The entry keeps the class libipt's cache does not:
+			 * its callers need not walk the block to learn it.) */
+			block->iclass = e->iclass;
 			x->kind = HWT_BCX_INDIRECT;
 			return 1;
 

@@ -111,8 +111,12 @@ static void emit_block(const struct hwt_image *image, struct out *o,
 		assert_int_equal(hwt_blk_insn_walk(image, b->mode, &ip, &insn),
 				 0);
 		emit(o, "%llx\n", (unsigned long long) insn.ip);
-		if (i + 1 == b->ninsn)
+		/* (A cached block's class is its last instruction's too,
+		 * not libipt's "indirect".) */
+		if (i + 1 == b->ninsn) {
 			assert_true(insn.ip == b->end_ip);
+			assert_int_equal(b->iclass, insn.iclass);
+		}
 	}
 	o->ninsn += b->ninsn;
 	o->nblocks += 1;
@@ -800,11 +804,10 @@ static void make_variant(unsigned k)
 	memcpy(code_variant[k] + k, tail, sizeof(tail));
 }
 
-/* Does @b end a pass? (A cached block of an indirect branch is of class
- * INDIRECT, as libipt's.) */
+/* Does @b end a pass? */
 static int pass_end(const struct hwt_block *b)
 {
-	return b->iclass == HWT_IC_JUMP || b->iclass == HWT_IC_INDIRECT;
+	return b->iclass == HWT_IC_JUMP;
 }
 
 /* Passes through @base, one random TNT bit each. */
