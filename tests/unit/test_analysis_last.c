@@ -686,6 +686,61 @@ static void test_branch_ends(void **state)
 	hwt_image_delete(image);
 }
 
+/*
+ * Where the trace stops short of the fault (hwt_an_last_stop()), the path
+ * that needs no trace is walked in the mode the last block ran in: in
+ * 32-bit code, from the jmp at 1005 through the call to 1011 (dec eax is
+ * one byte; as 64-bit code, test rax, rax runs on to the je). Both ways:
+ * blocks that end at every branch (take_ends(), which sets the mode once
+ * a batch) and the walks.
+ */
+static void test_tail_mode(void **state)
+{
+	struct hwt_image *image = new_image();
+	struct tb t = new_trace();
+
+	(void)state;
+	psbplus(&t, HWT_PT_EXEC_CSD, 0);
+	for (int i = 0; i < 8; i++)
+		tb_tnt(&t, "tt");
+	/* Out before the jmp, as a signal would take it. */
+	tb_ip(&t, HWT_PT_FUP, 0x1005);
+	tb_ip(&t, HWT_PT_TIP_PGD, 0);
+	for (int k = 0; k < 2; k++) {
+		struct hwt_an_last_config c = { 16, 16, 0 };
+		struct hwt_an_last *l;
+		struct hwt_an_last_end e;
+		const struct hwt_an_branch *b;
+		const struct hwt_an_frame *f;
+		struct hwt_blk_config cfg;
+		size_t n, dropped;
+
+		c.flags = k ? HWT_AN_BRANCH_ENDS : 0;
+		l = hwt_an_last_new(&c);
+		assert_non_null(l);
+		hwt_an_last_stop(l, 0x1011);
+		hwt_blk_config_init(&cfg);
+		cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
+		if (k)
+			cfg.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
+		cfg.qry.begin = t.buf;
+		cfg.qry.end = t.buf + t.len;
+		assert_int_equal(hwt_an_last_run(l, &cfg, image, 0, NULL,
+						 NULL), 0);
+		hwt_an_last_end(l, &e);
+		assert_int_equal(e.have_ip, 1);
+		assert_int_equal(e.ip, 0x1011);
+		n = hwt_an_last_branches(l, &b);
+		assert_true(n >= 2);
+		assert_branch(&b[n - 2], HWT_AN_JUMP, 0x1005, 0x1000);
+		assert_branch(&b[n - 1], HWT_AN_CALL, 0x1000, 0x1010);
+		assert_int_equal(hwt_an_last_stack(l, &f, &dropped), 1);
+		assert_int_equal(f[0].ret, 0x1005);
+		hwt_an_last_delete(l);
+	}
+	hwt_image_delete(image);
+}
+
 /* A frame returning to @ret (its call at @ret - 5). */
 static struct hwt_an_frame fr(uint64_t ret)
 {
@@ -751,6 +806,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_code_changes),
 		cmocka_unit_test(test_sync_stops),
+		cmocka_unit_test(test_tail_mode),
 		cmocka_unit_test(test_sync_ends),
 		cmocka_unit_test(test_walks),
 		cmocka_unit_test(test_walks_full),
