@@ -347,7 +347,10 @@ static inline char *cli_put_str(char *p, const char *s)
 
 /*
  * @v in decimal; returns the end. Two digits a division (the numbers of
- * hwt calls' lines were most of its printing).
+ * hwt calls' lines were most of its printing), written in place from the
+ * end: the length comes first, from the bit length (log10 2 is about
+ * 1233 / 4096) and one compare. (Made in a buffer and copied, each
+ * number was a call of memcpy: with the digits, 15% of hwt calls.)
  */
 static inline char *cli_put_dec(char *p, uint64_t v)
 {
@@ -356,8 +359,18 @@ static inline char *cli_put_dec(char *p, uint64_t v)
 		"25262728293031323334353637383940414243444546474849"
 		"50515253545556575859606162636465666768697071727374"
 		"75767778798081828384858687888990919293949596979899";
-	char tmp[20], *q = tmp + sizeof(tmp);
-	size_t n;
+	static const uint64_t pow10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
+		1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+		10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull,
+		1000000000000000ull, 10000000000000000ull,
+		100000000000000000ull, 1000000000000000000ull,
+		10000000000000000000ull,
+	};
+	uint64_t w = v | 1;
+	unsigned t = (unsigned)(64 - __builtin_clzll(w)) * 1233u >> 12;
+	char *end = p + t + (w >= pow10[t]), *q = end;
 
 	while (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
@@ -366,15 +379,11 @@ static inline char *cli_put_dec(char *p, uint64_t v)
 		q -= 2;
 		memcpy(q, &pairs[2 * r], 2);
 	}
-	if (v >= 10) {
-		q -= 2;
-		memcpy(q, &pairs[2 * v], 2);
-	} else {
-		*--q = (char)('0' + v);
-	}
-	n = (size_t)(tmp + sizeof(tmp) - q);
-	memcpy(p, q, n);
-	return p + n;
+	if (v >= 10)
+		memcpy(q - 2, &pairs[2 * v], 2);
+	else
+		q[-1] = (char)('0' + v);
+	return end;
 }
 
 /* perf's time @ns as perf script --ns prints it: SECONDS.NNNNNNNNN. */

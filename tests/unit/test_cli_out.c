@@ -3,7 +3,9 @@
  * The CLI's line formatting (src/cli/cli.h): cli_put_hex16() and
  * cli_put_hex(), which make eight hex digits at once in a word, against
  * printf's "%016llx" and "%llx" on every nibble value at every position,
- * runs of each digit and random words; and the output buffer's inline
+ * runs of each digit and random words; cli_put_dec() against "%llu" on
+ * the numbers around each power of ten and random ones; and the output
+ * buffer's inline
  * reserve and commit (src/cli/outbuf.c grows or flushes it) against the
  * plain concatenation of what was written, in memory and to a file. And
  * the memo of disassembly texts (src/cli/disasm.c) against formatting
@@ -73,6 +75,43 @@ static void test_hex(void **state)
 		/* Short values too: the lengths cli_put_hex() picks. */
 		check_hex(v >> rndn(&r, 64));
 	}
+}
+
+static void check_dec(uint64_t v)
+{
+	char want[40], got[40];
+	char *end;
+	size_t n;
+
+	n = (size_t)snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+	memset(got, 'X', sizeof(got));
+	end = cli_put_dec(got, v);
+	assert_ptr_equal(end, got + n);
+	assert_memory_equal(got, want, n);
+	assert_int_equal(got[n], 'X');	/* nothing beyond */
+}
+
+/* The length is the bit length's guess and a compare: each side of
+ * every power of ten, and of every power of two, where the guess moves. */
+static void test_dec(void **state)
+{
+	struct rng r = { 10 };
+	uint64_t p = 1;
+
+	(void)state;
+	check_dec(0);
+	check_dec(UINT64_MAX);
+	for (unsigned k = 0; k < 20; k++, p *= 10) {
+		check_dec(p - 1);
+		check_dec(p);
+		check_dec(p + 1);
+	}
+	for (unsigned bits = 0; bits < 64; bits++) {
+		check_dec(1ull << bits);
+		check_dec((1ull << bits) - 1);
+	}
+	for (unsigned i = 0; i < 200000; i++)
+		check_dec(rnd(&r) >> rndn(&r, 64));
 }
 
 /* Lines of random length through reserve/commit, then the whole. */
@@ -286,6 +325,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hex),
+		cmocka_unit_test(test_dec),
 		cmocka_unit_test(test_out),
 		cmocka_unit_test(test_disasm_memo),
 		cmocka_unit_test(test_disasm_at),
