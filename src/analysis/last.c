@@ -566,14 +566,8 @@ static int walk(struct hwt_an_last *l, const struct hwt_block *b)
 	resolve(l, b->ip);
 	if (l->c.flags & HWT_AN_NO_MEMO)
 		return walk_each(l, b);
-	if ((l->c.flags & HWT_AN_BRANCH_ENDS) && !b->truncated &&
-	    b->iclass != HWT_IC_UNKNOWN) {
-		/* As replay() of a walk with no inner branches. */
-		l->end.insns += b->ninsn;
-		l->mode = b->mode;
-		ran_to_end(l, b, b->size, b->iclass);
-		return 0;
-	}
+	/* (With HWT_AN_BRANCH_ENDS, take_ends() took the blocks that need no
+	 * walk.) */
 	if (!l->walks && !(l->walks = l->own_walks = hwt_an_walks_new()))
 		return -HWT_ERR_NOMEM;
 	err = hwt_an_walks_get(l->walks, l->image, b, &w);
