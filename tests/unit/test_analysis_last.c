@@ -72,6 +72,22 @@ static void run_piece(struct hwt_an_last *l, struct hwt_image *image,
 	assert_int_equal(hwt_an_last_run(l, &cfg, image, next, sync, ctx), 0);
 }
 
+/* Decode all of @t with @l, its blocks ending at every branch if @ends
+ * (the decoder hwt last's HWT_AN_BRANCH_ENDS asks for), else running on. */
+static void run_ends(struct hwt_an_last *l, struct hwt_image *image,
+		     const struct tb *t, int ends)
+{
+	struct hwt_blk_config cfg;
+
+	hwt_blk_config_init(&cfg);
+	cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
+	if (ends)
+		cfg.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
+	cfg.qry.begin = t->buf;
+	cfg.qry.end = t->buf + t->len;
+	assert_int_equal(hwt_an_last_run(l, &cfg, image, 0, NULL, NULL), 0);
+}
+
 static void assert_branch(const struct hwt_an_branch *b, uint8_t kind,
 			  uint64_t from, uint64_t to)
 {
@@ -655,19 +671,11 @@ static void test_branch_ends(void **state)
 	tb_ip(&t, HWT_PT_TIP_PGD, 0);
 	for (int k = 0; k < 2; k++) {
 		struct hwt_an_last_config c = { 256, 16, 0 };
-		struct hwt_blk_config cfg;
 
 		c.flags = k ? HWT_AN_BRANCH_ENDS : 0;
 		l[k] = hwt_an_last_new(&c);
 		assert_non_null(l[k]);
-		hwt_blk_config_init(&cfg);
-		cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
-		if (k)
-			cfg.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
-		cfg.qry.begin = t.buf;
-		cfg.qry.end = t.buf + t.len;
-		assert_int_equal(hwt_an_last_run(l[k], &cfg, image, 0, NULL,
-						 NULL), 0);
+		run_ends(l[k], image, &t, k);
 		n[k] = hwt_an_last_stack(l[k], &f[k], &dropped);
 		hwt_an_last_end(l[k], &e[k]);
 	}
@@ -712,21 +720,13 @@ static void test_tail_mode(void **state)
 		struct hwt_an_last_end e;
 		const struct hwt_an_branch *b;
 		const struct hwt_an_frame *f;
-		struct hwt_blk_config cfg;
 		size_t n, dropped;
 
 		c.flags = k ? HWT_AN_BRANCH_ENDS : 0;
 		l = hwt_an_last_new(&c);
 		assert_non_null(l);
 		hwt_an_last_stop(l, 0x1011);
-		hwt_blk_config_init(&cfg);
-		cfg.flags |= HWT_BLK_PSB_CLEARS_STACK;
-		if (k)
-			cfg.flags |= HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
-		cfg.qry.begin = t.buf;
-		cfg.qry.end = t.buf + t.len;
-		assert_int_equal(hwt_an_last_run(l, &cfg, image, 0, NULL,
-						 NULL), 0);
+		run_ends(l, image, &t, k);
 		hwt_an_last_end(l, &e);
 		assert_int_equal(e.have_ip, 1);
 		assert_int_equal(e.ip, 0x1011);
