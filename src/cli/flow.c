@@ -179,6 +179,25 @@ static void pend_cut(struct seg *s)
 		hwt_an_cover_cut(s->cover);
 }
 
+/* The branch pending (@pd, valid) went to @next: was it taken? */
+static inline int pend_taken(const struct pending *pd, uint64_t next)
+{
+	switch (pd->iclass) {
+	case HWT_IC_COND_JUMP:
+		return next != pd->fallthrough;
+	case HWT_IC_CALL:
+	case HWT_IC_RETURN:
+	case HWT_IC_JUMP:
+	case HWT_IC_FAR_CALL:
+	case HWT_IC_FAR_RETURN:
+	case HWT_IC_FAR_JUMP:
+	case HWT_IC_INDIRECT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* The previous block's last instruction went to @next: was it taken? */
 static void resolve(struct seg *s, uint64_t next, int print)
 {
@@ -191,22 +210,8 @@ static void resolve(struct seg *s, uint64_t next, int print)
 	if (!pd->valid)
 		return;
 	pd->valid = 0;
-	switch (pd->iclass) {
-	case HWT_IC_COND_JUMP:
-		if (next == pd->fallthrough)
-			return;
-		break;
-	case HWT_IC_CALL:
-	case HWT_IC_RETURN:
-	case HWT_IC_JUMP:
-	case HWT_IC_FAR_CALL:
-	case HWT_IC_FAR_RETURN:
-	case HWT_IC_FAR_JUMP:
-	case HWT_IC_INDIRECT:
-		break;
-	default:
+	if (!pend_taken(pd, next))
 		return;
-	}
 	if (print)
 		branch_line(s, pd->ip, next);
 	else
@@ -417,6 +422,49 @@ static void pend_last(struct seg *s, uint64_t ip, uint8_t size,
 	s->pend.fallthrough = ip + size;
 	s->pend.iclass = iclass;
 	s->pend.valid = 1;
+}
+
+/*
+ * --branches without times, its blocks ending at every branch: blocks
+ * @b[0, @n) of a batch (@status the batch's, the last block's) as
+ * do_block() and walk_branches() take them, up to the first that needs a
+ * walk (truncated, or cut short by the cache) or @end's: returns how many
+ * it took. The pending branch stays in registers from block to block, and
+ * the counts are written once (per block, do_block()'s way was a quarter
+ * of hwt flow --branches' instructions).
+ */
+static size_t take_branches(struct seg *s, const struct hwt_block *b,
+			    size_t n, const struct hwt_blk_end *end,
+			    int status)
+{
+	struct pending pd = s->pend;
+	const struct hwt_blk_end stop = *end;
+	uint64_t ninsn = 0, nblocks = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (hwt_blk_end_block(&stop, &b[i]))
+			break;
+		if (!b[i].ninsn) {
+			/* (do_block() sees the last only with its status.) */
+			nblocks += i + 1 < n || status >= 0;
+			continue;
+		}
+		if (b[i].truncated || b[i].iclass == HWT_IC_UNKNOWN)
+			break;
+		nblocks++;
+		if (pd.valid && pend_taken(&pd, b[i].ip))
+			branch_line(s, pd.ip, b[i].ip);
+		ninsn += b[i].ninsn;
+		pd.ip = b[i].end_ip;
+		pd.fallthrough = pd.ip + b[i].size;
+		pd.iclass = b[i].iclass;
+		pd.valid = 1;
+	}
+	s->pend = pd;
+	s->ninsn += ninsn;
+	s->nblocks += nblocks;
+	return i;
 }
 
 /* @b walked to its end: its last instruction is the branch pending. */
@@ -949,7 +997,7 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 	struct hwt_blk_end end;
 	uint64_t ip, last_sync = 0;
 	int status, started = 0, fold = use_fold(fl), have_sync = 0, synced;
-	int at_begin = 1;
+	int at_begin = 1, ends;
 	size_t n, i;
 
 	if (!dec)
@@ -974,6 +1022,13 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 	/* Without it, one block at a time. */
 	if (use_batch(fl))
 		batch = malloc(BATCH * sizeof(*batch));
+	/* --branches' blocks that need neither a walk nor times
+	 * (take_branches()). */
+	ends = batch && opt->mode == MODE_BRANCHES && !block_times(fl) &&
+	       !s->cover &&
+	       (opt->config.flags & (HWT_BLK_END_ON_CALL |
+				     HWT_BLK_END_ON_JUMP)) ==
+		       (HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP);
 
 	memset(&block, 0, sizeof(block));
 	hwt_blk_end_init(&end, s->end);
@@ -1095,10 +1150,18 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 				n = 1;
 			}
 			for (i = 0; i < n; i++) {
-				const struct hwt_block *b =
-					batch ? &batch[i] : &block;
+				const struct hwt_block *b;
+				int st;
+
+				if (ends) {
+					i += take_branches(s, &batch[i], n - i,
+							   &end, status);
+					if (i == n)
+						break;
+				}
+				b = batch ? &batch[i] : &block;
 				/* All but the last came with status 0. */
-				int st = i + 1 < n ? 0 : status;
+				st = i + 1 < n ? 0 : status;
 
 				/* (Instruction lines, every block's walk:
 				 * the table's miss overlaps the lines of the
