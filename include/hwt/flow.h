@@ -48,6 +48,25 @@ enum hwt_insn_class {
 				 * instruction's own class) */
 };
 
+/* Does an instruction of class @iclass (enum hwt_insn_class) branch, near
+ * or far, conditionally or not? */
+static inline int hwt_insn_class_branches(unsigned iclass)
+{
+	switch (iclass) {
+	case HWT_IC_CALL:
+	case HWT_IC_RETURN:
+	case HWT_IC_JUMP:
+	case HWT_IC_COND_JUMP:
+	case HWT_IC_FAR_CALL:
+	case HWT_IC_FAR_RETURN:
+	case HWT_IC_FAR_JUMP:
+	case HWT_IC_INDIRECT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /*
  * Details the flow layer needs beyond the class (bit flags). As libipt:
  * binds to a PIP = far branch or MOV_CR3 or VMENTRY; binds to a VMCS = far

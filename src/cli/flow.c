@@ -182,20 +182,9 @@ static void pend_cut(struct seg *s)
 /* The branch pending (@pd, valid) went to @next: was it taken? */
 static inline int pend_taken(const struct pending *pd, uint64_t next)
 {
-	switch (pd->iclass) {
-	case HWT_IC_COND_JUMP:
+	if (pd->iclass == HWT_IC_COND_JUMP)
 		return next != pd->fallthrough;
-	case HWT_IC_CALL:
-	case HWT_IC_RETURN:
-	case HWT_IC_JUMP:
-	case HWT_IC_FAR_CALL:
-	case HWT_IC_FAR_RETURN:
-	case HWT_IC_FAR_JUMP:
-	case HWT_IC_INDIRECT:
-		return 1;
-	default:
-		return 0;
-	}
+	return hwt_insn_class_branches(pd->iclass);
 }
 
 /* The previous block's last instruction went to @next: was it taken? */

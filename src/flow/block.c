@@ -147,19 +147,7 @@ static int insn_is_far_branch(const struct blk_insn *insn)
 
 static int insn_is_branch(const struct blk_insn *insn)
 {
-	switch (insn->iclass) {
-	case HWT_IC_CALL:
-	case HWT_IC_RETURN:
-	case HWT_IC_JUMP:
-	case HWT_IC_COND_JUMP:
-	case HWT_IC_FAR_CALL:
-	case HWT_IC_FAR_RETURN:
-	case HWT_IC_FAR_JUMP:
-	case HWT_IC_INDIRECT:
-		return 1;
-	default:
-		return 0;
-	}
+	return hwt_insn_class_branches(insn->iclass);
 }
 
 static int insn_changes_cr3(const struct blk_insn *insn)
