@@ -136,6 +136,14 @@ struct hwt_block {
 	uint8_t raw[15];
 };
 
+/* Do @b's end_ip, size and class tell its last instruction? Not where it
+ * is truncated, nor where the cache cut the block short (HWT_IC_UNKNOWN):
+ * then only a walk does. */
+static inline int hwt_block_tells_last(const struct hwt_block *b)
+{
+	return !b->truncated && b->iclass != HWT_IC_UNKNOWN;
+}
+
 struct hwt_blk_config {
 	struct hwt_qry_config qry;
 	uint32_t flags;		/* HWT_BLK_* */

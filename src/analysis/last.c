@@ -599,7 +599,7 @@ static size_t take_ends(struct hwt_an_last *l, const struct hwt_block *b,
 			break;
 		if (!b[i].ninsn)
 			continue;
-		if (b[i].truncated || b[i].iclass == HWT_IC_UNKNOWN)
+		if (!hwt_block_tells_last(&b[i]))
 			break;
 		if (valid)
 			branched(l, ip, fall, iclass, b[i].ip);

@@ -439,7 +439,7 @@ static size_t take_branches(struct seg *s, const struct hwt_block *b,
 			nblocks += i + 1 < n || status >= 0;
 			continue;
 		}
-		if (b[i].truncated || b[i].iclass == HWT_IC_UNKNOWN)
+		if (!hwt_block_tells_last(&b[i]))
 			break;
 		nblocks++;
 		if (pd.valid && pend_taken(&pd, b[i].ip))
@@ -475,8 +475,8 @@ static int walk_branches(struct flow *fl, struct seg *s,
 	struct hwt_an_walk w;
 	int err;
 
-	if ((fl->opt->config.flags & ends) == ends && !b->truncated &&
-	    b->iclass != HWT_IC_UNKNOWN) {
+	if ((fl->opt->config.flags & ends) == ends &&
+	    hwt_block_tells_last(b)) {
 		s->ninsn += b->ninsn;
 		pend_last(s, b->end_ip, b->size, b->iclass);
 		return 0;
