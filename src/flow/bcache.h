@@ -160,8 +160,9 @@ struct hwt_bc_memo {
 	uint16_t prev;		/* AFL previous location after (@m >= 2) */
 	uint16_t cell[HWT_BC_MEMO_BITS - 2];	/* edges of the others */
 	uint8_t m;		/* bits taken: blocks reached */
-	uint8_t count;		/* times applied, @cell not yet in the map
-				 * (graph.c; 255: saturated; 0 outside a
+	uint8_t dirty;		/* 1 + its place in the fold's list of
+				 * entries applied, @cell not yet in the
+				 * map (graph.c; 0: none, and outside a
 				 * fold) */
 	uint16_t nopen;		/* if @open is not @end: instructions of
 				 * the open block, from node @open (the

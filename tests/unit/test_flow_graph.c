@@ -1114,6 +1114,88 @@ static void test_set_trace(void **state)
 	free(fx);
 }
 
+/*
+ * The memo's counts (graph.c): an entry applied again is counted, and its
+ * edges go into the map when the fold returns; an entry whose edges are
+ * all at 255 when a fold first applies it is not counted. A loop of six
+ * conditional jumps, each over a nop, and a jump back, its bits from a few
+ * patterns (one differs from another only at its end), taken a random
+ * number of times between PSBs (where a fold returns): edges end below
+ * 255 and at it, and one pattern saturates the first edges of another
+ * before that one comes. The fast fold's map must be the general path's.
+ */
+static void test_memo_counts(void **state)
+{
+	struct trace *t = calloc(1, sizeof(*t));
+	struct fold_out *ref = calloc(1, sizeof(*ref)),
+			*fast = calloc(1, sizeof(*fast));
+	uint8_t code[22];
+	unsigned below = 0, full = 0;
+
+	(void) state;
+	assert_non_null(t);
+	assert_non_null(ref);
+	assert_non_null(fast);
+	for (unsigned i = 0; i < 6; i++) {
+		code[3 * i] = 0x74;		/* jz over the nop */
+		code[3 * i + 1] = 0x01;
+		code[3 * i + 2] = 0x90;
+	}
+	code[18] = 0x75;			/* jnz to the top */
+	code[19] = 0xec;
+	code[20] = 0xff;			/* jmp *%rax */
+	code[21] = 0xe0;
+	for (unsigned seed = 1; seed <= 16; seed++) {
+		struct rng r = { seed * 0x51ed27ull + 3 };
+		struct hwt_image *image = hwt_image_new();
+		struct hwt_qry_config qc;
+		unsigned pat[3];
+		char what[64];
+
+		assert_non_null(image);
+		assert_int_equal(hwt_image_add_buffer(image, code,
+						      sizeof(code), SEC_A), 0);
+		memset(t, 0, sizeof(*t));
+		t->tb = (struct tb) TB_INIT(t->buf);
+		t->r = &r;
+		pat[0] = rndn(&r, 64);
+		pat[1] = pat[0] ^ (1u << rndn(&r, 2));
+		pat[2] = rndn(&r, 64);
+		for (unsigned seg = 0; seg < 40; seg++) {
+			/* (The pattern that differs at its end: rarely, so
+			 * that its own edges stay below 255.) */
+			int rare = !rndn(&r, 6);
+			unsigned p = rare ? pat[1] : pat[rndn(&r, 2) * 2];
+			unsigned n = 1 + rndn(&r, rare ? 20 : 300);
+
+			psb(t, SEC_A);
+			for (unsigned k = 0; k < n; k++) {
+				unsigned bits = rndn(&r, 16) ? p : rndn(&r, 64);
+
+				for (unsigned j = 6; j-- > 0;)
+					tnt(t, (bits >> j) & 1);
+				tnt(t, k + 1 < n || seg + 1 < 40);
+			}
+		}
+		ip_none(t, HWT_PT_TIP_PGD);
+		hwt_qry_config_init(&qc);
+		fold_run(image, t, HWT_BLK_NO_GRAPH, &qc, 0, ref);
+		fold_run(image, t, 0, &qc, 1, fast);
+		snprintf(what, sizeof(what), "memo seed %u", seed);
+		fold_compare(ref, fast, what);
+		for (size_t i = 0; i < sizeof(ref->map); i++) {
+			below += ref->map[i] && ref->map[i] < 0xff;
+			full += ref->map[i] == 0xff;
+		}
+		hwt_image_delete(image);
+	}
+	/* (Edges did end below 255, and at it.) */
+	assert_true(below > 16 && full > 16);
+	free(fast);
+	free(ref);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1123,6 +1205,7 @@ int main(void)
 		cmocka_unit_test(test_fast_path_runs),
 		cmocka_unit_test(test_set_trace),
 		cmocka_unit_test(test_until_batches),
+		cmocka_unit_test(test_memo_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
