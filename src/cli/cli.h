@@ -640,6 +640,17 @@ struct cli_pd_files {
  * "vdso", "buildid-dir", "debug-dir") sets, or NULL if it is none of
  * them: the commands that read a perf.data's files take the same four. */
 const char **cli_pd_files_slot(struct cli_pd_files *f, const char *name);
+/* Their help, for the commands' help texts. */
+#define CLI_PD_FILES_HELP						\
+	"  --symfs DIR                   perf.data: recorded paths (and\n"	\
+	"                                /usr/lib/debug) are below DIR\n"	\
+	"  --vdso FILE                   perf.data: a copy of the vdso\n"	\
+	"  --buildid-dir DIR             perf.data: a build-id cache with the\n" \
+	"                                files gone or rebuilt since (default\n" \
+	"                                ~/.debug, where perf record puts them)\n" \
+	"  --debug-dir DIR               where the debug files of stripped ELF\n" \
+	"                                files are: DIR/.build-id/ab/cdef.debug\n" \
+	"                                (default /usr/lib/debug)\n"
 int cli_pd_open_files(struct cli_pd **pd, const char *path, const char *prog,
 		      const struct cli_pd_files *files);
 void cli_pd_close(struct cli_pd *pd);
