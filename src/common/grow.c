@@ -7,13 +7,11 @@
 
 #include "common/grow.h"
 
-int hwt_grow(void **arr, size_t *cap, size_t need, size_t elem)
+int hwt_grow_(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap;
 	void *p;
 
-	if (need <= *cap)
-		return 0;
 	ncap = *cap ? *cap : 8;
 	while (ncap < need) {
 		if (ncap > SIZE_MAX / 2 / elem)
