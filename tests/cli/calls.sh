@@ -186,6 +186,48 @@ if [ "$rc" != 0 ] || [ "$(wc -l <"$tmp/out")" != 421 ] ||
 	head -n 3 "$tmp/err" >&2
 fi
 
+# A block that starts inside a function (after a jump within it) and
+# falls through into the next symbol, ending at neither a call nor a
+# return: the line changes where the next symbol starts, not where the
+# block does.
+#   403000 fall: call e        403005 jmp rax
+#   403007 e: nop              403008 jz .x (taken, within e)
+#   40300a nop                 40300b .x: nop (falls through into f)
+#   40300c f: nop              40300d jz .y   40300f .y: ret
+cat >"$tmp/fall.asm" <<'EOF2'
+bits 64
+global fall:function
+global e:function
+global f:function
+section .text
+fall:
+	call e
+	jmp rax
+e:
+	nop
+	jz .x
+	nop
+.x:
+	nop
+f:
+	nop
+	jz .y
+.y:
+	ret
+EOF2
+yasm -f elf64 -o "$tmp/fall.o" "$tmp/fall.asm" &&
+	ld -Ttext=0x403000 -e fall -o "$tmp/fall" "$tmp/fall.o" || exit 1
+ptgen_trace fall psb "mode.exec 64" psbend "tip.pge 0x403000" "tnt !.!" \
+	"tip.pgd -"
+cat >"$tmp/golden.fall" <<'EOF2'
+1	fall	inst 1,1
+2	  e	inst 2,4
+3	  f	inst 5,7
+4	fall	inst 8,8
+EOF2
+golden "calls, a block from inside a function into the next symbol" \
+	"$hwt" calls --elf "$tmp/fall" "$tmp/fall.pt" <"$tmp/golden.fall"
+
 # Every line but the last written to the file and read back.
 golden "calls, lines through the file" env HWT_CALLS_CHUNK=2 \
 	"$hwt" calls --elf "$tmp/prog" "$tmp/t.pt" <"$tmp/golden"
