@@ -463,6 +463,15 @@ static void pend_walked(struct seg *s, const struct hwt_block *b,
 	pend_last(s, b->end_ip, w->last_size, w->last_iclass);
 }
 
+/* Do the blocks end at every branch (hwt_blk_config's END_ON_CALL and
+ * END_ON_JUMP), so that only a block's last instruction branches? */
+static int ends_at_branches(const struct flow_options *opt)
+{
+	const uint32_t ends = HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
+
+	return (opt->config.flags & ends) == ends;
+}
+
 /* --branches: the branches inside the block, from its walk. Blocks that
  * end at every branch (hwt_blk_config's END_ON_CALL and END_ON_JUMP) have
  * none, and their last instruction is in the block (only the cache's
@@ -471,12 +480,10 @@ static void pend_walked(struct seg *s, const struct hwt_block *b,
 static int walk_branches(struct flow *fl, struct seg *s,
 			 const struct hwt_block *b)
 {
-	const uint32_t ends = HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP;
 	struct hwt_an_walk w;
 	int err;
 
-	if ((fl->opt->config.flags & ends) == ends &&
-	    hwt_block_tells_last(b)) {
+	if (ends_at_branches(fl->opt) && hwt_block_tells_last(b)) {
 		s->ninsn += b->ninsn;
 		pend_last(s, b->end_ip, b->size, b->iclass);
 		return 0;
@@ -1014,10 +1021,7 @@ void flow_decode_segment(struct flow *fl, struct seg *s,
 	/* --branches' blocks that need neither a walk nor times
 	 * (take_branches()). */
 	ends = batch && opt->mode == MODE_BRANCHES && !block_times(fl) &&
-	       !s->cover &&
-	       (opt->config.flags & (HWT_BLK_END_ON_CALL |
-				     HWT_BLK_END_ON_JUMP)) ==
-		       (HWT_BLK_END_ON_CALL | HWT_BLK_END_ON_JUMP);
+	       !s->cover && ends_at_branches(opt);
 
 	memset(&block, 0, sizeof(block));
 	hwt_blk_end_init(&end, s->end);

@@ -237,9 +237,9 @@ struct flow {
 	uint64_t base;			/* trace offset of @trace[0] */
 	struct cli_disasm *dis;
 	/* Blocks' instructions walked each time, not taken from the kept
-	 * walks (instruction lines, calls' last instructions), and
-	 * --branches' blocks run on over direct calls and jumps, walked:
-	 * HWT_WALK_EACH=1, the tests' reference. */
+	 * walks (instruction lines), and --branches' blocks run on over
+	 * direct calls and jumps, walked: HWT_WALK_EACH=1, the tests'
+	 * reference. */
 	int walk_each;
 	struct calls_names *names;	/* calls */
 	/* calls of a perf.data whose streams are CPUs': one history */

@@ -786,6 +786,7 @@ static void __attribute__((noinline))
 fold_memo_first(uint8_t *map, struct fold_dirty *dl, struct hwt_bc_memo *e)
 {
 	unsigned j = 0;
+	int counted;
 
 	if (dl->n == FOLD_DIRTY_MAX) {
 		fold_memo_cells(map, e, 1);
@@ -793,9 +794,11 @@ fold_memo_first(uint8_t *map, struct fold_dirty *dl, struct hwt_bc_memo *e)
 	}
 	while (j + 2 < e->m && map[e->cell[j]] == 0xff)
 		j++;
-	dl->count[dl->n] = j + 2 < e->m;
+	/* (A cell below 255: counted.) */
+	counted = j + 2 < e->m;
+	dl->count[dl->n] = (uint64_t) counted;
 	dl->e[dl->n++] = e;
-	e->dirty = j + 2 < e->m ? (uint8_t) dl->n : FOLD_SATURATED;
+	e->dirty = counted ? (uint8_t) dl->n : FOLD_SATURATED;
 }
 
 /* Fold entry @e into @f: @e->m blocks, each a new canonical block, the
